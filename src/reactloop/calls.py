@@ -1,0 +1,130 @@
+"""``CallRunner``: decides which of a turn's tool calls run, runs them, and reports.
+
+For each call, in the model's order: the tool-call budget, the loop guard and the approval
+policy may refuse it (the model gets an error observation saying why); the rest run through
+the ``Toolbox`` (read-only calls concurrently). Results go back in call order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from reactloop.limits import Budget
+from reactloop.loopguard import LoopGuard
+from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
+from reactloop.tools.base import Tool
+from reactloop.tools.toolbox import Toolbox
+
+Emit = Callable[..., None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Outcome:
+    messages: list[Message]
+    loop: str | None = None
+
+
+class CallRunner:
+    def __init__(
+        self,
+        *,
+        toolbox: Toolbox,
+        budget: Budget,
+        guard: LoopGuard,
+        approve: Callable[[ToolCall, Tool], bool | str] | None,
+        emit: Emit,
+        warn: Emit,
+    ) -> None:
+        self.toolbox = toolbox
+        self.budget = budget
+        self.guard = guard
+        self.approve = approve
+        self.emit = emit
+        self.warn = warn
+        self._seen_ids: set[str] = set()
+
+    def unique_ids(self, turn: ModelTurn, step: int) -> ModelTurn:
+        """Give every call an id unique in the run; the provider's id stays in ``wire_id``."""
+        if not turn.tool_calls:
+            return turn
+        calls = []
+        changed = False
+        for index, call in enumerate(turn.tool_calls):
+            wire_id = call.wire_id if call.wire_id is not None else call.id
+            new_id = call.id
+            if not new_id or new_id in self._seen_ids:
+                new_id = self._fresh_id(step, index)
+            self._seen_ids.add(new_id)
+            if new_id != call.id or wire_id != call.wire_id:
+                call = dataclasses.replace(call, id=new_id, wire_id=wire_id)
+                changed = True
+            calls.append(call)
+        return dataclasses.replace(turn, tool_calls=tuple(calls)) if changed else turn
+
+    def _fresh_id(self, step: int, index: int) -> str:
+        candidate = f"call_{step}_{index}"
+        suffix = 0
+        while candidate in self._seen_ids:
+            suffix += 1
+            candidate = f"call_{step}_{index}_{suffix}"
+        return candidate
+
+    def run(self, calls: Sequence[ToolCall]) -> Outcome:
+        decided: dict[int, ToolResult] = {}
+        to_run: list[tuple[int, ToolCall]] = []
+        loop: str | None = None
+        for index, call in enumerate(calls):
+            self.emit("tool_call", call=call.to_dict())
+            if loop is not None:
+                decided[index] = _refused(call, f"not run: the run stopped ({loop})")
+                continue
+            refusal, loop = self._judge(call)
+            if refusal is not None:
+                decided[index] = refusal
+            else:
+                self.budget.tool_calls += 1
+                to_run.append((index, call))
+        executed = self.toolbox.execute_many([call for _, call in to_run])
+        for (index, call), result in zip(to_run, executed, strict=True):
+            decided[index] = result
+            if result.executed:
+                side_effects = not self.toolbox.is_read_only(call.name)
+                self.guard.record(call, result.to_content(), side_effects=side_effects)
+        messages = [self._report(calls[i], decided[i]) for i in range(len(calls))]
+        return Outcome(messages=messages, loop=loop)
+
+    def _judge(self, call: ToolCall) -> tuple[ToolResult | None, str | None]:
+        """A refusal for this call (or None to run it), and the loop message if it stops the run."""
+        if self.budget.tool_calls_left <= 0:
+            limit = self.budget.limits.max_tool_calls
+            self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
+            return _refused(call, f"not run: the tool call limit ({limit}) is reached"), None
+        verdict = self.guard.check(call)
+        if verdict.action == "stop":
+            self.warn(verdict.kind, verdict.message, call_id=call.id)
+            return _refused(call, f"not run: loop detected ({verdict.message})"), verdict.message
+        if verdict.action == "warn":
+            self.warn(verdict.kind, verdict.message, call_id=call.id)
+            return _refused(call, verdict.message), None
+        return self._ask_approval(call), None
+
+    def _ask_approval(self, call: ToolCall) -> ToolResult | None:
+        tool = self.toolbox.get(call.name)
+        if self.approve is None or tool is None or tool.read_only:
+            return None
+        answer = self.approve(call, tool)
+        if answer is True:
+            return None
+        reason = answer if isinstance(answer, str) and answer else "the user declined this call"
+        self.warn("declined", reason, call_id=call.id)
+        return _refused(call, f"not run: {reason}")
+
+    def _report(self, call: ToolCall, result: ToolResult) -> Message:
+        content = result.to_content()
+        self.emit("tool_result", result=result.to_dict(), content=content)
+        return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+
+def _refused(call: ToolCall, message: str) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, ok=False, error=message, executed=False)

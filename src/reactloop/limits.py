@@ -1,0 +1,114 @@
+"""Limits of a run, the budget that counts against them, and the stop reasons."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+
+from reactloop.messages import Usage
+
+
+class StopReason(StrEnum):
+    """Why a run ended. Exactly one per run."""
+
+    FINAL_ANSWER = "final_answer"
+    MAX_MODEL_CALLS = "max_model_calls"
+    MAX_TOOL_CALLS = "max_tool_calls"
+    MAX_TOKENS = "max_tokens"
+    MAX_COST = "max_cost"
+    TIMEOUT = "timeout"
+    LOOP_DETECTED = "loop_detected"
+    FORMAT_ERRORS = "format_errors"
+    MODEL_ERROR = "model_error"
+    TRUNCATED = "truncated"
+    CONTENT_FILTER = "content_filter"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """Caps on one run. The defaults follow the seeds: 8 model calls, 16 tool calls.
+
+    ``max_tokens`` caps input plus output tokens over the run. ``repeat_warn`` and
+    ``repeat_stop``: the n-th identical call (same tool, same canonical arguments) gets a
+    warning instead of running, and stops the run. ``pingpong_warn`` and ``pingpong_stop``:
+    the number of A→B cycles in a row that warn and stop. ``max_format_errors``: replies in a
+    row that could not be understood. ``wind_down``: tell the model to answer when one model
+    call is left, or when tool calls run out.
+    """
+
+    max_model_calls: int = 8
+    max_tool_calls: int = 16
+    max_seconds: float | None = 600.0
+    max_tokens: int | None = None
+    repeat_warn: int = 2
+    repeat_stop: int = 3
+    pingpong_warn: int = 2
+    pingpong_stop: int = 3
+    max_format_errors: int = 3
+    max_truncation_retries: int = 1
+    wind_down: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("max_model_calls", "max_tool_calls", "max_format_errors"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if not 2 <= self.repeat_warn <= self.repeat_stop:
+            raise ValueError("need 2 <= repeat_warn <= repeat_stop")
+        if not 2 <= self.pingpong_warn <= self.pingpong_stop:
+            raise ValueError("need 2 <= pingpong_warn <= pingpong_stop")
+
+
+class Budget:
+    """Counts a run's spending against its ``Limits``."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.started = time.monotonic()
+        self.model_calls = 0
+        self.tool_calls = 0
+        self.usage = Usage()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def seconds_left(self) -> float | None:
+        if self.limits.max_seconds is None:
+            return None
+        return self.limits.max_seconds - self.elapsed
+
+    @property
+    def model_calls_left(self) -> int:
+        return self.limits.max_model_calls - self.model_calls
+
+    @property
+    def tool_calls_left(self) -> int:
+        return self.limits.max_tool_calls - self.tool_calls
+
+    def timed_out(self) -> bool:
+        left = self.seconds_left
+        return left is not None and left <= 0
+
+    def stop_before_model_call(self) -> StopReason | None:
+        """The reason the run cannot make another model call, or None."""
+        if self.timed_out():
+            return StopReason.TIMEOUT
+        if self.model_calls_left <= 0:
+            return StopReason.MAX_MODEL_CALLS
+        if self.limits.max_tokens is not None and self.usage.total_tokens >= self.limits.max_tokens:
+            return StopReason.MAX_TOKENS
+        return None
+
+    def record_model_call(self, usage: Usage) -> None:
+        self.model_calls += 1
+        self.usage = self.usage + usage
+
+    def record_model_call_failed(self) -> None:
+        self.model_calls += 1
+
+    def wind_down_due(self) -> bool:
+        """True when the next model call should be told to answer now."""
+        return self.limits.wind_down and (self.model_calls_left == 1 or self.tool_calls_left <= 0)

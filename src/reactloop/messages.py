@@ -1,0 +1,247 @@
+"""Vendor-neutral values that flow through the loop.
+
+Every type here is a frozen, keyword-only dataclass. Adapters translate between these and a
+provider's wire format; the loop never sees a wire format. ``raw`` fields keep what a provider
+sent (for the journal and for adapters that must echo a message unchanged); the loop never
+reads them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+# Finish reasons a ModelTurn may carry (adapters map provider values onto these).
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """Tokens of one model call, or a sum of calls.
+
+    ``cached_tokens`` is the part of ``input_tokens`` served from a provider's prefix cache;
+    ``reasoning_tokens`` is the part of ``output_tokens`` spent on hidden reasoning.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**{k: int(data.get(k) or 0) for k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """A call the model asked for.
+
+    ``id`` is unique within a run (our bookkeeping); ``wire_id`` is the id the provider sent,
+    which may be missing, empty or repeated, and is what adapters echo back. ``arguments`` is
+    the argument text exactly as the model wrote it (JSON for native calls; it may be invalid).
+    """
+
+    id: str
+    name: str
+    arguments: str = ""
+    wire_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "wire_id": self.wire_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            id=str(data["id"]),
+            name=str(data["name"]),
+            arguments=str(data.get("arguments") or ""),
+            wire_id=data.get("wire_id"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    """What running (or refusing) one tool call produced.
+
+    It reaches the model as JSON: ``{"ok": true, "output": ...}`` or
+    ``{"ok": false, "error": "..."}``, plus ``"truncated": true`` when output was cut.
+    """
+
+    call_id: str
+    name: str
+    ok: bool
+    output: Any = None
+    error: str | None = None
+    truncated: bool = False
+    full_output_path: str | None = None
+    executed: bool = True
+    seconds: float = 0.0
+
+    def to_content(self) -> str:
+        """The JSON text the model sees."""
+        body: dict[str, Any] = {"ok": self.ok}
+        if self.ok:
+            body["output"] = self.output
+        else:
+            body["error"] = self.error
+        if self.truncated:
+            body["truncated"] = True
+            if self.full_output_path:
+                body["full_output"] = self.full_output_path
+        return json.dumps(body, ensure_ascii=False, default=str)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "name": self.name,
+            "ok": self.ok,
+            "output": self.output,
+            "error": self.error,
+            "truncated": self.truncated,
+            "full_output_path": self.full_output_path,
+            "executed": self.executed,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolResult:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Message:
+    """One entry of the append-only history.
+
+    ``kind`` tags messages the harness wrote itself (``"task"``, ``"notice"``,
+    ``"format_error"``, ``"wind_down"``, ``"truncated"``), so adapters can render them in the
+    style their protocol expects. ``raw`` is the provider's own assistant message, kept so the
+    adapter that produced it can echo it unchanged.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    kind: str = ""
+    raw: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        for key in ("tool_call_id", "name", "reasoning", "raw"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        if self.kind:
+            data["kind"] = self.kind
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(
+            role=data["role"],
+            content=data.get("content") or "",
+            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            reasoning=data.get("reasoning"),
+            kind=data.get("kind") or "",
+            raw=data.get("raw"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolSpec:
+    """What the model is told about a tool: a name, a description and a JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelTurn:
+    """One reply of a model, parsed.
+
+    ``final_answer`` is set by adapters whose protocol marks an answer explicitly (text ReAct's
+    ``Finish[...]``); otherwise a reply without tool calls answers with its ``text``.
+    ``format_error`` is set when the reply could not be understood; the raw text is kept.
+    """
+
+    text: str = ""
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: FinishReason = "stop"
+    usage: Usage = field(default_factory=Usage)
+    final_answer: str | None = None
+    format_error: str | None = None
+    raw: Any = None
+    raw_message: Any = None
+
+    @property
+    def answer(self) -> str | None:
+        """The final answer this turn gives, or None when it gives none."""
+        if self.tool_calls or self.format_error:
+            return None
+        answer = self.final_answer if self.final_answer is not None else self.text
+        return answer.strip() or None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "finish_reason": self.finish_reason,
+            "usage": self.usage.to_dict(),
+            "final_answer": self.final_answer,
+            "format_error": self.format_error,
+            "raw_message": self.raw_message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelTurn:
+        return cls(
+            text=data.get("text") or "",
+            reasoning=data.get("reasoning"),
+            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            finish_reason=data.get("finish_reason") or "stop",
+            usage=Usage.from_dict(data.get("usage") or {}),
+            final_answer=data.get("final_answer"),
+            format_error=data.get("format_error"),
+            raw_message=data.get("raw_message"),
+        )

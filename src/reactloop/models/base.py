@@ -1,0 +1,48 @@
+"""The seam between the loop and any model: one request in, one parsed turn out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from reactloop.messages import Message, ModelTurn, ToolSpec
+
+ToolChoice = str  # "auto" | "none" | "required" | a tool name
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest:
+    """Everything a model needs for one call.
+
+    ``messages`` is the loop's own append-only history (not a copy): adapters must not mutate
+    it, and may cache what they rendered for a prefix of it. ``stop`` lists stop sequences.
+    ``timeout`` is the wall-clock time left for this call, in seconds, when the run has a limit.
+    ``on_text`` receives streamed text fragments as they arrive (adapters that stream call it).
+    ``on_raw`` receives the request exactly as sent on the wire (for the journal); adapters
+    should pass only what is new since the previous call, so that journals stay linear.
+    """
+
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    tool_choice: ToolChoice = "auto"
+    stop: Sequence[str] = ()
+    timeout: float | None = None
+    step: int = 0
+    on_text: Callable[[str], None] | None = None
+    on_raw: Callable[[Any], None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. ``complete`` returns a ``ModelTurn`` or raises ``ModelError``.
+
+    ``native_tools`` says whether the model accepts tool specs and returns structured calls;
+    when it is False the agent wraps it in the text ReAct adapter.
+    """
+
+    name: str
+    native_tools: bool
+
+    def complete(self, request: ModelRequest) -> ModelTurn: ...

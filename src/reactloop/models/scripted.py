@@ -1,0 +1,121 @@
+"""Models that need no server: ``ScriptedModel`` plays turns from a list, ``FunctionModel``
+asks a Python function. Both drive the loop deterministically in demos and tests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reactloop.errors import ModelError, UsageError
+from reactloop.messages import ModelTurn, ToolCall, Usage
+from reactloop.models.base import ModelRequest
+
+if TYPE_CHECKING:
+    from reactloop.models import ModelSettings
+
+ScriptTurn = Mapping[str, Any] | ModelTurn | str
+
+
+class ScriptedModel:
+    """Replays scripted turns in order; running out of turns is a ``ModelError``.
+
+    A turn is a ``ModelTurn``, a string (the reply text), or a dict
+    ``{"content": "...", "tool_calls": [{"name": "...", "arguments": {...}}]}`` where both keys
+    are optional, ``arguments`` may be a dict or raw text (to script invalid JSON), and
+    ``finish_reason`` and ``usage`` may be given too. ``native_tools`` is True when any turn
+    has tool calls; a script of plain text is meant for the text ReAct protocol.
+    """
+
+    def __init__(self, turns: Iterable[ScriptTurn], *, name: str = "scripted") -> None:
+        self.name = name
+        self._turns = [to_turn(turn, index) for index, turn in enumerate(turns)]
+        self.native_tools = any(turn.tool_calls for turn in self._turns)
+        self._next = 0
+        self._lock = threading.Lock()
+        self.requests: list[ModelRequest] = []
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedModel:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot read script {path}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"script {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+        if not isinstance(data, list):
+            raise UsageError(f"script {path} must be a JSON array of turns")
+        try:
+            return cls(data, name=f"scripted:{path.name}")
+        except ValueError as exc:
+            raise UsageError(f"script {path}: {exc}") from None
+
+    @property
+    def remaining(self) -> int:
+        return len(self._turns) - self._next
+
+    def complete(self, request: ModelRequest) -> ModelTurn:
+        with self._lock:
+            if self._next >= len(self._turns):
+                raise ModelError(f"scripted model has no more turns (all {len(self._turns)} used)")
+            turn = self._turns[self._next]
+            self._next += 1
+        self.requests.append(request)
+        if request.on_text and turn.text:
+            request.on_text(turn.text)
+        return turn
+
+
+class FunctionModel:
+    """A model whose replies come from ``function(request)``: a ``ModelTurn`` or a string."""
+
+    def __init__(
+        self,
+        function: Callable[[ModelRequest], ModelTurn | str],
+        *,
+        native_tools: bool = True,
+        name: str = "function",
+    ) -> None:
+        self.function = function
+        self.native_tools = native_tools
+        self.name = name
+
+    def complete(self, request: ModelRequest) -> ModelTurn:
+        reply = self.function(request)
+        return ModelTurn(text=reply) if isinstance(reply, str) else reply
+
+
+def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
+    if isinstance(turn, ModelTurn):
+        return turn
+    if isinstance(turn, str):
+        return ModelTurn(text=turn)
+    if not isinstance(turn, Mapping):
+        raise ValueError(f"turn {index} must be an object or a string")
+    calls = tuple(_to_call(call, index, n) for n, call in enumerate(turn.get("tool_calls") or ()))
+    return ModelTurn(
+        text=str(turn.get("content") or ""),
+        reasoning=turn.get("reasoning"),
+        tool_calls=calls,
+        finish_reason=turn.get("finish_reason") or ("tool_calls" if calls else "stop"),
+        usage=Usage.from_dict(turn.get("usage") or {}),
+    )
+
+
+def _to_call(call: Any, turn_index: int, call_index: int) -> ToolCall:
+    if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+        raise ValueError(f"turn {turn_index}: each tool call needs a string 'name'")
+    arguments = call.get("arguments", {})
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    call_id = str(call.get("id") or f"call_{turn_index}_{call_index}")
+    return ToolCall(id=call_id, name=call["name"], arguments=text, wire_id=call_id)
+
+
+def from_spec(provider: str, name: str, settings: ModelSettings) -> ScriptedModel:
+    if not name:
+        raise UsageError("scripted model needs a file: --model scripted:FILE.json")
+    return ScriptedModel.from_file(name)

@@ -1,0 +1,47 @@
+"""``RunResult``: what a run produced, whatever way it ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reactloop.limits import StopReason
+from reactloop.messages import Message, Usage
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """The answer (or None), why the run stopped, what it spent, and the whole history.
+
+    ``error`` explains stops other than ``final_answer`` (the provider's message for
+    ``model_error``, the loop found for ``loop_detected``, ...). ``trace`` is the journal path
+    when the run was journaled to a file.
+    """
+
+    answer: str | None
+    stop_reason: StopReason
+    model_calls: int
+    tool_calls: int
+    usage: Usage
+    history: tuple[Message, ...]
+    seconds: float
+    error: str | None = None
+    trace: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.answer is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "stop_reason": str(self.stop_reason),
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+            "usage": self.usage.to_dict(),
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "trace": self.trace,
+            "warnings": list(self.warnings),
+        }

@@ -1,0 +1,60 @@
+"""Built-in tool families by name, for ``--tools a,b`` on the command line.
+
+Each family is a module with ``tools(context) -> list[Tool]``; modules are imported only when
+their family is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import UsageError
+from reactloop.tools.base import Tool
+
+FAMILIES: dict[str, str] = {
+    "calculator": "reactloop.tools.calculator:tools",
+    "lookup": "reactloop.tools.notes:tools",
+    "files": "reactloop.tools.files:tools",
+    "bash": "reactloop.tools.shell:tools",
+}
+DEFAULT_FAMILIES = ("calculator", "lookup")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext:
+    """What tool families may need to know about the run they serve."""
+
+    notes: Path | None = None
+    workspace: Path | None = None
+    read_only: bool = False
+    output_dir: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_families(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return DEFAULT_FAMILIES
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in FAMILIES]
+    if unknown:
+        raise UsageError(
+            f"unknown tool family {unknown[0]!r}; available: {', '.join(sorted(FAMILIES))}"
+        )
+    return names
+
+
+def build_tools(families: tuple[str, ...], context: ToolContext) -> list[Tool]:
+    built: list[Tool] = []
+    for family in families:
+        module_name, _, function_name = FAMILIES[family].partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("reactloop"):
+                raise UsageError(f"tool family {family!r} is not available in this version") from None
+            raise
+        built.extend(getattr(module, function_name)(context))
+    return built
