@@ -116,8 +116,8 @@ class _Run:
             warn=self.warn,
         )
 
-    def emit(self, kind: str, **data: Any) -> None:
-        event = Event(type=kind, step=self.step, data=data)
+    def emit(self, event_type: str, /, **data: Any) -> None:
+        event = Event(type=event_type, step=self.step, data=data)
         for observer in self.agent.observers:
             observer(event)
 

@@ -112,6 +112,16 @@ def list_tools(tools: str | None, notes: Path | None, workspace: Path | None) ->
         click.echo(json.dumps(item.spec.to_dict(), ensure_ascii=False, indent=2))
 
 
+def _register_trace_commands() -> None:
+    from reactloop.cli_trace import cost, replay, view
+
+    for command in (replay, view, cost):
+        main.add_command(command)
+
+
+_register_trace_commands()
+
+
 def default_trace_path() -> Path:
     import os
 

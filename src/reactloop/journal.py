@@ -76,21 +76,20 @@ def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
     """Yield the events of a journal (without the header line); a torn last line is skipped."""
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise JournalError(f"cannot read journal {path}: {exc.strerror}") from None
-    with handle:
-        lines = handle.read().split("\n")
-    complete = lines[:-1] if lines and lines[-1] else [line for line in lines if line]
+    complete = data.split(b"\n")[:-1]  # the last piece is empty or a torn line
     if not complete:
-        raise JournalError(f"{path} is empty, not a reactloop journal")
+        raise JournalError(f"{path} is not a reactloop journal (no complete line)")
     header = _parse_line(path, 1, complete[0])
     if header.get("format") != FORMAT:
         raise JournalError(f"{path} is not a reactloop journal (first line has no format)")
-    if int(header.get("version", 0)) > VERSION:
-        raise JournalError(f"{path} has journal version {header['version']}; this reads {VERSION}")
+    version = header.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise JournalError(f"{path} has journal version {version!r}; this reads {VERSION}")
     for number, line in enumerate(complete[1:], start=2):
-        if line:
+        if line.strip():
             yield _parse_line(path, number, line)
 
 
@@ -98,9 +97,11 @@ def read_journal(path: str | Path) -> list[dict[str, Any]]:
     return list(iter_journal(path))
 
 
-def _parse_line(path: Path, number: int, line: str) -> dict[str, Any]:
+def _parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(line)
+        value = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise JournalError(f"{path}:{number}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise JournalError(f"{path}:{number}: not JSON ({exc.msg})") from None
     if not isinstance(value, dict) or "type" not in value:

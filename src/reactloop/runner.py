@@ -26,7 +26,6 @@ def run_from_cli(options: RunOptions) -> int:
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
     families = _families(options)
     _check_files(options)
-    model, reason = pick_model(options)
     trace_path = None if options.no_trace else (options.trace or default_trace_path())
     context = ToolContext(
         notes=options.notes,
@@ -35,6 +34,7 @@ def run_from_cli(options: RunOptions) -> int:
         output_dir=_output_dir(trace_path),
     )
     tools = build_tools(families, context)
+    model, reason = pick_model(options)
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
     journal = Journal(trace_path, fsync=options.fsync) if trace_path else None
@@ -91,8 +91,8 @@ def _approver(options: RunOptions) -> Any:
 def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
     return {
         "tools": list(families),
-        "notes": str(options.notes) if options.notes else None,
-        "workspace": str(options.workspace) if options.workspace else None,
+        "notes": str(options.notes.resolve()) if options.notes else None,
+        "workspace": str((options.workspace or Path.cwd()).resolve()),
         "read_only": options.read_only,
         "protocol": options.protocol,
         "tool_choice": options.tool_choice,

@@ -8,6 +8,7 @@ the last ``]``. ``parse_reply`` never raises: a reply it cannot read is a ``Form
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ _ACTION = re.compile(r"Action\s*:\s*([A-Za-z_][\w.\-]*)\s*\[", re.IGNORECASE)
 _BARE_FINISH = re.compile(r"(?<![\w])Finish\s*\[", re.IGNORECASE)
 _ACTION_NO_BRACKET = re.compile(r"Action\s*:\s*(\S+)", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE)
+_DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -72,6 +74,9 @@ def _missing_action_message(text: str) -> str:
 
 
 def _bracket_argument(text: str, open_index: int) -> str | None:
+    as_json = _json_argument(text, open_index)
+    if as_json is not None:
+        return as_json
     depth = 0
     for index in range(open_index, len(text)):
         char = text[index]
@@ -84,4 +89,23 @@ def _bracket_argument(text: str, open_index: int) -> str | None:
     last = text.rfind("]")
     if last > open_index:
         return text[open_index + 1 : last]
+    return None
+
+
+def _json_argument(text: str, open_index: int) -> str | None:
+    """A JSON object argument, whose strings may hold brackets: ``tool[{"a": "x]"}]``."""
+    start = open_index + 1
+    while start < len(text) and text[start].isspace():
+        start += 1
+    if not text.startswith("{", start):
+        return None
+    try:
+        _, end = _DECODER.raw_decode(text, start)
+    except ValueError:
+        return None
+    close = end
+    while close < len(text) and text[close].isspace():
+        close += 1
+    if close < len(text) and text[close] == "]":
+        return text[open_index + 1 : close]
     return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,9 +36,7 @@ class ReactTextModel:
         if worked_example is None:
             worked_example = bool(getattr(inner, "prefers_worked_example", False))
         self.worked_example = worked_example
-        self._source: object = None
-        self._rendered: list[Message] = []
-        self._count = 0
+        self._caches: weakref.WeakKeyDictionary[Any, _RenderCache] = weakref.WeakKeyDictionary()
 
     def system_prompt(self, tools: Sequence[ToolSpec], instructions: str | None = None) -> str:
         return system_prompt(tools, instructions, worked_example=self.worked_example)
@@ -62,12 +61,19 @@ class ReactTextModel:
 
     def _render(self, request: ModelRequest) -> list[Message]:
         history = request.messages
-        if history is not self._source or len(history) < self._count:
-            self._source, self._rendered, self._count = history, [], 0
-        for message in history[self._count :]:
-            self._append(self._render_one(message, request.tools))
-        self._count = len(history)
-        return self._rendered
+        try:
+            cache = self._caches.setdefault(history, _RenderCache())
+        except TypeError:  # not weak-referenceable: render from scratch
+            cache = _RenderCache()
+        if len(history) < cache.count:
+            cache.rendered, cache.count = [], 0
+        if not cache.rendered and (not history or history[0].role != "system"):
+            prompt = self.system_prompt(request.tools)
+            cache.rendered.append(Message(role="system", content=prompt))
+        for message in history[cache.count :]:
+            _append(cache.rendered, self._render_one(message, request.tools))
+        cache.count = len(history)
+        return cache.rendered
 
     def _render_one(self, message: Message, tools: Sequence[ToolSpec]) -> Message:
         if message.role == "system":
@@ -78,14 +84,20 @@ class ReactTextModel:
             return Message(role="user", content=f"{STOP} {message.content}")
         return Message(role=message.role, content=message.content)
 
-    def _append(self, message: Message) -> None:
-        if not self._rendered and message.role != "system":
-            self._rendered.append(Message(role="system", content=self.system_prompt(())))
-        last = self._rendered[-1] if self._rendered else None
-        if last is not None and last.role == message.role == "user":
-            self._rendered[-1] = Message(role="user", content=f"{last.content}\n{message.content}")
-        else:
-            self._rendered.append(message)
+class _RenderCache:
+    """What was rendered for one history: the history only grows, so only new messages render."""
+
+    def __init__(self) -> None:
+        self.rendered: list[Message] = []
+        self.count = 0
+
+
+def _append(rendered: list[Message], message: Message) -> None:
+    last = rendered[-1] if rendered else None
+    if last is not None and last.role == message.role == "user":
+        rendered[-1] = Message(role="user", content=f"{last.content}\n{message.content}")
+    else:
+        rendered.append(message)
 
 
 def to_turn(reply: ModelTurn, tools: Sequence[ToolSpec], step: int) -> ModelTurn:

@@ -4,6 +4,7 @@ asks a Python function. Both drive the loop deterministically in demos and tests
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -28,10 +29,15 @@ class ScriptedModel:
     are optional, ``arguments`` may be a dict or raw text (to script invalid JSON), and
     ``finish_reason`` and ``usage`` may be given too. ``native_tools`` is True when any turn
     has tool calls; a script of plain text is meant for the text ReAct protocol.
+    ``requests`` keeps a snapshot of every request (turn it off with ``keep_requests=False``
+    where the copies would cost, as in benchmarks).
     """
 
-    def __init__(self, turns: Iterable[ScriptTurn], *, name: str = "scripted") -> None:
+    def __init__(
+        self, turns: Iterable[ScriptTurn], *, name: str = "scripted", keep_requests: bool = True
+    ) -> None:
         self.name = name
+        self.keep_requests = keep_requests
         self._turns = [to_turn(turn, index) for index, turn in enumerate(turns)]
         self.native_tools = any(turn.tool_calls for turn in self._turns)
         self._next = 0
@@ -64,7 +70,9 @@ class ScriptedModel:
                 raise ModelError(f"scripted model has no more turns (all {len(self._turns)} used)")
             turn = self._turns[self._next]
             self._next += 1
-        self.requests.append(request)
+        if self.keep_requests:
+            snapshot = dataclasses.replace(request, messages=tuple(request.messages))
+            self.requests.append(snapshot)
         if request.on_text and turn.text:
             request.on_text(turn.text)
         return turn

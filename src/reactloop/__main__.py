@@ -1,0 +1,3 @@
+from reactloop.cli import main
+
+main()

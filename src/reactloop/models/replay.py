@@ -1,0 +1,94 @@
+"""``ReplayModel``: a journal used as a model. It answers with the recorded turns, in order.
+
+``--model replay:TRACE`` works anywhere a model is accepted. The replayed turns are the parsed
+ones, tool calls included, so the model is native whatever protocol the recorded run used.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reactloop.errors import JournalError, ModelError, UsageError
+from reactloop.journal import read_journal
+from reactloop.messages import ModelTurn
+from reactloop.models.base import ModelRequest
+
+if TYPE_CHECKING:
+    from reactloop.models import ModelSettings
+
+
+class ReplayModel:
+    """Plays recorded ``ModelTurn``s in order; running out of turns is a ``ModelError``."""
+
+    native_tools = True
+
+    def __init__(self, turns: Iterable[ModelTurn], *, name: str = "replay") -> None:
+        self.name = name
+        self._turns = list(turns)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_journal(cls, path: str | Path) -> ReplayModel:
+        """The turns of a journal; raises ``JournalError`` when it cannot be read."""
+        path = Path(path)
+        return cls(turns_from_events(read_journal(path), path), name=f"replay:{path.name}")
+
+    @property
+    def remaining(self) -> int:
+        return len(self._turns) - self._next
+
+    def complete(self, request: ModelRequest) -> ModelTurn:
+        with self._lock:
+            if self._next >= len(self._turns):
+                raise ModelError(
+                    f"the journal has no more model turns (all {len(self._turns)} replayed)"
+                )
+            turn = self._turns[self._next]
+            self._next += 1
+        if request.on_text and turn.text:
+            request.on_text(turn.text)
+        return turn
+
+
+def turns_from_events(
+    events: Iterable[Mapping[str, Any]], source: object = "journal"
+) -> list[ModelTurn]:
+    """The ``ModelTurn`` of every ``turn`` event; a malformed one is a ``JournalError``."""
+    turns = []
+    for number, event in enumerate(events, start=1):
+        if event.get("type") != "turn":
+            continue
+        data = event.get("turn")
+        try:
+            if not isinstance(data, dict):
+                raise TypeError("'turn' is not an object")
+            _check_text_fields(data)
+            turns.append(ModelTurn.from_dict(data))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise JournalError(f"{source}: event {number} is a malformed turn ({exc})") from None
+    return turns
+
+
+def _check_text_fields(data: Mapping[str, Any]) -> None:
+    for key in ("text", "reasoning", "final_answer", "format_error", "finish_reason"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{key!r} must be a string")
+    calls = data.get("tool_calls")
+    if calls is not None and not (
+        isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
+    ):
+        raise TypeError("'tool_calls' must be a list of objects")
+
+
+def from_spec(provider: str, name: str, settings: ModelSettings) -> ReplayModel:
+    if not name:
+        raise UsageError("replay model needs a journal: --model replay:TRACE.jsonl")
+    try:
+        return ReplayModel.from_journal(name)
+    except JournalError as exc:
+        raise UsageError(str(exc)) from None

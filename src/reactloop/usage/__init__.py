@@ -1,0 +1,41 @@
+"""Token and money accounting from a journal, the seeds' cost model, and a prefix-stability check.
+
+Every step resends the whole history. With ``S`` tokens of system prompt and tools and ``d``
+tokens added per step, ``n`` steps cost ``n*S + d*n*(n-1)/2`` input tokens: quadratic in ``n``.
+``usage_report`` puts that prediction (``S`` and ``d`` estimated from the run's own first and
+last step) beside what the provider measured, prices the run from a user's price table, and
+warns when a step rewrote an earlier part of the prompt, which defeats providers' prefix caches.
+When a provider reports no usage at all, tokens are estimated from the journal's text
+(about four characters a token) and the report says so.
+"""
+
+from reactloop.usage.costmodel import CostModel, fit_cost_model, predicted_input_tokens
+from reactloop.usage.prefix import PrefixIssue, check_prefix
+from reactloop.usage.prices import Price, PriceTable
+from reactloop.usage.report import UsageReport, usage_report
+from reactloop.usage.steps import (
+    CHARS_PER_TOKEN,
+    StepUsage,
+    estimated_step_usages,
+    step_of,
+    step_usages,
+    usage_from,
+)
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "CostModel",
+    "PrefixIssue",
+    "Price",
+    "PriceTable",
+    "StepUsage",
+    "UsageReport",
+    "check_prefix",
+    "estimated_step_usages",
+    "fit_cost_model",
+    "predicted_input_tokens",
+    "step_of",
+    "step_usages",
+    "usage_from",
+    "usage_report",
+]

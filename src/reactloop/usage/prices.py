@@ -1,0 +1,118 @@
+"""Money from a user's price table: dollars per million tokens, with a cached-input rate."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import UsageError
+from reactloop.messages import Usage
+
+_PRICE_KEYS = ("input", "cached_input", "output")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Price:
+    """Dollars per million tokens; ``cached_input`` applies to the cached part of the input."""
+
+    input: float
+    output: float
+    cached_input: float
+
+    def cost(self, usage: Usage) -> float:
+        cached = min(usage.cached_tokens, usage.input_tokens)
+        fresh = usage.input_tokens - cached
+        return (
+            fresh * self.input + cached * self.cached_input + usage.output_tokens * self.output
+        ) / 1e6
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Prices by model name. A key matches exactly, as a glob (``gpt-4o*``) or as a prefix.
+
+    Lookup order: the exact name, the name without its ``provider:`` prefix, the longest
+    matching glob, the longest matching prefix.
+    """
+
+    prices: Mapping[str, Price] = field(default_factory=dict)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PriceTable:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot read price table {path}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(
+                f"price table {path} is not JSON: {exc.msg} (line {exc.lineno})"
+            ) from None
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "price table") -> PriceTable:
+        if not isinstance(data, dict):
+            raise UsageError(f"{source}: expected an object of model name -> prices")
+        return cls(
+            {str(name): _parse_price(source, str(name), entry) for name, entry in data.items()}
+        )
+
+    def lookup(self, model: str) -> tuple[str, Price] | None:
+        for name in _candidate_names(model):
+            if name in self.prices:
+                return name, self.prices[name]
+        globs = [k for k in self.prices if any(ch in k for ch in "*?[")]
+        for name in _candidate_names(model):
+            matches = sorted((k for k in globs if fnmatch.fnmatchcase(name, k)), key=len)
+            if matches:
+                return matches[-1], self.prices[matches[-1]]
+        for name in _candidate_names(model):
+            prefixes = sorted((k for k in self.prices if name.startswith(k)), key=len)
+            if prefixes:
+                return prefixes[-1], self.prices[prefixes[-1]]
+        return None
+
+
+def _candidate_names(model: str) -> list[str]:
+    names = [model]
+    _, colon, rest = model.partition(":")
+    if colon and rest:
+        names.append(rest)
+    return names
+
+
+def _parse_price(source: str, name: str, entry: Any) -> Price:
+    where = f"{source}: model {name!r}"
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where}: expected {{'input': ..., 'cached_input': ..., 'output': ...}}")
+    unknown = sorted(set(entry) - set(_PRICE_KEYS))
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}; keys are {', '.join(_PRICE_KEYS)}")
+    values: dict[str, float] = {}
+    for key in _PRICE_KEYS:
+        value = entry.get(key)
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise UsageError(f"{where}: {key} must be a number of dollars per million tokens")
+        if value < 0:
+            raise UsageError(f"{where}: {key} must not be negative")
+        values[key] = float(value)
+    for key in ("input", "output"):
+        if key not in values:
+            raise UsageError(f"{where}: missing {key!r} (dollars per million tokens)")
+    return Price(
+        input=values["input"],
+        output=values["output"],
+        cached_input=values.get("cached_input", values["input"]),
+    )

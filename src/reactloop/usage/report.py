@@ -1,0 +1,67 @@
+"""``usage_report``: the accounting of one journal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reactloop.journal import read_journal
+from reactloop.messages import Usage
+from reactloop.usage.costmodel import CostModel, fit_cost_model
+from reactloop.usage.prefix import PrefixIssue, check_prefix
+from reactloop.usage.prices import PriceTable
+from reactloop.usage.steps import StepUsage, estimated_step_usages, step_usages
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageReport:
+    model: str
+    steps: tuple[StepUsage, ...]
+    total: Usage
+    estimated: bool
+    cost_model: CostModel | None
+    prefix_issues: tuple[PrefixIssue, ...] = ()
+    price_name: str | None = None
+    money: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "estimated": self.estimated,
+            "steps": [{"step": s.step, **s.usage.to_dict()} for s in self.steps],
+            "total": self.total.to_dict(),
+            "cost_model": self.cost_model.to_dict() if self.cost_model else None,
+            "price": self.price_name,
+            "money": self.money,
+            "prefix_issues": [issue.to_dict() for issue in self.prefix_issues],
+        }
+
+
+def usage_report(
+    source: str | Path | Sequence[Mapping[str, Any]], *, prices: PriceTable | None = None
+) -> UsageReport:
+    """Accounting of one journal (a path or its events)."""
+    events = read_journal(source) if isinstance(source, str | Path) else list(source)
+    start = next((e for e in events if e.get("type") == "run_start"), {})
+    model = str(start.get("model") or "")
+    steps = step_usages(events)
+    estimated = bool(steps) and all(s.usage.total_tokens == 0 for s in steps)
+    if estimated:
+        steps = estimated_step_usages(events)
+    total = sum((s.usage for s in steps), Usage())
+    price_name, money = None, None
+    found = prices.lookup(model) if prices is not None and model else None
+    if found is not None:
+        price_name, money = found[0], found[1].cost(total)
+    return UsageReport(
+        model=model,
+        steps=tuple(steps),
+        total=total,
+        estimated=estimated,
+        cost_model=fit_cost_model([s.usage.input_tokens for s in steps]),
+        prefix_issues=tuple(check_prefix(events)),
+        price_name=price_name,
+        money=money,
+    )

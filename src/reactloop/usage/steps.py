@@ -1,0 +1,83 @@
+"""Per-call token counts read from a journal, measured or estimated from its text."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reactloop.messages import Usage
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepUsage:
+    """The usage of one model call; ``step`` is the loop step it belongs to."""
+
+    step: int
+    usage: Usage
+
+
+def step_usages(events: Iterable[Mapping[str, Any]]) -> list[StepUsage]:
+    """One entry per ``turn`` event, with the usage the provider measured."""
+    return [
+        StepUsage(step=step_of(e), usage=usage_from(_turn_of(e).get("usage")))
+        for e in events
+        if e.get("type") == "turn"
+    ]
+
+
+def usage_from(value: Any) -> Usage:
+    """The ``Usage`` a journal recorded; fields that are not counts read as 0."""
+    if not isinstance(value, Mapping):
+        return Usage()
+    counts = {k: value.get(k) for k in Usage.__dataclass_fields__}
+    return Usage(**{k: _count(v) for k, v in counts.items()})
+
+
+def step_of(event: Mapping[str, Any]) -> int:
+    step = event.get("step")
+    return step if isinstance(step, int) and not isinstance(step, bool) else 0
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return max(int(value), 0)
+
+
+def items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def estimated_step_usages(events: Sequence[Mapping[str, Any]]) -> list[StepUsage]:
+    """Token counts guessed from the journal's text, for providers that report none."""
+    start = next((e for e in events if e.get("type") == "run_start"), {})
+    prompt_chars = len(json.dumps(start.get("tools") or [], ensure_ascii=False, default=str))
+    prompt_chars += len(str(start.get("instructions") or ""))
+    steps: list[StepUsage] = []
+    for event in events:
+        if event.get("type") == "request":
+            for message in items(event.get("messages_new")):
+                prompt_chars += len(json.dumps(message, ensure_ascii=False, default=str))
+        elif event.get("type") == "turn":
+            turn = _turn_of(event)
+            written = len(str(turn.get("text") or "")) + len(str(turn.get("reasoning") or ""))
+            written += sum(
+                len(json.dumps(call, default=str)) for call in items(turn.get("tool_calls"))
+            )
+            usage = Usage(input_tokens=_tokens(prompt_chars), output_tokens=_tokens(written))
+            steps.append(StepUsage(step=step_of(event), usage=usage))
+    return steps
+
+
+def _tokens(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def _turn_of(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    turn = event.get("turn")
+    return turn if isinstance(turn, Mapping) else {}

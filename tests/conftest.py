@@ -1,0 +1,40 @@
+"""Shared fixtures: the seed's tools and a scripted agent factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, Limits, ScriptedModel, Tool
+from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.notes import lookup_tool
+
+SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
+
+
+@pytest.fixture
+def seed_tools() -> list[Tool]:
+    return [calculator_tool(), lookup_tool(SEED_NOTES)]
+
+
+@pytest.fixture
+def make_agent(seed_tools: list[Tool]) -> Callable[..., tuple[Agent, ScriptedModel]]:
+    def build(
+        turns: Sequence[Any],
+        *,
+        tools: Sequence[Tool] | None = None,
+        protocol: str = "auto",
+        **limits: Any,
+    ) -> tuple[Agent, ScriptedModel]:
+        model = ScriptedModel(turns)
+        agent = Agent(
+            model,
+            tools if tools is not None else seed_tools,
+            limits=Limits(**limits),
+            protocol=protocol,  # type: ignore[arg-type]
+        )
+        return agent, model
+
+    return build

@@ -1,0 +1,90 @@
+"""Loop detection: repeats (warn, then stop), ping-pong, and resets after side effects."""
+
+from __future__ import annotations
+
+import json
+
+from reactloop import Limits, StopReason, ToolCall, tool
+from reactloop.loopguard import LoopGuard, canonical_key
+
+
+def call(name: str, **arguments) -> ToolCall:
+    return ToolCall(id="x", name=name, arguments=json.dumps(arguments))
+
+
+def test_canonical_key_ignores_key_order_and_spacing():
+    a = ToolCall(id="1", name="t", arguments='{"a": 1, "b": [1, 2]}')
+    b = ToolCall(id="2", name="t", arguments='{ "b":[1,2],"a":1 }')
+    assert canonical_key(a) == canonical_key(b)
+    assert canonical_key(a) != canonical_key(ToolCall(id="3", name="u", arguments=a.arguments))
+
+
+def test_second_identical_call_warns_with_the_earlier_result_third_stops():
+    guard = LoopGuard(Limits())
+    first = call("lookup", key="k")
+    assert guard.check(first).action == "run"
+    guard.record(first, '{"ok": true, "output": "35"}', side_effects=False)
+    warning = guard.check(first)
+    assert warning.action == "warn" and '"35"' in warning.message
+    assert guard.check(first).action == "stop"
+
+
+def test_thresholds_are_configurable():
+    guard = LoopGuard(Limits(repeat_warn=3, repeat_stop=5))
+    actions = [guard.check(call("t", a=1)).action for _ in range(5)]
+    assert actions == ["run", "run", "warn", "warn", "stop"]
+
+
+def test_a_side_effect_resets_what_other_calls_can_repeat():
+    guard = LoopGuard(Limits())
+    test_run, edit = call("bash", command="pytest"), call("edit_file", path="a.py")
+    assert guard.check(test_run).action == "run"
+    guard.record(test_run, "failed", side_effects=True)
+    assert guard.check(edit).action == "run"
+    guard.record(edit, "ok", side_effects=True)
+    assert guard.check(test_run).action == "run"  # the code changed: running tests again is fine
+
+
+def test_repeating_the_same_side_effect_is_still_caught():
+    guard = LoopGuard(Limits())
+    test_run = call("bash", command="pytest")
+    guard.check(test_run)
+    guard.record(test_run, "failed", side_effects=True)
+    assert guard.check(test_run).action == "warn"
+
+
+def test_ping_pong_between_two_side_effects_is_caught():
+    guard = LoopGuard(Limits())
+    flip, flop = call("edit_file", new="x"), call("edit_file", new="y")
+    actions = []
+    for current in [flip, flop] * 3:
+        verdict = guard.check(current)
+        actions.append(verdict.action)
+        if verdict.action == "run":
+            guard.record(current, "ok", side_effects=True)
+    assert actions == ["run", "run", "run", "warn", "warn", "stop"]
+
+
+def test_ping_pong_in_a_run_stops_with_loop_detected(make_agent):
+    state = {"value": 0}
+
+    @tool
+    def set_value(value: int) -> int:
+        """Set the value (a side effect)."""
+        state["value"] = value
+        return value
+
+    turns = [{"tool_calls": [{"name": "set_value", "arguments": {"value": v}}]}
+             for v in [1, 2, 1, 2, 1, 2, 1]]
+    agent, _ = make_agent(turns, tools=[set_value], max_model_calls=10)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.LOOP_DETECTED
+    assert "alternated" in (result.error or "")
+    assert result.tool_calls == 3
+
+
+def test_different_arguments_are_not_a_loop(make_agent):
+    turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": f"{i}*2"}}]}
+             for i in range(6)] + [{"content": "done"}]
+    agent, _ = make_agent(turns, max_model_calls=10)
+    assert agent.run("q").answer == "done"

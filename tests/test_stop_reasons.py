@@ -1,0 +1,190 @@
+"""Every stop reason, each reached the way a real run would reach it."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop import (
+    Agent,
+    FunctionModel,
+    Limits,
+    ModelError,
+    ModelTurn,
+    ScriptedModel,
+    StopReason,
+    ToolCall,
+    Usage,
+    tool,
+)
+
+
+def calc(expression: str) -> dict:
+    return {"name": "calculator", "arguments": {"expression": expression}}
+
+
+def test_final_answer(make_agent):
+    agent, _ = make_agent([{"tool_calls": [calc("1+1")]}, {"content": "2"}])
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "2")
+
+
+def test_max_model_calls_when_the_model_never_answers(make_agent):
+    turns = [{"tool_calls": [calc(f"{i}+1")]} for i in range(10)]
+    agent, model = make_agent(turns, max_model_calls=3)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.MAX_MODEL_CALLS
+    assert result.model_calls == 3
+    assert result.tool_calls == 2  # the calls of the last turn were not run: no one would read them
+    assert model.requests[2].tool_choice == "none"
+
+
+def test_max_tool_calls(make_agent):
+    turns = [{"tool_calls": [calc(f"{i}+1")]} for i in range(10)]
+    agent, model = make_agent(turns, max_tool_calls=2)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.MAX_TOOL_CALLS
+    assert result.tool_calls == 2
+    assert model.requests[2].tool_choice == "none"
+
+
+def test_max_tokens(make_agent):
+    usage = {"input_tokens": 600, "output_tokens": 10}
+    turns = [{"tool_calls": [calc(f"{i}+1")], "usage": usage} for i in range(5)]
+    agent, _ = make_agent(turns, max_tokens=1000)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.MAX_TOKENS
+    assert result.model_calls == 2
+    assert result.usage.total_tokens == 1220
+
+
+def test_timeout(make_agent, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr("reactloop.limits.time.monotonic", lambda: now[0])
+
+    def slow_model(request):
+        now[0] += 30.0
+        return ModelTurn(tool_calls=(ToolCall(id=f"c{request.step}", name="calculator",
+                                              arguments='{"expression": "1"}'),))
+
+    agent = Agent(FunctionModel(slow_model), make_agent([])[0].toolbox,
+                  limits=Limits(max_seconds=50))
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.TIMEOUT
+    assert result.model_calls == 2
+
+
+def test_loop_detected(make_agent):
+    agent, _ = make_agent([{"tool_calls": [calc("2*2")]}] * 5)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.LOOP_DETECTED
+    assert "3 times" in (result.error or "")
+
+
+def test_format_errors_three_in_a_row(make_agent):
+    agent, _ = make_agent(["no idea", "still none", "nope", "Action: Finish[x]"], protocol="text")
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.FORMAT_ERRORS
+    assert result.model_calls == 3
+
+
+def test_format_error_counter_resets_after_a_good_step(make_agent):
+    turns = ["bad", "bad", "Action: calculator[1+1]", "bad", "bad", "Action: Finish[2]"]
+    agent, _ = make_agent(turns, protocol="text")
+    assert agent.run("q").answer == "2"
+
+
+def test_empty_native_reply_is_an_error_not_an_answer(make_agent):
+    agent, model = make_agent([{"content": "  "}, {"tool_calls": [calc("1")]}, {"content": "1"}])
+    result = agent.run("q")
+    assert result.answer == "1"
+    assert "empty" in model.requests[1].messages[-1].content
+
+
+def test_model_error_from_the_provider(make_agent):
+    def failing(request):
+        raise ModelError("HTTP 402: Insufficient Balance")
+
+    agent = Agent(FunctionModel(failing), [])
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.MODEL_ERROR
+    assert result.error == "HTTP 402: Insufficient Balance"
+    assert result.model_calls == 1
+
+
+def test_an_adapter_bug_is_a_model_error_not_a_crash():
+    def buggy(request):
+        return {}["missing"]
+
+    result = Agent(FunctionModel(buggy), []).run("q")
+    assert result.stop_reason is StopReason.MODEL_ERROR
+    assert "KeyError" in (result.error or "")
+
+
+def test_scripted_model_running_out_is_a_model_error(make_agent):
+    agent, _ = make_agent([{"tool_calls": [calc("1")]}])
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.MODEL_ERROR
+    assert "no more turns" in (result.error or "")
+
+
+def test_truncated_reply_gets_one_retry_then_stops(make_agent):
+    cut = {"tool_calls": [{"name": "calculator", "arguments": '{"expression": "1+'}],
+           "finish_reason": "length"}
+    agent, model = make_agent([cut, cut, {"content": "never"}])
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.TRUNCATED
+    assert result.tool_calls == 0  # a cut-off call is never run
+    assert "cut off" in model.requests[1].messages[-1].content
+
+
+def test_truncated_then_shorter_reply_succeeds(make_agent):
+    cut = {"content": "a very long answer that was cu", "finish_reason": "length"}
+    agent, _ = make_agent([cut, {"content": "short answer"}], protocol="native")
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "short answer")
+
+
+def test_content_filter(make_agent):
+    agent, _ = make_agent([{"content": "", "finish_reason": "content_filter"}], protocol="native")
+    assert agent.run("q").stop_reason is StopReason.CONTENT_FILTER
+
+
+def test_ctrl_c_in_a_tool_is_cancelled_with_the_history_kept():
+    @tool
+    def interrupt() -> str:
+        """Simulates Ctrl-C."""
+        raise KeyboardInterrupt
+
+    model = ScriptedModel([{"tool_calls": [{"name": "interrupt"}]}, {"content": "x"}])
+    result = Agent(model, [interrupt]).run("q")
+    assert result.stop_reason is StopReason.CANCELLED
+    assert result.answer is None
+    assert [m.role for m in result.history] == ["system", "user", "assistant"]
+
+
+def test_cancel_from_another_thread_stops_at_the_next_step(make_agent):
+    agent_holder = []
+
+    def model(request):
+        agent_holder[0].cancel()
+        return ModelTurn(tool_calls=(ToolCall(id="a", name="calculator",
+                                              arguments='{"expression": "1"}'),))
+
+    agent = Agent(FunctionModel(model), make_agent([])[0].toolbox)
+    agent_holder.append(agent)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.CANCELLED
+    assert result.tool_calls == 1
+
+
+@pytest.mark.parametrize("reason", list(StopReason))
+def test_every_stop_reason_is_a_plain_string(reason):
+    assert str(reason) == reason.value
+
+
+def test_usage_is_summed_over_calls(make_agent):
+    usage = {"input_tokens": 100, "output_tokens": 5, "cached_tokens": 40}
+    agent, _ = make_agent([{"tool_calls": [calc("1")], "usage": usage},
+                           {"content": "1", "usage": usage}])
+    result = agent.run("q")
+    assert result.usage == Usage(input_tokens=200, output_tokens=10, cached_tokens=80)

@@ -1,0 +1,52 @@
+"""Wind-down: when one model call is left, or tool calls ran out, the model is told to answer."""
+
+from __future__ import annotations
+
+from reactloop import StopReason
+
+
+def calc(expression: str) -> dict:
+    return {"name": "calculator", "arguments": {"expression": expression}}
+
+
+def test_last_model_call_is_told_to_answer_and_can_answer(make_agent):
+    turns = [{"tool_calls": [calc("1+1")]}, {"tool_calls": [calc("2+2")]}, {"content": "4"}]
+    agent, model = make_agent(turns, max_model_calls=3)
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "4")
+    last = model.requests[2]
+    assert last.tool_choice == "none"
+    assert last.messages[-1].kind == "wind_down"
+    assert "last step" in last.messages[-1].content
+    assert [r.tool_choice for r in model.requests[:2]] == ["auto", "auto"]
+    assert any(w.startswith("wind_down") for w in result.warnings)
+
+
+def test_tool_budget_exhausted_mid_turn_refuses_the_rest_then_winds_down(make_agent):
+    turns = [{"tool_calls": [calc("1"), calc("2"), calc("3")]}, {"content": "6"}]
+    agent, model = make_agent(turns, max_tool_calls=2)
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "6")
+    assert result.tool_calls == 2
+    tool_messages = [m for m in result.history if m.role == "tool"]
+    assert "tool call limit (2)" in tool_messages[2].content
+    assert model.requests[1].tool_choice == "none"
+    assert "No tool calls are left" in model.requests[1].messages[-1].content
+
+
+def test_wind_down_can_be_turned_off(make_agent):
+    turns = [{"tool_calls": [calc("1+1")]}, {"content": "2"}]
+    agent, model = make_agent(turns, max_model_calls=2, wind_down=False)
+    result = agent.run("q")
+    assert result.answer == "2"
+    assert model.requests[1].tool_choice == "auto"
+    assert all(m.kind != "wind_down" for m in result.history)
+
+
+def test_text_protocol_wind_down_asks_for_finish_only(make_agent):
+    turns = ["Action: calculator[1+1]", "Action: Finish[2]"]
+    agent, model = make_agent(turns, max_model_calls=2, protocol="text")
+    result = agent.run("q")
+    assert result.answer == "2"
+    assert model.requests[1].extra["react"]["finish_only"] is True
+    assert "last step" in model.requests[1].messages[-1].content
