@@ -13,8 +13,13 @@ from click.testing import CliRunner
 from reactloop.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tea"
-TEA = ["Сколько стоит чай на всех гостей?", "--model", f"scripted:{EXAMPLES / 'script.json'}",
-       "--notes", str(EXAMPLES / "notes.json")]
+TEA = [
+    "Сколько стоит чай на всех гостей?",
+    "--model",
+    f"scripted:{EXAMPLES / 'script.json'}",
+    "--notes",
+    str(EXAMPLES / "notes.json"),
+]
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -81,7 +86,7 @@ def test_script_running_out_is_a_model_error_exit_1(tmp_path):
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args, message):
-    code, out, err = invoke("run", "q", *args)
+    code, _, err = invoke("run", "q", *args)
     assert code == 2
     assert message in err
     assert "Traceback" not in err
@@ -103,7 +108,10 @@ def test_tools_command_shows_schemas():
 def test_entry_point_runs_as_a_real_process(tmp_path):
     completed = subprocess.run(
         [sys.executable, "-m", "reactloop", "run", *TEA, "--json", "--no-trace"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["answer"] == "420"

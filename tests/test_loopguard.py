@@ -74,8 +74,10 @@ def test_ping_pong_in_a_run_stops_with_loop_detected(make_agent):
         state["value"] = value
         return value
 
-    turns = [{"tool_calls": [{"name": "set_value", "arguments": {"value": v}}]}
-             for v in [1, 2, 1, 2, 1, 2, 1]]
+    turns = [
+        {"tool_calls": [{"name": "set_value", "arguments": {"value": v}}]}
+        for v in [1, 2, 1, 2, 1, 2, 1]
+    ]
     agent, _ = make_agent(turns, tools=[set_value], max_model_calls=10)
     result = agent.run("q")
     assert result.stop_reason is StopReason.LOOP_DETECTED
@@ -84,7 +86,9 @@ def test_ping_pong_in_a_run_stops_with_loop_detected(make_agent):
 
 
 def test_different_arguments_are_not_a_loop(make_agent):
-    turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": f"{i}*2"}}]}
-             for i in range(6)] + [{"content": "done"}]
+    turns = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": f"{i}*2"}}]}
+        for i in range(6)
+    ] + [{"content": "done"}]
     agent, _ = make_agent(turns, max_model_calls=10)
     assert agent.run("q").answer == "done"

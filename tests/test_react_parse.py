@@ -72,8 +72,11 @@ names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True)
 arguments = st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=40)
 
 
-@given(thought=st.text(alphabet=st.characters(blacklist_characters="[]:"), max_size=40),
-       name=names, argument=arguments)
+@given(
+    thought=st.text(alphabet=st.characters(blacklist_characters="[]:"), max_size=40),
+    name=names,
+    argument=arguments,
+)
 def test_round_trip(thought, name, argument):
     text = f"Thought: {thought}\nAction: {name}[{argument}]"
     if "Observation:" in text:

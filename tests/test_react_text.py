@@ -52,20 +52,26 @@ def test_multi_parameter_tool_takes_a_json_object():
         """Convert money."""
         return f"{amount} {currency}"
 
-    model = ScriptedModel(['Action: convert[{"amount": 100, "currency": "USD"}]',
-                           "Action: convert[100 USD]", "Action: Finish[done]"])
+    model = ScriptedModel(
+        [
+            'Action: convert[{"amount": 100, "currency": "USD"}]',
+            "Action: convert[100 USD]",
+            "Action: Finish[done]",
+        ]
+    )
     result = Agent(model, [convert], protocol="text").run("q")
     tool_messages = [json.loads(m.content) for m in result.history if m.role == "tool"]
     assert tool_messages[0] == {"ok": True, "output": "100.0 USD"}
     assert "not valid JSON" in tool_messages[1]["error"]
-    assert "convert[{\"amount\", \"currency\"}]" in model.requests[0].messages[0].content
+    assert 'convert[{"amount", "currency"}]' in model.requests[0].messages[0].content
 
 
 def test_single_parameter_tool_accepts_its_json_object_too(make_agent):
-    agent, _ = make_agent(['Action: calculator[{"expression": "2+2"}]', "Action: Finish[4]"],
-                          protocol="text")
+    agent, _ = make_agent(
+        ['Action: calculator[{"expression": "2+2"}]', "Action: Finish[4]"], protocol="text"
+    )
     result = agent.run("q")
-    assert json.loads([m for m in result.history if m.role == "tool"][0].content)["output"] == "4"
+    assert json.loads(next(m for m in result.history if m.role == "tool").content)["output"] == "4"
 
 
 def test_worked_example_follows_the_inner_models_preference(seed_tools):

@@ -58,7 +58,7 @@ def test_fabricated_observation_never_reaches_the_history(make_agent):
         ]
     )
     result = agent.run("q")
-    assistant = [m for m in result.history if m.role == "assistant"][0]
+    assistant = next(m for m in result.history if m.role == "assistant")
     assert "50" not in assistant.content and "Observation" not in assistant.content
     assert json.loads(tool_messages(result)[0].content)["output"] == "35"
     rendered = "\n".join(m.content for m in model.requests[1].messages)

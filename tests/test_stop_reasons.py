@@ -63,11 +63,15 @@ def test_timeout(make_agent, monkeypatch):
 
     def slow_model(request):
         now[0] += 30.0
-        return ModelTurn(tool_calls=(ToolCall(id=f"c{request.step}", name="calculator",
-                                              arguments='{"expression": "1"}'),))
+        return ModelTurn(
+            tool_calls=(
+                ToolCall(id=f"c{request.step}", name="calculator", arguments='{"expression": "1"}'),
+            )
+        )
 
-    agent = Agent(FunctionModel(slow_model), make_agent([])[0].toolbox,
-                  limits=Limits(max_seconds=50))
+    agent = Agent(
+        FunctionModel(slow_model), make_agent([])[0].toolbox, limits=Limits(max_seconds=50)
+    )
     result = agent.run("q")
     assert result.stop_reason is StopReason.TIMEOUT
     assert result.model_calls == 2
@@ -128,8 +132,10 @@ def test_scripted_model_running_out_is_a_model_error(make_agent):
 
 
 def test_truncated_reply_gets_one_retry_then_stops(make_agent):
-    cut = {"tool_calls": [{"name": "calculator", "arguments": '{"expression": "1+'}],
-           "finish_reason": "length"}
+    cut = {
+        "tool_calls": [{"name": "calculator", "arguments": '{"expression": "1+'}],
+        "finish_reason": "length",
+    }
     agent, model = make_agent([cut, cut, {"content": "never"}])
     result = agent.run("q")
     assert result.stop_reason is StopReason.TRUNCATED
@@ -167,8 +173,9 @@ def test_cancel_from_another_thread_stops_at_the_next_step(make_agent):
 
     def model(request):
         agent_holder[0].cancel()
-        return ModelTurn(tool_calls=(ToolCall(id="a", name="calculator",
-                                              arguments='{"expression": "1"}'),))
+        return ModelTurn(
+            tool_calls=(ToolCall(id="a", name="calculator", arguments='{"expression": "1"}'),)
+        )
 
     agent = Agent(FunctionModel(model), make_agent([])[0].toolbox)
     agent_holder.append(agent)
@@ -184,7 +191,8 @@ def test_every_stop_reason_is_a_plain_string(reason):
 
 def test_usage_is_summed_over_calls(make_agent):
     usage = {"input_tokens": 100, "output_tokens": 5, "cached_tokens": 40}
-    agent, _ = make_agent([{"tool_calls": [calc("1")], "usage": usage},
-                           {"content": "1", "usage": usage}])
+    agent, _ = make_agent(
+        [{"tool_calls": [calc("1")], "usage": usage}, {"content": "1", "usage": usage}]
+    )
     result = agent.run("q")
     assert result.usage == Usage(input_tokens=200, output_tokens=10, cached_tokens=80)

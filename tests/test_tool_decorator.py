@@ -22,7 +22,10 @@ def test_google_style_docstring_becomes_the_schema():
     assert spec.name == "convert"
     assert spec.description == "Convert an amount of money."
     properties = spec.parameters["properties"]
-    assert properties["amount"] == {"type": "number", "description": "how much, in the source currency"}
+    assert properties["amount"] == {
+        "type": "number",
+        "description": "how much, in the source currency",
+    }
     assert properties["currency"]["description"] == "the target currency code, for example USD"
     assert properties["currency"]["default"] == "EUR"
     assert spec.parameters["required"] == ["amount"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop import ToolCall, ToolError, Toolbox, tool
+from reactloop import Toolbox, ToolCall, ToolError, tool
 from reactloop.tools.toolbox import cut_head_tail
 
 
@@ -130,8 +130,10 @@ def test_read_only_calls_run_concurrently():
         return who
 
     box = Toolbox([meet])
-    calls = [ToolCall(id=str(i), name="meet", arguments=json.dumps({"who": w}))
-             for i, w in enumerate("ab")]
+    calls = [
+        ToolCall(id=str(i), name="meet", arguments=json.dumps({"who": w}))
+        for i, w in enumerate("ab")
+    ]
     results = box.execute_many(calls)
     assert [r.output for r in results] == ["a", "b"]
 

@@ -220,7 +220,11 @@ class _Run:
             )
         )
         if turn.finish_reason == "content_filter":
-            return StopReason.CONTENT_FILTER, None, "the provider's content filter stopped the reply"
+            return (
+                StopReason.CONTENT_FILTER,
+                None,
+                "the provider's content filter stopped the reply",
+            )
         if turn.finish_reason == "length":
             return self.on_truncated()
         if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
@@ -247,7 +251,11 @@ class _Run:
         self.warn(kind, notice, count=self.format_errors)
         self.history.append(Message(role="user", content=notice, kind="format_error"))
         if self.format_errors >= self.agent.limits.max_format_errors:
-            return StopReason.FORMAT_ERRORS, None, f"{self.format_errors} replies in a row were unusable"
+            return (
+                StopReason.FORMAT_ERRORS,
+                None,
+                f"{self.format_errors} replies in a row were unusable",
+            )
         return None
 
     def on_tool_calls(

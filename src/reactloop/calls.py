@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
 from reactloop.limits import Budget
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
@@ -51,14 +52,11 @@ class CallRunner:
         calls = []
         changed = False
         for index, call in enumerate(turn.tool_calls):
-            wire_id = call.wire_id if call.wire_id is not None else call.id
-            new_id = call.id
-            if not new_id or new_id in self._seen_ids:
-                new_id = self._fresh_id(step, index)
-            self._seen_ids.add(new_id)
-            if new_id != call.id or wire_id != call.wire_id:
-                call = dataclasses.replace(call, id=new_id, wire_id=wire_id)
+            if not call.id or call.id in self._seen_ids:
+                wire_id = call.wire_id if call.wire_id is not None else call.id
+                call = dataclasses.replace(call, id=self._fresh_id(step, index), wire_id=wire_id)
                 changed = True
+            self._seen_ids.add(call.id)
             calls.append(call)
         return dataclasses.replace(turn, tool_calls=tuple(calls)) if changed else turn
 
@@ -86,11 +84,8 @@ class CallRunner:
                 self.budget.tool_calls += 1
                 to_run.append((index, call))
         executed = self.toolbox.execute_many([call for _, call in to_run])
-        for (index, call), result in zip(to_run, executed, strict=True):
+        for (index, _), result in zip(to_run, executed, strict=True):
             decided[index] = result
-            if result.executed:
-                side_effects = not self.toolbox.is_read_only(call.name)
-                self.guard.record(call, result.to_content(), side_effects=side_effects)
         messages = [self._report(calls[i], decided[i]) for i in range(len(calls))]
         return Outcome(messages=messages, loop=loop)
 
@@ -122,6 +117,9 @@ class CallRunner:
 
     def _report(self, call: ToolCall, result: ToolResult) -> Message:
         content = result.to_content()
+        if result.executed:
+            side_effects = not self.toolbox.is_read_only(call.name)
+            self.guard.record(call, content, side_effects=side_effects)
         self.emit("tool_result", result=result.to_dict(), content=content)
         return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
 

@@ -50,9 +50,8 @@ class ConsoleObserver:
         if self.streamed:
             self.console.print()
             self.streamed = False
-        elif thought := _thought(turn.get("text") or ""):
-            if turn.get("tool_calls") or turn.get("format_error") or turn.get("final_answer"):
-                self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
+        elif _shows_thought(turn) and (thought := _thought(turn.get("text") or "")):
+            self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
         if turn.get("reasoning"):
             self.console.print(f"  [dim]thinking: {escape(_short(turn['reasoning']))}[/]")
 
@@ -88,6 +87,11 @@ def print_result(console: Console, result: RunResult) -> None:
     )
     if result.trace:
         console.print(f"[dim]trace: {escape(result.trace)}[/]")
+
+
+def _shows_thought(turn: dict[str, Any]) -> bool:
+    """A native final answer's text is the answer itself, printed once at the end."""
+    return bool(turn.get("tool_calls") or turn.get("format_error") or turn.get("final_answer"))
 
 
 def _thought(text: str) -> str:

@@ -61,7 +61,8 @@ class ToolCall:
     """A call the model asked for.
 
     ``id`` is unique within a run (our bookkeeping); ``wire_id`` is the id the provider sent,
-    which may be missing, empty or repeated, and is what adapters echo back. ``arguments`` is
+    which may be missing, empty or repeated, and is what adapters echo back; None means the
+    provider's id is ``id`` itself (see ``echo_id``). ``arguments`` is
     the argument text exactly as the model wrote it (JSON for native calls; it may be invalid).
     """
 
@@ -69,6 +70,11 @@ class ToolCall:
     name: str
     arguments: str = ""
     wire_id: str | None = None
+
+    @property
+    def echo_id(self) -> str:
+        """The id to send back to the provider."""
+        return self.wire_id if self.wire_id is not None else self.id
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,4 +1,4 @@
-"""Parsing one text ReAct reply: ``Thought: …`` then ``Action: tool[argument]`` or ``Finish[answer]``.
+"""Parsing one text ReAct reply: ``Thought: …``, then ``Action: tool[arg]`` or ``Finish[answer]``.
 
 Anything from the first ``Observation:`` on is cut first: observations are written by the
 harness, never by the model. The argument runs to the bracket that balances the opening one,

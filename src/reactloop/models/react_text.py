@@ -84,6 +84,7 @@ class ReactTextModel:
             return Message(role="user", content=f"{STOP} {message.content}")
         return Message(role=message.role, content=message.content)
 
+
 class _RenderCache:
     """What was rendered for one history: the history only grows, so only new messages render."""
 

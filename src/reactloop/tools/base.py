@@ -42,22 +42,20 @@ class Tool:
 
     @cached_property
     def spec(self) -> ToolSpec:
-        return ToolSpec(
-            name=self.name, description=self.description, parameters=self.parameters
-        )
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
     @cached_property
     def parameters(self) -> dict[str, Any]:
         return json_schema(self.arguments_model)
 
-    @property
+    @cached_property
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(self.arguments_model.model_fields)
 
     def run(self, arguments: dict[str, Any]) -> Any:
         """Validate ``arguments`` and call the function (pydantic's errors propagate)."""
         validated = self.arguments_model.model_validate(arguments)
-        values = {name: getattr(validated, name) for name in self.arguments_model.model_fields}
+        values = {name: getattr(validated, name) for name in self.parameter_names}
         return self.function(**values)
 
 
@@ -120,7 +118,8 @@ def _arguments_model(
         fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
     model_name = "".join(part.title() for part in tool_name.split("_")) + "Arguments"
     config = ConfigDict(extra="forbid")
-    return create_model(model_name, __config__=config, **fields)  # type: ignore[call-overload,no-any-return]
+    model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
+    return model
 
 
 def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -168,7 +167,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """A compact JSON Schema for the arguments: no titles, nothing the model does not need."""
-    schema = _strip_titles(model.model_json_schema())
+    schema: dict[str, Any] = _strip_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
     return schema

@@ -64,8 +64,10 @@ def _reason(exc: Exception) -> str:
 def _evaluate(node: ast.expr, depth: int) -> int | float:
     if depth > MAX_DEPTH:
         raise ToolError("the expression is too deeply nested")
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        if isinstance(node.value, bool):
+            raise ToolError(f"{_ALLOWED} (found a boolean)")
+        return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left = _evaluate(node.left, depth + 1)
         right = _evaluate(node.right, depth + 1)
@@ -80,9 +82,10 @@ def _evaluate(node: ast.expr, depth: int) -> int | float:
 def _check_power(base: int | float, exponent: int | float) -> None:
     if abs(exponent) > MAX_EXPONENT:
         raise ToolError(f"the exponent {exponent} is too large (at most {MAX_EXPONENT})")
-    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0:
-        if base.bit_length() * exponent > MAX_RESULT_BITS:
-            raise ToolError("the result is too large")
+    if not (isinstance(base, int) and isinstance(exponent, int)) or exponent <= 0:
+        return
+    if base.bit_length() * exponent > MAX_RESULT_BITS:
+        raise ToolError("the result is too large")
 
 
 def _checked(value: Any) -> int | float:

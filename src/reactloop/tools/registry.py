@@ -54,7 +54,9 @@ def build_tools(families: tuple[str, ...], context: ToolContext) -> list[Tool]:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             if exc.name and exc.name.startswith("reactloop"):
-                raise UsageError(f"tool family {family!r} is not available in this version") from None
+                raise UsageError(
+                    f"tool family {family!r} is not available in this version"
+                ) from None
             raise
         built.extend(getattr(module, function_name)(context))
     return built

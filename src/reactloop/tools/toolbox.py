@@ -95,7 +95,9 @@ class Toolbox:
         try:
             output = tool.run(arguments)
         except ValidationError as exc:
-            return self._error(call, f"invalid arguments: {describe_validation(exc)}", started, False)
+            return self._error(
+                call, f"invalid arguments: {describe_validation(exc)}", started, False
+            )
         except ToolError as exc:
             return self._error(call, str(exc), started, True)
         except Exception as exc:  # a tool bug is an observation, not a crash
@@ -132,8 +134,13 @@ class Toolbox:
         )
 
     def _success(self, call: ToolCall, output: Any, started: float) -> ToolResult:
-        output = _jsonable(output)
-        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        if isinstance(output, str):
+            text = output
+        else:
+            try:
+                text = json.dumps(output, ensure_ascii=False)
+            except (TypeError, ValueError):
+                output = text = str(output)
         truncated = len(text) > self.max_output_chars
         spill_path = None
         if truncated:
@@ -176,11 +183,3 @@ def describe_validation(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
         parts.append(f"{where}: {error.get('msg', 'invalid')}")
     return "; ".join(parts)
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-    return value

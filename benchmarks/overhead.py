@@ -1,0 +1,150 @@
+"""The harness's own cost per step, import time, peak memory, and prompt sizes.
+
+    python benchmarks/overhead.py [--repeat 7]
+
+Each step is one scripted model turn with one call to a trivial read-only tool, so what is
+measured is the loop itself: budget checks, loop guard, validation, events, history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, ToolCall, tool
+from reactloop.models.react_text import ReactTextModel
+from reactloop.notices import DEFAULT_INSTRUCTIONS
+from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.notes import lookup_tool
+
+
+@tool(read_only=True)
+def echo(n: int) -> int:
+    """Return n."""
+    return n
+
+
+def scripted_turns(steps: int) -> list[ModelTurn]:
+    turns = [
+        ModelTurn(tool_calls=(ToolCall(id=f"c{i}", name="echo", arguments=f'{{"n": {i}}}'),))
+        for i in range(steps)
+    ]
+    return [*turns, ModelTurn(text="done")]
+
+
+def one_run(steps: int, journal_dir: Path | None) -> float:
+    """Seconds per step of one run of ``steps`` tool steps (plus the answering step)."""
+    model = ScriptedModel(scripted_turns(steps), keep_requests=False)
+    limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
+    journal = Journal(journal_dir / f"run-{steps}.jsonl") if journal_dir else None
+    agent = Agent(model, [echo], limits=limits, journal=journal)
+    started = time.perf_counter()
+    result = agent.run("count")
+    elapsed = time.perf_counter() - started
+    if journal:
+        journal.close()
+    assert result.answer == "done", result.stop_reason
+    return elapsed / (steps + 1)
+
+
+def per_step(repeat: int) -> dict[str, dict[int, float]]:
+    table: dict[str, dict[int, float]] = {"journal off": {}, "journal on": {}}
+    with tempfile.TemporaryDirectory() as folder:
+        for label, directory in (("journal off", None), ("journal on", Path(folder))):
+            for steps in (10, 100, 1000):
+                samples = [one_run(steps, directory) for _ in range(repeat)]
+                table[label][steps] = statistics.median(samples)
+    return table
+
+
+def step_cost_at(steps: int, position: int, repeat: int) -> float:
+    """Median cost of the steps around ``position`` in a run of ``steps`` (journal off)."""
+    samples = []
+    for _ in range(repeat):
+        stamps: list[float] = []
+        turns = scripted_turns(steps)
+
+        def model_fn(
+            request: object, turns: list[ModelTurn] = turns, stamps: list[float] = stamps
+        ) -> ModelTurn:
+            stamps.append(time.perf_counter())
+            return turns[len(stamps) - 1]
+
+        from reactloop import FunctionModel
+
+        limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
+        Agent(FunctionModel(model_fn), [echo], limits=limits).run("count")
+        window = stamps[max(position - 5, 1) : position + 5]
+        samples.append((window[-1] - window[0]) / (len(window) - 1))
+    return statistics.median(samples)
+
+
+def import_and_memory(repeat: int) -> dict[str, float]:
+    code = (
+        "import time, resource; t = time.perf_counter(); import reactloop; "
+        "d = time.perf_counter() - t; print(d, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    times, rss = [], []
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        seconds, kilobytes = out.stdout.split()
+        times.append(float(seconds))
+        rss.append(int(kilobytes) / 1024)
+    run_code = (
+        "import resource, sys; sys.path.insert(0, 'benchmarks'); import overhead; "
+        "overhead.one_run(1000, None); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", run_code], capture_output=True, text=True, check=True
+    )
+    return {
+        "import_s": statistics.median(times),
+        "import_peak_mb": statistics.median(rss),
+        "run_1000_peak_mb": int(out.stdout.strip()) / 1024,
+    }
+
+
+def prompt_sizes() -> dict[str, int]:
+    tools = [calculator_tool(), lookup_tool({"k": "v"})]
+    specs = [t.spec for t in tools]
+    text_prompt = ReactTextModel(ScriptedModel([])).system_prompt(specs)
+    native = json.dumps([{"type": "function", "function": s.to_dict()} for s in specs])
+    return {
+        "text_system_prompt_chars": len(text_prompt),
+        "native_tool_specs_chars": len(native),
+        "native_instructions_chars": len(DEFAULT_INSTRUCTIONS),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    table = per_step(args.repeat)
+    for label, row in table.items():
+        cells = "  ".join(
+            f"{steps:>4} steps: {seconds * 1e6:7.1f} µs" for steps, seconds in row.items()
+        )
+        print(f"{label:12} {cells}")
+    early = step_cost_at(1000, 10, args.repeat)
+    late = step_cost_at(1000, 995, args.repeat)
+    print(
+        f"per-step cost near step 10: {early * 1e6:.1f} µs, near step 995: {late * 1e6:.1f} µs "
+        f"(ratio {late / early:.2f})"
+    )
+    for key, value in import_and_memory(args.repeat).items():
+        print(f"{key}: {value:.3f}")
+    for key, value in prompt_sizes().items():
+        print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
