@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import json
 
-from reactloop import Agent, ScriptedModel, StopReason, tool
+from reactloop import (
+    Agent,
+    FunctionModel,
+    Message,
+    ModelRequest,
+    ModelTurn,
+    ScriptedModel,
+    StopReason,
+    ToolCall,
+    tool,
+)
+from reactloop.history import History
 from reactloop.models.react_text import ReactTextModel
+from reactloop.tools.calculator import calculator_tool
 
 
 def test_system_prompt_for_the_seed_tools_is_short(seed_tools):
@@ -89,3 +101,29 @@ def test_a_cut_length_reply_is_truncated_not_parsed(make_agent):
     result = agent.run("q")
     assert result.stop_reason is StopReason.TRUNCATED
     assert result.tool_calls == 0
+
+
+def test_a_rewritten_history_is_rendered_again():
+    inner = FunctionModel(lambda request: "Action: Finish[x]", native_tools=False)
+    adapter = ReactTextModel(inner)
+    history = History([Message(role="user", content="original task")])
+    seen = []
+    inner.function = lambda request: seen.append(request.messages[1].content) or "Action: Finish[x]"
+    adapter.complete(ModelRequest(messages=history))
+    history.replace(0, Message(role="user", content="rewritten task"))
+    adapter.complete(ModelRequest(messages=history))
+    assert seen == ["original task", "rewritten task"]
+
+
+def test_the_loop_warns_when_the_prefix_was_rewritten():
+    def reply(request):
+        if request.step == 1:
+            request.messages.replace(1, Message(role="user", content="rewritten"))
+            return ModelTurn(
+                tool_calls=(ToolCall(id="a", name="calculator", arguments='{"expression": "1"}'),)
+            )
+        return ModelTurn(text="1")
+
+    result = Agent(FunctionModel(reply), [calculator_tool()]).run("task")
+    assert result.answer == "1"
+    assert any(w.startswith("prefix_changed: message 1") for w in result.warnings)

@@ -8,6 +8,7 @@ emitted as an event, so the journal shows why.
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
@@ -106,6 +107,7 @@ class _Run:
         self.format_errors = 0
         self.truncations = 0
         self.wound_down = False
+        self.model_seconds = 0.0
         self.warnings: list[str] = []
         self.calls = CallRunner(
             toolbox=agent.toolbox,
@@ -194,6 +196,7 @@ class _Run:
             on_text=self.agent.on_text,
             on_raw=wire.append,
         )
+        started = time.perf_counter()
         try:
             turn = self.agent.model.complete(request)
         except ModelError as exc:
@@ -204,12 +207,13 @@ class _Run:
             self.emit("warning", kind="internal_error", message=traceback.format_exc())
             return f"{type(exc).__name__}: {exc}"
         self.budget.record_model_call(turn.usage)
+        self.model_seconds = time.perf_counter() - started
         self.emit("response", raw=turn.raw, request=wire[-1] if wire else None)
         return turn
 
     def handle_turn(self, turn: ModelTurn) -> tuple[StopReason, str | None, str | None] | None:
         turn = self.calls.unique_ids(turn, self.step)
-        self.emit("turn", turn=turn.to_dict())
+        self.emit("turn", turn=turn.to_dict(), seconds=round(self.model_seconds, 6))
         self.history.append(
             Message(
                 role="assistant",

@@ -17,6 +17,7 @@ class History(Sequence[Message]):
     def __init__(self, messages: Sequence[Message] = ()) -> None:
         self._messages: list[Message] = list(messages)
         self._changed_at: int | None = None
+        self.revision = 0  # counts rewrites, so renderers that cache a prefix know to redo it
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -42,6 +43,7 @@ class History(Sequence[Message]):
     def replace(self, index: int, message: Message) -> None:
         """Rewrite an earlier message (this breaks prompt-prefix caching; it is recorded)."""
         self._messages[index] = message
+        self.revision += 1
         position = index % len(self._messages)
         if self._changed_at is None or position < self._changed_at:
             self._changed_at = position

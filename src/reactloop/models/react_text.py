@@ -65,8 +65,9 @@ class ReactTextModel:
             cache = self._caches.setdefault(history, _RenderCache())
         except TypeError:  # not weak-referenceable: render from scratch
             cache = _RenderCache()
-        if len(history) < cache.count:
-            cache.rendered, cache.count = [], 0
+        revision = getattr(history, "revision", 0)
+        if len(history) < cache.count or revision != cache.revision:
+            cache.rendered, cache.count, cache.revision = [], 0, revision
         if not cache.rendered and (not history or history[0].role != "system"):
             prompt = self.system_prompt(request.tools)
             cache.rendered.append(Message(role="system", content=prompt))
@@ -91,6 +92,7 @@ class _RenderCache:
     def __init__(self) -> None:
         self.rendered: list[Message] = []
         self.count = 0
+        self.revision = 0
 
 
 def _append(rendered: list[Message], message: Message) -> None:
