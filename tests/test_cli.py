@@ -115,3 +115,16 @@ def test_entry_point_runs_as_a_real_process(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["answer"] == "420"
+
+
+def test_max_cost_needs_prices():
+    code, _, err = invoke("run", *TEA, "--max-cost", "1")
+    assert code == 2 and "--prices" in err
+
+
+def test_cost_is_reported_with_a_price_table(tmp_path):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"scripted*": {"input": 1, "cached_input": 0.5, "output": 2}}))
+    code, out, _ = invoke("run", *TEA, "--prices", str(prices), "--json", "--no-trace")
+    assert code == 0
+    assert json.loads(out)["cost"] == 0.0

@@ -196,3 +196,23 @@ def test_usage_is_summed_over_calls(make_agent):
     )
     result = agent.run("q")
     assert result.usage == Usage(input_tokens=200, output_tokens=10, cached_tokens=80)
+
+
+def test_max_cost(make_agent):
+    from reactloop.usage import Price
+
+    usage = {"input_tokens": 1_000_000, "output_tokens": 0}
+    turns = [{"tool_calls": [calc(f"{i}+1")], "usage": usage} for i in range(5)]
+    model = ScriptedModel(turns)
+    price = Price(input=1.0, cached_input=0.1, output=4.0)
+    tools = make_agent([])[0].toolbox
+    agent = Agent(model, tools, limits=Limits(max_cost=2.5), price=price)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.MAX_COST
+    assert result.model_calls == 3
+    assert result.cost == pytest.approx(3.0)
+
+
+def test_max_cost_without_a_price_is_refused(make_agent):
+    with pytest.raises(ValueError, match="price"):
+        Agent(ScriptedModel([]), [], limits=Limits(max_cost=1.0))

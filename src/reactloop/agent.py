@@ -17,7 +17,7 @@ from reactloop.calls import CallRunner
 from reactloop.errors import ModelError
 from reactloop.events import Event, Observer
 from reactloop.history import History
-from reactloop.limits import Budget, Limits, StopReason
+from reactloop.limits import Budget, Limits, Pricer, StopReason
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.models.base import Model, ModelRequest
@@ -62,11 +62,15 @@ class Agent:
         approve: Approver | None = None,
         config: dict[str, Any] | None = None,
         on_text: Callable[[str], None] | None = None,
+        price: Pricer | None = None,
     ) -> None:
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.protocol = _pick_protocol(model, protocol)
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         self.limits = limits or Limits()
+        if self.limits.max_cost is not None and price is None:
+            raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=Price(...))")
+        self.price = price
         self.observers = tuple(o for o in (journal, *observers) if o is not None)
         if instructions is None and self.protocol == "native":
             instructions = DEFAULT_INSTRUCTIONS
@@ -100,7 +104,7 @@ class _Run:
     def __init__(self, agent: Agent, task: str) -> None:
         self.agent = agent
         self.task = task
-        self.budget = Budget(agent.limits)
+        self.budget = Budget(agent.limits, agent.price)
         self.history = History()
         self.step = 0
         self.sent = 0
@@ -286,6 +290,7 @@ class _Run:
             model_calls=self.budget.model_calls,
             tool_calls=self.budget.tool_calls,
             usage=self.budget.usage,
+            cost=self.budget.cost,
             history=tuple(self.history),
             seconds=self.budget.elapsed,
             error=error,
@@ -300,6 +305,7 @@ class _Run:
             model_calls=result.model_calls,
             tool_calls=result.tool_calls,
             usage=result.usage.to_dict(),
+            cost=result.cost,
             seconds=round(result.seconds, 6),
         )
         return result

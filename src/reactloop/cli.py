@@ -55,6 +55,8 @@ class RunOptions:
     max_tool_calls: int
     max_seconds: float | None
     max_tokens: int | None
+    max_cost: float | None
+    prices: Path | None
     trace: Path | None
     no_trace: bool
     fsync: bool
@@ -80,6 +82,8 @@ class RunOptions:
 @click.option("--max-tool-calls", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=600.0)
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the run.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), help="Dollar budget.")
+@click.option("--prices", type=click.Path(path_type=Path), help="Price table (JSON) for cost.")
 @click.option("--trace", type=click.Path(path_type=Path), help="Journal file (JSONL).")
 @click.option("--no-trace", is_flag=True, help="Do not write a journal.")
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
@@ -136,6 +140,7 @@ def build_limits(options: RunOptions) -> Limits:
         max_tool_calls=options.max_tool_calls,
         max_seconds=options.max_seconds,
         max_tokens=options.max_tokens,
+        max_cost=options.max_cost,
     )
 
 

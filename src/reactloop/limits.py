@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from reactloop.messages import Usage
 
@@ -30,7 +31,8 @@ class StopReason(StrEnum):
 class Limits:
     """Caps on one run. The defaults follow the seeds: 8 model calls, 16 tool calls.
 
-    ``max_tokens`` caps input plus output tokens over the run. ``repeat_warn`` and
+    ``max_tokens`` caps input plus output tokens over the run; ``max_cost`` caps its cost in
+    dollars (it needs the model's ``Price``: ``Agent(..., price=...)``). ``repeat_warn`` and
     ``repeat_stop``: the n-th identical call (same tool, same canonical arguments) gets a
     warning instead of running, and stops the run. ``pingpong_warn`` and ``pingpong_stop``:
     the number of A→B cycles in a row that warn and stop. ``max_format_errors``: replies in a
@@ -42,6 +44,7 @@ class Limits:
     max_tool_calls: int = 16
     max_seconds: float | None = 600.0
     max_tokens: int | None = None
+    max_cost: float | None = None
     repeat_warn: int = 2
     repeat_stop: int = 3
     pingpong_warn: int = 2
@@ -60,11 +63,19 @@ class Limits:
             raise ValueError("need 2 <= pingpong_warn <= pingpong_stop")
 
 
-class Budget:
-    """Counts a run's spending against its ``Limits``."""
+class Pricer(Protocol):
+    def cost(self, usage: Usage) -> float: ...
 
-    def __init__(self, limits: Limits) -> None:
+
+class Budget:
+    """Counts a run's spending against its ``Limits``; ``cost`` is None without a price."""
+
+    def __init__(self, limits: Limits, price: Pricer | None = None) -> None:
+        if limits.max_cost is not None and price is None:
+            raise ValueError("max_cost needs the model's price")
         self.limits = limits
+        self.price = price
+        self.cost: float | None = 0.0 if price is not None else None
         self.started = time.monotonic()
         self.model_calls = 0
         self.tool_calls = 0
@@ -100,11 +111,15 @@ class Budget:
             return StopReason.MAX_MODEL_CALLS
         if self.limits.max_tokens is not None and self.usage.total_tokens >= self.limits.max_tokens:
             return StopReason.MAX_TOKENS
+        if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
+            return StopReason.MAX_COST
         return None
 
     def record_model_call(self, usage: Usage) -> None:
         self.model_calls += 1
         self.usage = self.usage + usage
+        if self.price is not None:
+            self.cost = (self.cost or 0.0) + self.price.cost(usage)
 
     def record_model_call_failed(self) -> None:
         self.model_calls += 1

@@ -15,7 +15,7 @@ class RunResult:
 
     ``error`` explains stops other than ``final_answer`` (the provider's message for
     ``model_error``, the loop found for ``loop_detected``, ...). ``trace`` is the journal path
-    when the run was journaled to a file.
+    when the run was journaled to a file; ``cost`` is in dollars when a price was given.
     """
 
     answer: str | None
@@ -27,6 +27,7 @@ class RunResult:
     seconds: float
     error: str | None = None
     trace: str | None = None
+    cost: float | None = None
     warnings: tuple[str, ...] = ()
 
     @property
@@ -40,6 +41,7 @@ class RunResult:
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
             "usage": self.usage.to_dict(),
+            "cost": self.cost,
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "trace": self.trace,

@@ -52,6 +52,7 @@ def run_from_cli(options: RunOptions) -> int:
             approve=_approver(options),
             config=_config(options, families),
             on_text=console.on_text if console and options.stream else None,
+            price=_price(options, model.name),
         )
         result = agent.run(options.task)
     finally:
@@ -72,6 +73,21 @@ def _check_files(options: RunOptions) -> None:
         raise UsageError(f"notes file not found: {options.notes}")
     if options.workspace is not None and not options.workspace.is_dir():
         raise UsageError(f"workspace is not a folder: {options.workspace}")
+
+
+def _price(options: RunOptions, model_name: str) -> Any:
+    if options.prices is None:
+        if options.max_cost is not None:
+            raise UsageError("--max-cost needs a price table: --prices FILE.json")
+        return None
+    from reactloop.usage import PriceTable
+
+    found = PriceTable.from_file(options.prices).lookup(model_name)
+    if found is None:
+        if options.max_cost is not None:
+            raise UsageError(f"no price for model {model_name!r} in {options.prices}")
+        return None
+    return found[1]
 
 
 def _output_dir(trace_path: Path | None) -> Path | None:
