@@ -69,7 +69,7 @@ class Agent:
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         self.limits = limits or Limits()
         if self.limits.max_cost is not None and price is None:
-            raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=Price(...))")
+            raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
         self.price = price
         self.observers = tuple(o for o in (journal, *observers) if o is not None)
         if instructions is None and self.protocol == "native":
