@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from reactloop import read_journal
 from reactloop.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tea"
@@ -128,3 +129,35 @@ def test_cost_is_reported_with_a_price_table(tmp_path):
     code, out, _ = invoke("run", *TEA, "--prices", str(prices), "--json", "--no-trace")
     assert code == 0
     assert json.loads(out)["cost"] == 0.0
+
+
+def test_long_tool_output_is_kept_whole_beside_the_journal(tmp_path):
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"big": "x" * 20000}))
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"name": "lookup", "arguments": {"key": "big"}}]},
+                {"content": "done"},
+            ]
+        )
+    )
+    trace = tmp_path / "run.jsonl"
+    code, _, _ = invoke(
+        "run",
+        "q",
+        "--model",
+        f"scripted:{script}",
+        "--notes",
+        str(notes),
+        "--json",
+        "--trace",
+        str(trace),
+    )
+    assert code == 0
+    kept = list((tmp_path / "run-outputs").iterdir())
+    assert len(kept) == 1
+    assert kept[0].read_text() == "x" * 20000
+    result = next(e for e in read_journal(trace) if e["type"] == "tool_result")["result"]
+    assert result["truncated"] is True and result["full_output_path"] == str(kept[0])

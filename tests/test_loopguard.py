@@ -23,7 +23,7 @@ def test_second_identical_call_warns_with_the_earlier_result_third_stops():
     guard = LoopGuard(Limits())
     first = call("lookup", key="k")
     assert guard.check(first).action == "run"
-    guard.record(first, '{"ok": true, "output": "35"}', side_effects=False)
+    guard.record(canonical_key(first), '{"ok": true, "output": "35"}', side_effects=False)
     warning = guard.check(first)
     assert warning.action == "warn" and '"35"' in warning.message
     assert guard.check(first).action == "stop"
@@ -39,9 +39,9 @@ def test_a_side_effect_resets_what_other_calls_can_repeat():
     guard = LoopGuard(Limits())
     test_run, edit = call("bash", command="pytest"), call("edit_file", path="a.py")
     assert guard.check(test_run).action == "run"
-    guard.record(test_run, "failed", side_effects=True)
+    guard.record(canonical_key(test_run), "failed", side_effects=True)
     assert guard.check(edit).action == "run"
-    guard.record(edit, "ok", side_effects=True)
+    guard.record(canonical_key(edit), "ok", side_effects=True)
     assert guard.check(test_run).action == "run"  # the code changed: running tests again is fine
 
 
@@ -49,7 +49,7 @@ def test_repeating_the_same_side_effect_is_still_caught():
     guard = LoopGuard(Limits())
     test_run = call("bash", command="pytest")
     guard.check(test_run)
-    guard.record(test_run, "failed", side_effects=True)
+    guard.record(canonical_key(test_run), "failed", side_effects=True)
     assert guard.check(test_run).action == "warn"
 
 
@@ -61,7 +61,7 @@ def test_ping_pong_between_two_side_effects_is_caught():
         verdict = guard.check(current)
         actions.append(verdict.action)
         if verdict.action == "run":
-            guard.record(current, "ok", side_effects=True)
+            guard.record(canonical_key(current), "ok", side_effects=True)
     assert actions == ["run", "run", "run", "warn", "warn", "stop"]
 
 

@@ -36,6 +36,7 @@ class CallRunner:
         approve: Callable[[ToolCall, Tool], bool | str] | None,
         emit: Emit,
         warn: Emit,
+        observed: bool = True,
     ) -> None:
         self.toolbox = toolbox
         self.budget = budget
@@ -43,7 +44,9 @@ class CallRunner:
         self.approve = approve
         self.emit = emit
         self.warn = warn
+        self.observed = observed
         self._seen_ids: set[str] = set()
+        self._keys: dict[str, str] = {}
 
     def unique_ids(self, turn: ModelTurn, step: int) -> ModelTurn:
         """Give every call an id unique in the run; the provider's id stays in ``wire_id``."""
@@ -73,7 +76,8 @@ class CallRunner:
         to_run: list[tuple[int, ToolCall]] = []
         loop: str | None = None
         for index, call in enumerate(calls):
-            self.emit("tool_call", call=call.to_dict())
+            if self.observed:
+                self.emit("tool_call", call=call.to_dict())
             if loop is not None:
                 decided[index] = _refused(call, f"not run: the run stopped ({loop})")
                 continue
@@ -96,6 +100,7 @@ class CallRunner:
             self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
             return _refused(call, f"not run: the tool call limit ({limit}) is reached"), None
         verdict = self.guard.check(call)
+        self._keys[call.id] = verdict.key
         if verdict.action == "stop":
             self.warn(verdict.kind, verdict.message, call_id=call.id)
             return _refused(call, f"not run: loop detected ({verdict.message})"), verdict.message
@@ -117,10 +122,12 @@ class CallRunner:
 
     def _report(self, call: ToolCall, result: ToolResult) -> Message:
         content = result.to_content()
-        if result.executed:
+        key = self._keys.pop(call.id, None)
+        if result.executed and key is not None:
             side_effects = not self.toolbox.is_read_only(call.name)
-            self.guard.record(call, content, side_effects=side_effects)
-        self.emit("tool_result", result=result.to_dict(), content=content)
+            self.guard.record(key, content, side_effects=side_effects)
+        if self.observed:
+            self.emit("tool_result", result=result.to_dict(), content=content)
         return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
 
 

@@ -50,6 +50,9 @@ class RunOptions:
     allow: tuple[str, ...]
     stream: bool
     seed: int | None
+    temperature: float | None
+    max_output_tokens: int | None
+    sandbox: str
     system: str | None
     max_steps: int
     max_tool_calls: int
@@ -77,6 +80,14 @@ class RunOptions:
 @click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
 @click.option("--stream", is_flag=True, help="Stream the model's text as it arrives.")
 @click.option("--seed", type=int, help="Sampling seed, where the model supports one.")
+@click.option("--temperature", type=click.FloatRange(min=0), help="Sampling temperature.")
+@click.option("--max-output-tokens", type=click.IntRange(min=1), help="Cap on each reply.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "weak"]),
+    default="auto",
+    help="How the bash tool isolates commands (auto: bubblewrap when it works).",
+)
 @click.option("--system", help="Instructions for the system message.")
 @click.option("--max-steps", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--max-tool-calls", type=click.IntRange(min=1), default=16, show_default=True)
@@ -145,7 +156,13 @@ def build_limits(options: RunOptions) -> Limits:
 
 
 def pick_model(options: RunOptions) -> tuple[Model, str]:
-    settings = ModelSettings(base_url=options.base_url, stream=options.stream, seed=options.seed)
+    settings = ModelSettings(
+        base_url=options.base_url,
+        stream=options.stream,
+        seed=options.seed,
+        temperature=options.temperature,
+        max_output_tokens=options.max_output_tokens,
+    )
     if options.model:
         return resolve_model(options.model, settings), "chosen with --model"
     try:

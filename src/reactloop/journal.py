@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from reactloop.errors import JournalError
 from reactloop.events import Event
+from reactloop.jsonfast import dumps
 
 FORMAT = "reactloop-journal"
 VERSION = 1
@@ -34,7 +35,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self._started = time.monotonic()
-        self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        self._file: IO[bytes] | None = self.path.open("wb", buffering=0)
         self._write_line(
             {
                 "type": "journal",
@@ -55,8 +56,7 @@ class Journal:
     def _write_line(self, record: dict[str, Any]) -> None:
         if self._file is None:
             return
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
+        self._file.write((dumps(record) + "\n").encode("utf-8"))
         if self.fsync:
             os.fsync(self._file.fileno())
 

@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
+from reactloop.jsonfast import canonical
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
 
@@ -25,11 +26,9 @@ _RESULT_PREVIEW = 300
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Verdict:
     action: Action
+    key: str
     kind: str = ""
     message: str = ""
-
-
-_RUN = Verdict(action="run")
 
 
 def canonical_key(call: ToolCall) -> str:
@@ -38,7 +37,7 @@ def canonical_key(call: ToolCall) -> str:
         value = json.loads(text) if text else {}
     except json.JSONDecodeError:
         return f"{call.name}\x00{text}"
-    return f"{call.name}\x00{json.dumps(value, sort_keys=True, separators=(',', ':'))}"
+    return f"{call.name}\x00{canonical(value)}"
 
 
 class LoopGuard:
@@ -55,12 +54,11 @@ class LoopGuard:
         self._counts[key] = count
         self._recent.append(key)
         repeat = self._repeat_verdict(call, key, count)
-        pingpong = self._pingpong_verdict(call)
+        pingpong = self._pingpong_verdict(call, key)
         return repeat if _SEVERITY[repeat.action] >= _SEVERITY[pingpong.action] else pingpong
 
-    def record(self, call: ToolCall, content: str, *, side_effects: bool) -> None:
-        """Remember what an executed call returned."""
-        key = canonical_key(call)
+    def record(self, key: str, content: str, *, side_effects: bool) -> None:
+        """Remember what an executed call (``Verdict.key``) returned."""
         if side_effects:
             count = self._counts.get(key, 1)
             self._counts = {key: count}
@@ -71,6 +69,7 @@ class LoopGuard:
         if count >= self.limits.repeat_stop:
             return Verdict(
                 action="stop",
+                key=key,
                 kind="repeat",
                 message=f"{call.name} was called {count} times with the same arguments",
             )
@@ -80,6 +79,7 @@ class LoopGuard:
                 previous = previous[:_RESULT_PREVIEW] + "…"
             return Verdict(
                 action="warn",
+                key=key,
                 kind="repeat",
                 message=(
                     f"you already called {call.name} with these arguments; the result was: "
@@ -87,26 +87,28 @@ class LoopGuard:
                     "or answer with what you have"
                 ),
             )
-        return _RUN
+        return Verdict(action="run", key=key)
 
-    def _pingpong_verdict(self, call: ToolCall) -> Verdict:
+    def _pingpong_verdict(self, call: ToolCall, key: str) -> Verdict:
         cycles = self._alternating_cycles()
         if cycles >= self.limits.pingpong_stop:
             return Verdict(
                 action="stop",
+                key=key,
                 kind="pingpong",
                 message=f"the calls alternated between the same two actions {cycles} times",
             )
         if cycles >= self.limits.pingpong_warn:
             return Verdict(
                 action="warn",
+                key=key,
                 kind="pingpong",
                 message=(
                     f"you keep alternating between the same two calls ({call.name} is one); "
                     "this is a loop: try a different approach, or answer with what you have"
                 ),
             )
-        return _RUN
+        return Verdict(action="run", key=key)
 
     def _alternating_cycles(self) -> int:
         recent = list(self._recent)

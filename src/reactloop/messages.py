@@ -8,9 +8,10 @@ reads them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from reactloop.jsonfast import dumps
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -123,7 +124,7 @@ class ToolResult:
             body["truncated"] = True
             if self.full_output_path:
                 body["full_output"] = self.full_output_path
-        return json.dumps(body, ensure_ascii=False, default=str)
+        return dumps(body)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ from reactloop.agent import Agent
 from reactloop.errors import UsageError
 from reactloop.journal import Journal
 from reactloop.tools.registry import ToolContext, build_tools, parse_families
+from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
     from reactloop.cli import RunOptions
@@ -32,8 +33,9 @@ def run_from_cli(options: RunOptions) -> int:
         workspace=(options.workspace or Path.cwd()).resolve(),
         read_only=options.read_only,
         output_dir=_output_dir(trace_path),
+        extra={"sandbox_mode": options.sandbox},
     )
-    tools = build_tools(families, context)
+    tools = Toolbox(build_tools(families, context), spill_dir=context.output_dir)
     model, reason = pick_model(options)
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
@@ -90,9 +92,12 @@ def _price(options: RunOptions, model_name: str) -> Any:
     return found[1]
 
 
-def _output_dir(trace_path: Path | None) -> Path | None:
+def _output_dir(trace_path: Path | None) -> Path:
+    """Where full tool output is kept: beside the journal, or a temporary folder without one."""
     if trace_path is None:
-        return None
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix="reactloop-outputs-"))
     return trace_path.with_name(trace_path.stem + "-outputs")
 
 

@@ -27,7 +27,7 @@ class ScriptedModel:
     A turn is a ``ModelTurn``, a string (the reply text), or a dict
     ``{"content": "...", "tool_calls": [{"name": "...", "arguments": {...}}]}`` where both keys
     are optional, ``arguments`` may be a dict or raw text (to script invalid JSON), and
-    ``finish_reason`` and ``usage`` may be given too. ``native_tools`` is True when any turn
+    ``finish_reason`` and ``usage`` may be given too; the entry itself is the turn's ``raw``. ``native_tools`` is True when any turn
     has tool calls; a script of plain text is meant for the text ReAct protocol.
     ``requests`` keeps a snapshot of every request (turn it off with ``keep_requests=False``
     where the copies would cost, as in benchmarks).
@@ -111,6 +111,7 @@ def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
         tool_calls=calls,
         finish_reason=turn.get("finish_reason") or ("tool_calls" if calls else "stop"),
         usage=Usage.from_dict(turn.get("usage") or {}),
+        raw=dict(turn),
     )
 
 

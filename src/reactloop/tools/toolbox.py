@@ -21,7 +21,8 @@ from reactloop.tools.base import Tool
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-DEFAULT_MAX_OUTPUT_CHARS = 4000
+DEFAULT_MAX_OUTPUT_CHARS = 8000
+_strict_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class Toolbox:
@@ -138,7 +139,7 @@ class Toolbox:
             text = output
         else:
             try:
-                text = json.dumps(output, ensure_ascii=False)
+                text = _strict_dumps(output)
             except (TypeError, ValueError):
                 output = text = str(output)
         truncated = len(text) > self.max_output_chars

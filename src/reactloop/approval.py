@@ -1,0 +1,169 @@
+"""``TerminalApprover``: ask the person at the terminal before a call with side effects runs.
+
+The agent consults an approver before every call to a tool that is not read-only
+(``write_file``, ``edit_file``, ``bash``). The answer is ``True`` (run it) or a string: the
+reason the call was declined, which the model receives as an error observation.
+
+Allow-list patterns let common commands through without a question:
+
+- ``"pytest*"``, ``"ls *"``: shell-style patterns (``fnmatch``) matched against a bash command;
+- ``"re:git (status|diff)( .*)?"``: a regular expression that must match the whole command;
+- ``"tool:write_file"``: every call of that tool.
+
+A bash command that contains shell control characters (``; & | ` $ < > ( )``, newlines) is
+never allowed by a command pattern: ``pytest*`` must not let ``pytest; rm -rf ~`` through.
+Without a terminal (stdin is not a TTY, or it is closed) every call is declined.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, TextIO
+
+from reactloop.errors import UsageError
+from reactloop.messages import ToolCall
+from reactloop.tools.base import Tool
+
+SHELL_CONTROL = re.compile(r"[;&|`$<>()\n\r\\]")
+MAX_SHOWN_CHARS = 2000
+YES = {"y", "yes"}
+ALWAYS = {"a", "always"}
+
+
+@dataclass(frozen=True)
+class AllowRule:
+    """One allow-list entry, parsed."""
+
+    text: str
+    tool: str | None = None
+    regex: re.Pattern[str] | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> AllowRule:
+        if text.startswith("tool:"):
+            name = text[len("tool:") :].strip()
+            if not name:
+                raise UsageError(f"allow pattern {text!r} names no tool")
+            return cls(text, tool=name)
+        if text.startswith("re:"):
+            try:
+                return cls(text, regex=re.compile(text[len("re:") :]))
+            except re.error as exc:
+                raise UsageError(f"allow pattern {text!r} is not a valid regex: {exc}") from None
+        if not text.strip():
+            raise UsageError("an allow pattern is empty")
+        return cls(text)
+
+    def allows(self, tool: str, command: str | None) -> bool:
+        if self.tool is not None:
+            return self.tool == tool
+        if command is None or SHELL_CONTROL.search(command):
+            return False
+        if self.regex is not None:
+            return self.regex.fullmatch(command) is not None
+        return fnmatchcase(command, self.text)
+
+
+class TerminalApprover:
+    """Asks y/N on a terminal; ``allow`` patterns and "always" answers skip the question.
+
+    ``input``/``output`` default to stdin/stderr; with the default input, a missing terminal
+    declines every call. Answers: ``y`` runs the call, ``a`` runs it and every identical call
+    after it, ``n`` or Enter declines, ``n <reason>`` declines and tells the model why.
+    """
+
+    def __init__(
+        self,
+        allow: Iterable[str] = (),
+        *,
+        input: TextIO | None = None,
+        output: TextIO | None = None,
+    ) -> None:
+        self.rules = [AllowRule.parse(text) for text in allow]
+        self._input = input
+        self._output = output
+        self._always: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, call: ToolCall, tool: Tool) -> bool | str:
+        command = bash_command(call)
+        if any(rule.allows(call.name, command) for rule in self.rules):
+            return True
+        with self._lock:  # one question at a time, even when tools run in threads
+            if (call.name, call.arguments) in self._always:
+                return True
+            return self._ask(call, command)
+
+    def _ask(self, call: ToolCall, command: str | None) -> bool | str:
+        stream = self._input if self._input is not None else sys.stdin
+        output = self._output if self._output is not None else sys.stderr
+        if self._input is None and not _is_terminal(stream):
+            return "declined: approval is required but there is no terminal to ask"
+        output.write(describe(call, command) + "\nAllow? [y]es / [a]lways / [N]o (+ reason): ")
+        output.flush()
+        try:
+            line = stream.readline()
+        except (OSError, ValueError):
+            line = ""
+        if not line:
+            output.write("\n")
+            return "declined: no answer (end of input)"
+        return self._verdict(call, line.strip())
+
+    def _verdict(self, call: ToolCall, answer: str) -> bool | str:
+        word, _, reason = answer.partition(" ")
+        if word.lower() in YES:
+            return True
+        if word.lower() in ALWAYS:
+            self._always.add((call.name, call.arguments))
+            return True
+        if word.lower() in {"n", "no"} and reason.strip():
+            return f"declined by the user: {reason.strip()}"
+        return "declined by the user"
+
+
+def bash_command(call: ToolCall) -> str | None:
+    """The command of a bash call, or None for other tools and unreadable arguments."""
+    if call.name != "bash":
+        return None
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return None
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    return command if isinstance(command, str) else None
+
+
+def describe(call: ToolCall, command: str | None) -> str:
+    """What the person is asked about, with control characters made visible."""
+    if command is not None:
+        return f"reactloop wants to run in the workspace:\n  $ {visible(command)}"
+    try:
+        shown: Any = json.dumps(json.loads(call.arguments or "{}"), ensure_ascii=False, indent=2)
+    except json.JSONDecodeError:
+        shown = call.arguments
+    text = visible(str(shown))
+    if len(text) > MAX_SHOWN_CHARS:
+        text = text[:MAX_SHOWN_CHARS] + f"\n  [... {len(text) - MAX_SHOWN_CHARS} more characters]"
+    return f"reactloop wants to call {call.name} with:\n{text}"
+
+
+def visible(text: str) -> str:
+    """Escape control characters (an ANSI sequence could hide part of a command)."""
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() and ch not in "\x7f") else repr(ch)[1:-1]
+        for ch in text
+    )
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

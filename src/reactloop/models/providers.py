@@ -1,0 +1,153 @@
+"""Where each OpenAI-compatible provider lives and how it authenticates.
+
+``resolve_endpoint`` turns a provider prefix, ``ModelSettings`` and the environment into a base
+URL and an API key, or raises ``UsageError`` naming the variable to set. Hosted services need a
+key when they are reached at their official address; local servers need none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from reactloop.errors import UsageError
+
+# The openai SDK refuses an empty key; local servers ignore whatever is sent.
+PLACEHOLDER_KEY = "no-key-needed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provider:
+    """One OpenAI-compatible service.
+
+    ``key_env`` names the variable holding the API key (None: the service needs no key);
+    ``base_url_env`` names a variable that overrides ``default_base_url``; ``ollama_host``
+    says the base URL may also come from ``OLLAMA_HOST`` (``host:port``, no ``/v1``).
+    """
+
+    name: str
+    default_base_url: str
+    key_env: str | None = None
+    base_url_env: str | None = None
+    example_model: str = "MODEL"
+    supports_tool_choice: bool = True
+    echo_tool_name: bool = False
+    max_tokens_field: str = "max_tokens"
+    ollama_host: bool = False
+
+    @property
+    def is_local(self) -> bool:
+        return self.key_env is None
+
+
+PROVIDERS: dict[str, Provider] = {
+    "openai": Provider(
+        name="openai",
+        default_base_url="https://api.openai.com/v1",
+        key_env="OPENAI_API_KEY",
+        base_url_env="OPENAI_BASE_URL",
+        example_model="gpt-4o-mini",
+        max_tokens_field="max_completion_tokens",
+    ),
+    "deepseek": Provider(
+        name="deepseek",
+        default_base_url="https://api.deepseek.com",
+        key_env="DEEPSEEK_API_KEY",
+        example_model="deepseek-chat",
+    ),
+    "qwen": Provider(
+        name="qwen",
+        default_base_url="https://dashscope.aliyuncs.com/compatible-mode/v1",
+        key_env="DASHSCOPE_API_KEY",
+        example_model="qwen-plus",
+    ),
+    "ollama": Provider(
+        name="ollama",
+        default_base_url="http://localhost:11434/v1",
+        example_model="qwen3:8b",
+        supports_tool_choice=False,
+        echo_tool_name=True,
+        ollama_host=True,
+    ),
+    "vllm": Provider(
+        name="vllm",
+        default_base_url="http://localhost:8000/v1",
+        example_model="Qwen/Qwen3-8B",
+        echo_tool_name=True,
+    ),
+    "sglang": Provider(
+        name="sglang",
+        default_base_url="http://localhost:30000/v1",
+        example_model="Qwen/Qwen3-8B",
+        echo_tool_name=True,
+    ),
+    "llamacpp": Provider(
+        name="llamacpp",
+        default_base_url="http://localhost:8080/v1",
+        example_model="default",
+        echo_tool_name=True,
+    ),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Endpoint:
+    base_url: str
+    api_key: str
+    provider: Provider
+
+
+def get_provider(name: str) -> Provider:
+    provider = PROVIDERS.get(name)
+    if provider is None:
+        known = ", ".join(sorted(PROVIDERS))
+        raise UsageError(f"{name!r} is not an OpenAI-compatible provider; known: {known}")
+    return provider
+
+
+def resolve_endpoint(
+    provider: Provider,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Endpoint:
+    """The base URL and key to use: explicit settings first, then the environment."""
+    env = os.environ if environ is None else environ
+    url = (base_url or _base_url_from_env(provider, env) or provider.default_base_url).rstrip("/")
+    _check_url(url, provider)
+    key = api_key or (env.get(provider.key_env) if provider.key_env else None)
+    if not key:
+        if provider.key_env and _is_official(url, provider):
+            raise UsageError(
+                f"{provider.name} needs an API key: set {provider.key_env} "
+                f"(or pass --base-url for a server that needs none)"
+            )
+        key = PLACEHOLDER_KEY
+    return Endpoint(base_url=url, api_key=key, provider=provider)
+
+
+def _base_url_from_env(provider: Provider, env: Mapping[str, str]) -> str | None:
+    if provider.base_url_env and env.get(provider.base_url_env):
+        return env[provider.base_url_env]
+    host = env.get("OLLAMA_HOST", "").strip() if provider.ollama_host else ""
+    if not host:
+        return None
+    if "://" not in host:
+        host = f"http://{host}"
+    return host.rstrip("/") + "/v1"
+
+
+def _check_url(url: str, provider: Provider) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            f"invalid base URL {url!r} for {provider.name}: "
+            f"expected http(s)://HOST[:PORT]/PATH, e.g. {provider.default_base_url}"
+        )
+
+
+def _is_official(url: str, provider: Provider) -> bool:
+    return urlsplit(url).netloc == urlsplit(provider.default_base_url).netloc

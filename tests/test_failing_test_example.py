@@ -1,0 +1,77 @@
+"""examples/failing_test: the scripted agent fixes the bug with real file and bash tools."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reactloop import Agent
+from reactloop.journal import iter_journal
+from reactloop.models.scripted import ScriptedModel
+from reactloop.sandbox.bwrap import bwrap_problem
+from reactloop.tools.registry import ToolContext, build_tools
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "failing_test"
+SCRIPT = EXAMPLE / "script.json"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    copy = tmp_path / "project"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("script.json", "README.md"))
+    return copy
+
+
+def pytest_passes(folder: Path) -> bool:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        cwd=folder,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def test_the_example_test_fails_before(project: Path) -> None:
+    assert not pytest_passes(project)
+
+
+def test_cli_run_makes_the_test_pass(project: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace" / "run.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable, "-c", "from reactloop.cli import main; main()",
+            "run", "Make the failing test pass",
+            "--model", f"scripted:{SCRIPT}",
+            "--workspace", str(project),
+            "--tools", "files,bash",
+            "--trace", str(trace),
+            "--json",
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["stop_reason"] == "final_answer"
+    assert result["tool_calls"] == 5
+    assert "pass" in result["answer"]
+    assert pytest_passes(project)
+    results = [event["result"] for event in iter_journal(trace) if event["type"] == "tool_result"]
+    bash_outputs = [r["output"] for r in results if r["name"] == "bash"]
+    assert [o["exit_code"] for o in bash_outputs] == [1, 0]
+    expected = "bwrap" if bwrap_problem() is None else bash_outputs[0]["sandbox"]
+    assert {o["sandbox"] for o in bash_outputs} == {expected}
+
+
+def test_agent_in_weak_mode_makes_the_test_pass(project: Path) -> None:
+    context = ToolContext(workspace=project, extra={"sandbox_mode": "weak"})
+    tools = build_tools(("files", "bash"), context)
+    result = Agent(ScriptedModel.from_file(SCRIPT), tools).run("Make the failing test pass")
+    assert result.stop_reason == "final_answer", result.error
+    assert pytest_passes(project)
