@@ -23,7 +23,6 @@ from reactloop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.tools.calculator import calculator_tool
 from reactloop.tools.notes import lookup_tool
 
-
 # CPU time of this process: on a shared, loaded machine it is far steadier than wall time,
 # and the loop does no I/O but the journal's writes (which it does count, as system time).
 CLOCK = time.process_time

@@ -14,6 +14,16 @@ from reactloop.tools.notes import lookup_tool
 SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
 
 
+@pytest.fixture(params=[True, False], ids=["openat2", "fallback"])
+def use_openat2(request: pytest.FixtureRequest) -> bool:
+    """File-tool tests run on both paths: openat2(RESOLVE_BENEATH), and the O_NOFOLLOW walk."""
+    from reactloop.sandbox.paths import openat2_available
+
+    if request.param and not openat2_available():
+        pytest.skip("kernel has no openat2")
+    return bool(request.param)
+
+
 @pytest.fixture
 def seed_tools() -> list[Tool]:
     return [calculator_tool(), lookup_tool(SEED_NOTES)]

@@ -12,25 +12,11 @@ from hypothesis import strategies as st
 
 from reactloop.errors import UsageError
 from reactloop.messages import ToolCall, ToolResult
-from reactloop.sandbox.paths import Workspace, openat2_available
+from reactloop.sandbox.paths import Workspace
 from reactloop.tools import file_search, files
 from reactloop.tools.files import file_tools
 from reactloop.tools.registry import ToolContext, build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
-
-MODES = [
-    pytest.param(
-        True,
-        id="openat2",
-        marks=pytest.mark.skipif(not openat2_available(), reason="kernel has no openat2"),
-    ),
-    pytest.param(False, id="fallback"),
-]
-
-
-@pytest.fixture(params=MODES)
-def use_openat2(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param)
 
 
 @pytest.fixture

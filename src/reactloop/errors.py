@@ -36,7 +36,7 @@ class ModelError(ReactLoopError):
 
 
 class ProviderError(ModelError):
-    """An HTTP provider answered with an error."""
+    """An HTTP provider answered with an error; ``retry_after`` is the wait it asked for (s)."""
 
     def __init__(
         self,
@@ -45,10 +45,12 @@ class ProviderError(ModelError):
         status: int | None = None,
         code: str | None = None,
         retryable: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message, retryable=retryable)
         self.status = status
         self.code = code
+        self.retry_after = retry_after
 
 
 class ToolError(ReactLoopError):

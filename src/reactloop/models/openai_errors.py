@@ -34,22 +34,6 @@ NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reach
 MAX_MESSAGE_CHARS = 500
 
 
-class ProviderHTTPError(ProviderError):
-    """A ``ProviderError`` from an HTTP reply; ``retry_after`` is what the server asked to wait."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        code: str | None = None,
-        retryable: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message, status=status, code=code, retryable=retryable)
-        self.retry_after = retry_after
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ErrorBody:
     message: str
@@ -109,10 +93,10 @@ def is_retryable(status: int, body: ErrorBody, headers: Mapping[str, str]) -> bo
 
 def provider_error(
     provider: str, status: int, headers: Mapping[str, str], text: str
-) -> ProviderHTTPError:
+) -> ProviderError:
     body = read_error_body(text)
     detail = f" [{body.code}]" if body.code and body.code != str(status) else ""
-    return ProviderHTTPError(
+    return ProviderError(
         f"{provider} HTTP {status}{detail}: {body.message}",
         status=status,
         code=body.code or body.type,
@@ -192,7 +176,7 @@ class RetryPolicy:
     def run(self, attempt: Callable[[], T], *, deadline: float | None = None) -> T:
         """Call ``attempt`` until it succeeds, raises a non-retryable error, or retries run out.
 
-        ``attempt`` raises ``ModelError``; a ``ProviderHTTPError`` may carry ``retry_after``.
+        ``attempt`` raises ``ModelError``; a ``ProviderError`` may carry ``retry_after``.
         ``deadline`` is a ``time.monotonic()`` value after which no retry starts.
         """
         for number in range(self.max_retries + 1):
@@ -205,7 +189,7 @@ class RetryPolicy:
                     if number == 0:
                         raise
                     raise _give_up(exc, f"gave up after {number + 1} attempts") from exc
-                asked = exc.retry_after if isinstance(exc, ProviderHTTPError) else None
+                asked = exc.retry_after if isinstance(exc, ProviderError) else None
                 wait = self.delay(number, asked)
                 if wait > self.max_wait:
                     why = f"server asks to wait {wait:.0f}s (cap {self.max_wait:.0f}s)"

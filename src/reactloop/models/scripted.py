@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError, UsageError
+from reactloop.jsonfast import read_json_file
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
 
@@ -27,8 +28,9 @@ class ScriptedModel:
     A turn is a ``ModelTurn``, a string (the reply text), or a dict
     ``{"content": "...", "tool_calls": [{"name": "...", "arguments": {...}}]}`` where both keys
     are optional, ``arguments`` may be a dict or raw text (to script invalid JSON), and
-    ``finish_reason`` and ``usage`` may be given too; the entry itself is the turn's ``raw``. ``native_tools`` is True when any turn
-    has tool calls; a script of plain text is meant for the text ReAct protocol.
+    ``finish_reason`` and ``usage`` may be given too; the entry itself is the turn's ``raw``.
+    ``native_tools`` is True when any turn has tool calls; a script of plain text is meant for
+    the text ReAct protocol.
     ``requests`` keeps a snapshot of every request (turn it off with ``keep_requests=False``
     where the copies would cost, as in benchmarks).
     """
@@ -47,12 +49,7 @@ class ScriptedModel:
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"cannot read script {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"script {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+        data = read_json_file(path, "script")
         if not isinstance(data, list):
             raise UsageError(f"script {path} must be a JSON array of turns")
         try:

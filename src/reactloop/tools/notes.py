@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from reactloop.errors import ToolError, UsageError
+from reactloop.jsonfast import read_json_file
 from reactloop.tools.base import Tool, make_tool
 from reactloop.tools.registry import ToolContext
 
@@ -16,13 +16,7 @@ MAX_KEYS_SHOWN = 20
 
 def load_notes(path: str | Path) -> dict[str, Any]:
     """Read a notes file; raises UsageError with a one-line reason."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read notes file {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"notes file {path} is not JSON: {exc}") from None
+    data = read_json_file(path, "notes file")
     if not isinstance(data, dict):
         raise UsageError(f"notes file {path} must hold a JSON object of key -> value")
     return data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.jsonfast import read_json_file
 from reactloop.messages import Usage
 
 _PRICE_KEYS = ("input", "cached_input", "output")
@@ -44,15 +44,7 @@ class PriceTable:
 
     @classmethod
     def from_file(cls, path: str | Path) -> PriceTable:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"cannot read price table {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                f"price table {path} is not JSON: {exc.msg} (line {exc.lineno})"
-            ) from None
+        data = read_json_file(path, "price table")
         return cls.from_dict(data, source=str(path))
 
     @classmethod
