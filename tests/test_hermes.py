@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from reactloop.models.hermes import extract_tool_calls, has_tool_call_markup
 
 WIRE_FORMATS = Path(
-    os.environ.get("REACTLOOP_WIRE_FORMATS")
-    or Path(__file__).resolve().parent / "wire_formats"
+    os.environ.get("REACTLOOP_WIRE_FORMATS") or Path(__file__).resolve().parent / "wire_formats"
 )
 TEMPLATE = json.loads((WIRE_FORMATS / "qwen_hermes_tool_template.json").read_text())
 RAW_OUTPUTS: dict[str, str] = TEMPLATE["raw_model_outputs"]

@@ -34,8 +34,7 @@ from reactloop.testing import (
 )
 
 WIRE = Path(
-    os.environ.get("REACTLOOP_WIRE_FORMATS")
-    or Path(__file__).resolve().parent / "wire_formats"
+    os.environ.get("REACTLOOP_WIRE_FORMATS") or Path(__file__).resolve().parent / "wire_formats"
 )
 needs_wire = pytest.mark.skipif(not WIRE.is_dir(), reason=f"wire formats not found at {WIRE}")
 

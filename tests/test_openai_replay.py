@@ -15,8 +15,7 @@ from reactloop.models.openai_chat import OpenAIChatModel
 from reactloop.testing import FakeOpenAIServer, Reply, completion, fixture_replies, sse_reply
 
 WIRE = Path(
-    os.environ.get("REACTLOOP_WIRE_FORMATS")
-    or Path(__file__).resolve().parent / "wire_formats"
+    os.environ.get("REACTLOOP_WIRE_FORMATS") or Path(__file__).resolve().parent / "wire_formats"
 )
 pytestmark = pytest.mark.skipif(not WIRE.is_dir(), reason=f"wire formats not found at {WIRE}")
 

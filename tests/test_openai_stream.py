@@ -19,8 +19,7 @@ from reactloop.models.openai_stream import StreamAccumulator
 from reactloop.models.sse import iter_sse_json
 
 WIRE_FORMATS = Path(
-    os.environ.get("REACTLOOP_WIRE_FORMATS")
-    or Path(__file__).resolve().parent / "wire_formats"
+    os.environ.get("REACTLOOP_WIRE_FORMATS") or Path(__file__).resolve().parent / "wire_formats"
 )
 
 

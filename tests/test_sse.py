@@ -15,8 +15,7 @@ from reactloop.errors import ModelError
 from reactloop.models.sse import Event, SSEDecoder, iter_sse_events, iter_sse_json
 
 WIRE_FORMATS = Path(
-    os.environ.get("REACTLOOP_WIRE_FORMATS")
-    or Path(__file__).resolve().parent / "wire_formats"
+    os.environ.get("REACTLOOP_WIRE_FORMATS") or Path(__file__).resolve().parent / "wire_formats"
 )
 FRAMING_CASES = json.loads((WIRE_FORMATS / "sse_framing_edge_cases.json").read_text())
 SSE_FIXTURES = sorted(WIRE_FORMATS.glob("*.sse"))

@@ -216,3 +216,20 @@ def test_max_cost(make_agent):
 def test_max_cost_without_a_price_is_refused(make_agent):
     with pytest.raises(ValueError, match="price"):
         Agent(ScriptedModel([]), [], limits=Limits(max_cost=1.0))
+
+
+def test_a_loop_still_gets_one_chance_to_answer(make_agent):
+    agent, model = make_agent([{"tool_calls": [calc("2*2")]}] * 3 + [{"content": "4"}])
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.LOOP_DETECTED, "4")
+    assert result.tool_calls == 1
+    last = model.requests[-1]
+    assert last.tool_choice == "none" and "repeating" in last.messages[-1].content
+
+
+def test_no_last_word_when_the_budget_is_spent(make_agent):
+    turn = {"tool_calls": [calc("2*2")], "usage": {"input_tokens": 100}}
+    agent, model = make_agent([turn] * 3 + [{"content": "4"}], max_tokens=250)
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.LOOP_DETECTED, None)
+    assert len(model.requests) == 3

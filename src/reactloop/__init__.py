@@ -1,18 +1,18 @@
 """reactloop: a harness for ReAct agents. The model proposes; the code decides.
 
-    from reactloop import Agent, ScriptedModel, tool
+from reactloop import Agent, ScriptedModel, tool
 
-    @tool(read_only=True)
-    def add(a: int, b: int) -> int:
-        "Add two integers."
-        return a + b
+@tool(read_only=True)
+def add(a: int, b: int) -> int:
+    "Add two integers."
+    return a + b
 
-    model = ScriptedModel([
-        {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
-        {"content": "5"},
-    ])
-    result = Agent(model, [add]).run("What is 2 + 3?")
-    assert result.answer == "5"
+model = ScriptedModel([
+    {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
+    {"content": "5"},
+])
+result = Agent(model, [add]).run("What is 2 + 3?")
+assert result.answer == "5"
 """
 
 from reactloop.agent import Agent

@@ -47,13 +47,15 @@ class ConsoleObserver:
 
     def _on_turn(self, step: int, data: dict[str, Any]) -> None:
         turn = data["turn"]
+        thought = _thought(turn.get("text") or "")
         if self.streamed:
             self.console.print()
             self.streamed = False
-        elif _shows_thought(turn) and (thought := _thought(turn.get("text") or "")):
+        elif _shows_thought(turn) and thought:
             self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
-        if turn.get("reasoning"):
-            self.console.print(f"  [dim]thinking: {escape(_short(turn['reasoning']))}[/]")
+        reasoning = (turn.get("reasoning") or "").strip()
+        if reasoning and reasoning != thought:
+            self.console.print(f"  [dim]thinking: {escape(_short(reasoning))}[/]")
 
     def _on_tool_call(self, step: int, data: dict[str, Any]) -> None:
         call = data["call"]

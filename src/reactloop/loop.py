@@ -22,6 +22,7 @@ from reactloop.models.base import ModelRequest
 from reactloop.notices import (
     empty_reply_notice,
     format_error_notice,
+    loop_notice,
     truncated_notice,
     wind_down_notice,
 )
@@ -47,6 +48,7 @@ class RunLoop:
         self.truncations = 0
         self.wound_down = False
         self.model_seconds = 0.0
+        self.answer_now = False
         self.warnings: list[str] = []
         self.calls = CallRunner(
             toolbox=agent.toolbox,
@@ -107,7 +109,7 @@ class RunLoop:
         return self.handle_turn(turn)
 
     def ask_model(self) -> ModelTurn | str:
-        wind_down = self.budget.wind_down_due()
+        wind_down = self.answer_now or self.budget.wind_down_due()
         if wind_down and not self.wound_down:
             self.wound_down = True
             notice = wind_down_notice(tools_exhausted=self.budget.tool_calls_left <= 0)
@@ -152,7 +154,7 @@ class RunLoop:
             self.emit("response", raw=turn.raw, request=wire[-1] if wire else None)
         return turn
 
-    def handle_turn(self, turn: ModelTurn) -> Stop | None:
+    def record_turn(self, turn: ModelTurn) -> ModelTurn:
         turn = self.calls.unique_ids(turn, self.step)
         if self.agent.observers:
             self.emit("turn", turn=turn.to_dict(), seconds=round(self.model_seconds, 6))
@@ -165,6 +167,10 @@ class RunLoop:
                 raw=turn.raw_message,
             )
         )
+        return turn
+
+    def handle_turn(self, turn: ModelTurn) -> Stop | None:
+        turn = self.record_turn(turn)
         if turn.finish_reason == "content_filter":
             return (
                 StopReason.CONTENT_FILTER,
@@ -214,10 +220,24 @@ class RunLoop:
         outcome = self.calls.run(calls)
         self.history.extend(outcome.messages)
         if outcome.loop is not None:
-            return StopReason.LOOP_DETECTED, None, outcome.loop
+            return self.last_word(StopReason.LOOP_DETECTED, outcome.loop)
         if self.budget.timed_out():
             return StopReason.TIMEOUT, None, "the time limit ran out while tools ran"
         return None
+
+    def last_word(self, reason: StopReason, error: str) -> Stop:
+        """Before stopping for ``reason``, let the model answer once more, without tools."""
+        if not self.agent.limits.wind_down or self.budget.stop_before_model_call() is not None:
+            return reason, None, error
+        notice = loop_notice()
+        self.history.append(Message(role="user", content=notice, kind="wind_down"))
+        self.warn("wind_down", notice)
+        self.wound_down = self.answer_now = True
+        self.step += 1
+        turn = self.ask_model()
+        if isinstance(turn, str):
+            return reason, None, f"{error}; then: {turn}"
+        return reason, self.record_turn(turn).answer, error
 
     def finish(self, reason: StopReason, answer: str | None, error: str | None) -> RunResult:
         result = RunResult(

@@ -15,6 +15,13 @@ def wind_down_notice(*, tools_exhausted: bool) -> str:
     return "This is your last step. Answer now with the best answer you can give."
 
 
+def loop_notice() -> str:
+    return (
+        "You are repeating the same calls, so the run stops here. "
+        "Answer now with the best answer you can give from what you have."
+    )
+
+
 def format_error_notice(problem: str) -> str:
     return f"Format error: {problem}"
 

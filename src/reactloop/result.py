@@ -14,7 +14,9 @@ class RunResult:
     """The answer (or None), why the run stopped, what it spent, and the whole history.
 
     ``error`` explains stops other than ``final_answer`` (the provider's message for
-    ``model_error``, the loop found for ``loop_detected``, ...). ``trace`` is the journal path
+    ``model_error``, the loop found for ``loop_detected``, ...). A run stopped by
+    ``loop_detected`` may still carry an answer: before it ends, the model is told to answer
+    once more, without tools. ``trace`` is the journal path
     when the run was journaled to a file; ``cost`` is in dollars when a price was given.
     """
 
