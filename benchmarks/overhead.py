@@ -57,8 +57,29 @@ def one_run(steps: int, journal_dir: Path | None) -> float:
     return elapsed / (steps + 1)
 
 
+def bare_loop(steps: int) -> float:
+    """Seconds per step of the seed's bare loop (no checks, no validation, no journal)."""
+    turns = scripted_turns(steps)
+    tools = {"echo": lambda n: n}
+    history: list[dict[str, object]] = [{"role": "user", "content": "count"}]
+    started = CLOCK()
+    for turn in turns:
+        history.append({"role": "assistant", "content": turn.text})
+        if not turn.tool_calls:
+            break
+        for call in turn.tool_calls:
+            try:
+                result = tools[call.name](**json.loads(call.arguments))
+            except Exception as exc:
+                result = f"Error: {exc}"
+            history.append({"role": "tool", "tool_call_id": call.id, "content": str(result)})
+    return (CLOCK() - started) / (steps + 1)
+
+
 def per_step(repeat: int) -> dict[str, dict[int, float]]:
-    table: dict[str, dict[int, float]] = {"journal off": {}, "journal on": {}}
+    table: dict[str, dict[int, float]] = {"bare loop": {}, "journal off": {}, "journal on": {}}
+    for steps in (10, 100, 1000):
+        table["bare loop"][steps] = statistics.median(bare_loop(steps) for _ in range(repeat))
     with tempfile.TemporaryDirectory() as folder:
         for label, directory in (("journal off", None), ("journal on", Path(folder))):
             for steps in (10, 100, 1000):
@@ -89,10 +110,15 @@ def step_cost_at(steps: int, position: int, repeat: int) -> float:
     return statistics.median(samples)
 
 
+# Peak RSS from /proc (VmHWM, in kB): getrusage's ru_maxrss survives fork+exec, so a child of
+# this busy process would report this process's peak instead of its own.
+PEAK_KB = "int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
+
+
 def import_and_memory(repeat: int) -> dict[str, float]:
     code = (
-        "import time, resource; t = time.perf_counter(); import reactloop; "
-        "d = time.perf_counter() - t; print(d, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "import time; t = time.perf_counter(); import reactloop; "
+        f"d = time.perf_counter() - t; print(d, {PEAK_KB})"
     )
     times, rss = [], []
     for _ in range(repeat):
@@ -103,8 +129,8 @@ def import_and_memory(repeat: int) -> dict[str, float]:
         times.append(float(seconds))
         rss.append(int(kilobytes) / 1024)
     run_code = (
-        "import resource, sys; sys.path.insert(0, 'benchmarks'); import overhead; "
-        "overhead.one_run(1000, None); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "import sys; sys.path.insert(0, 'benchmarks'); import overhead; "
+        f"overhead.one_run(1000, None); print({PEAK_KB})"
     )
     out = subprocess.run(
         [sys.executable, "-c", run_code], capture_output=True, text=True, check=True
@@ -140,6 +166,8 @@ def main() -> None:
         print(f"{label:12} {cells}")
     early = step_cost_at(1000, 10, args.repeat)
     late = step_cost_at(1000, 995, args.repeat)
+    ratio = table["journal off"][100] / table["bare loop"][100]
+    print(f"reactloop / bare loop at 100 steps, journal off: {ratio:.0f}x")
     print(
         f"per-step cost near step 10: {early * 1e6:.1f} µs, near step 995: {late * 1e6:.1f} µs "
         f"(ratio {late / early:.2f})"

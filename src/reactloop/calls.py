@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from reactloop.errors import ToolError
 from reactloop.limits import Budget
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
@@ -73,7 +75,7 @@ class CallRunner:
 
     def run(self, calls: Sequence[ToolCall]) -> Outcome:
         decided: dict[int, ToolResult] = {}
-        to_run: list[tuple[int, ToolCall]] = []
+        to_run: list[tuple[int, ToolCall, dict[str, Any] | None]] = []
         loop: str | None = None
         for index, call in enumerate(calls):
             if self.observed:
@@ -81,25 +83,36 @@ class CallRunner:
             if loop is not None:
                 decided[index] = _refused(call, f"not run: the run stopped ({loop})")
                 continue
-            refusal, loop = self._judge(call)
+            parsed = self._parse(call)
+            refusal, loop = self._judge(call, parsed)
             if refusal is not None:
                 decided[index] = refusal
             else:
                 self.budget.tool_calls += 1
-                to_run.append((index, call))
-        executed = self.toolbox.execute_many([call for _, call in to_run])
-        for (index, _), result in zip(to_run, executed, strict=True):
+                to_run.append((index, call, parsed))
+        executed = self.toolbox.execute_many(
+            [call for _, call, _ in to_run], [parsed for _, _, parsed in to_run]
+        )
+        for (index, _, _), result in zip(to_run, executed, strict=True):
             decided[index] = result
         messages = [self._report(calls[i], decided[i]) for i in range(len(calls))]
         return Outcome(messages=messages, loop=loop)
 
-    def _judge(self, call: ToolCall) -> tuple[ToolResult | None, str | None]:
+    def _parse(self, call: ToolCall) -> dict[str, Any] | None:
+        try:
+            return self.toolbox.parse_arguments(call)
+        except ToolError:
+            return None  # the toolbox reports it when the call runs
+
+    def _judge(
+        self, call: ToolCall, parsed: dict[str, Any] | None
+    ) -> tuple[ToolResult | None, str | None]:
         """A refusal for this call (or None to run it), and the loop message if it stops the run."""
         if self.budget.tool_calls_left <= 0:
             limit = self.budget.limits.max_tool_calls
             self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
             return _refused(call, f"not run: the tool call limit ({limit}) is reached"), None
-        verdict = self.guard.check(call)
+        verdict = self.guard.check(call, parsed)
         self._keys[call.id] = verdict.key
         if verdict.action == "stop":
             self.warn(verdict.kind, verdict.message, call_id=call.id)

@@ -10,9 +10,8 @@ between two calls is caught by counting A→B cycles, whatever the side effects.
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from reactloop.jsonfast import canonical
 from reactloop.limits import Limits
@@ -31,13 +30,15 @@ class Verdict:
     message: str = ""
 
 
-def canonical_key(call: ToolCall) -> str:
-    text = call.arguments.strip()
-    try:
-        value = json.loads(text) if text else {}
-    except json.JSONDecodeError:
-        return f"{call.name}\x00{text}"
-    return f"{call.name}\x00{canonical(value)}"
+def canonical_key(call: ToolCall, parsed: dict[str, Any] | None = None) -> str:
+    """Tool name and arguments in one spelling; ``parsed`` saves decoding them again."""
+    if parsed is None:
+        text = call.arguments.strip()
+        try:
+            parsed = json.loads(text) if text else {}
+        except json.JSONDecodeError:
+            return f"{call.name}\x00{text}"
+    return f"{call.name}\x00{canonical(parsed)}"
 
 
 class LoopGuard:
@@ -45,14 +46,17 @@ class LoopGuard:
         self.limits = limits
         self._counts: dict[str, int] = {}
         self._results: dict[str, str] = {}
-        self._recent: deque[str] = deque(maxlen=2 * limits.pingpong_stop)
+        self._last: tuple[str, str] = ("", "")
+        self._alternating = 0  # length of the A,B,A,B,... run that ends with the last call
 
-    def check(self, call: ToolCall) -> Verdict:
+    def check(self, call: ToolCall, parsed: dict[str, Any] | None = None) -> Verdict:
         """Judge a proposed call before it runs, and remember that it was proposed."""
-        key = canonical_key(call)
+        key = canonical_key(call, parsed)
         count = self._counts.get(key, 0) + 1
         self._counts[key] = count
-        self._recent.append(key)
+        self._track_alternation(key)
+        if count < self.limits.repeat_warn and self._alternating < 4:
+            return Verdict(action="run", key=key)  # the common case, decided cheaply
         repeat = self._repeat_verdict(call, key, count)
         pingpong = self._pingpong_verdict(call, key)
         return repeat if _SEVERITY[repeat.action] >= _SEVERITY[pingpong.action] else pingpong
@@ -110,14 +114,15 @@ class LoopGuard:
             )
         return Verdict(action="run", key=key)
 
+    def _track_alternation(self, key: str) -> None:
+        before_last, last = self._last
+        if key == last:
+            self._alternating = 1
+        elif key == before_last and self._alternating >= 2:
+            self._alternating += 1
+        else:
+            self._alternating = 2 if last else 1
+        self._last = (last, key)
+
     def _alternating_cycles(self) -> int:
-        recent = list(self._recent)
-        if len(recent) < 4 or recent[-1] == recent[-2]:
-            return 0
-        first, second = recent[-2], recent[-1]
-        length = 0
-        for offset, key in enumerate(reversed(recent)):
-            if key != (second if offset % 2 == 0 else first):
-                break
-            length += 1
-        return length // 2
+        return self._alternating // 2 if self._alternating >= 4 else 0

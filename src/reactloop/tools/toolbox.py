@@ -7,6 +7,7 @@ with ``ok=False`` or ``truncated=True`` — an observation for the model, never 
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -81,21 +82,23 @@ class Toolbox:
             raise ToolError(f"arguments must be a JSON object, got {type(value).__name__}")
         return value
 
-    def execute(self, call: ToolCall) -> ToolResult:
-        """Run one call; every failure becomes an error result."""
+    def execute(self, call: ToolCall, arguments: dict[str, Any] | None = None) -> ToolResult:
+        """Run one call; every failure becomes an error result.
+
+        ``arguments`` are the call's arguments already parsed (by ``parse_arguments``), if so.
+        """
         started = time.perf_counter()
         tool = self._tools.get(call.name)
         if tool is None:
             return self._error(call, self._unknown_tool_message(call.name), started, False)
-        try:
-            arguments = self.parse_arguments(call)
-        except ToolError as exc:
-            return self._error(call, str(exc), started, False)
-        from pydantic import ValidationError
-
+        if arguments is None:
+            try:
+                arguments = self.parse_arguments(call)
+            except ToolError as exc:
+                return self._error(call, str(exc), started, False)
         try:
             output = tool.run(arguments)
-        except ValidationError as exc:
+        except _validation_error() as exc:
             return self._error(
                 call, f"invalid arguments: {describe_validation(exc)}", started, False
             )
@@ -105,12 +108,17 @@ class Toolbox:
             return self._error(call, f"{type(exc).__name__}: {exc}", started, True)
         return self._success(call, output, started)
 
-    def execute_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    def execute_many(
+        self,
+        calls: Sequence[ToolCall],
+        arguments: Sequence[dict[str, Any] | None] | None = None,
+    ) -> list[ToolResult]:
         """Run calls concurrently when all are read-only, else in order; results keep call order."""
+        parsed = list(arguments) if arguments is not None else [None] * len(calls)
         if len(calls) > 1 and all(self._parallel_safe(c) for c in calls):
             with ThreadPoolExecutor(max_workers=min(8, len(calls))) as pool:
-                return list(pool.map(self.execute, calls))
-        return [self.execute(c) for c in calls]
+                return list(pool.map(self.execute, calls, parsed))
+        return [self.execute(c, a) for c, a in zip(calls, parsed, strict=True)]
 
     def _parallel_safe(self, call: ToolCall) -> bool:
         found = self._tools.get(call.name)
@@ -137,6 +145,8 @@ class Toolbox:
     def _success(self, call: ToolCall, output: Any, started: float) -> ToolResult:
         if isinstance(output, str):
             text = output
+        elif output is None or isinstance(output, bool | int | float):
+            text = str(output)  # short: only its length matters here
         else:
             try:
                 text = _strict_dumps(output)
@@ -165,6 +175,13 @@ class Toolbox:
         path = self.spill_dir / f"{safe_id}-{call.name}.txt"
         path.write_text(text, encoding="utf-8")
         return str(path)
+
+
+@functools.cache
+def _validation_error() -> type[ValidationError]:
+    from pydantic import ValidationError  # pydantic loads on first use, not on import
+
+    return ValidationError
 
 
 def cut_head_tail(text: str, limit: int) -> str:
