@@ -233,3 +233,36 @@ def test_no_last_word_when_the_budget_is_spent(make_agent):
     result = agent.run("q")
     assert (result.stop_reason, result.answer) == (StopReason.LOOP_DETECTED, None)
     assert len(model.requests) == 3
+
+
+def test_a_broken_observer_is_dropped_and_the_run_goes_on(make_agent):
+    seen = []
+
+    def broken(event):
+        seen.append(event.type)
+        raise OSError("disk full")
+
+    model = ScriptedModel([{"tool_calls": [calc("1+1")]}, {"content": "2"}])
+    agent = Agent(model, make_agent([])[0].toolbox, observers=[broken])
+    result = agent.run("q")
+    assert result.answer == "2"
+    assert seen == ["run_start"]
+    assert any(w.startswith("observer_failed") and "disk full" in w for w in result.warnings)
+
+
+def test_a_failing_approver_declines_instead_of_crashing():
+    @tool
+    def write(text: str) -> str:
+        """A side effect."""
+        return text
+
+    def approver(call, tool):
+        raise RuntimeError("no terminal")
+
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "write", "arguments": {"text": "x"}}]}, {"content": "gave up"}]
+    )
+    result = Agent(model, [write], approve=approver).run("q")
+    assert result.answer == "gave up" and result.tool_calls == 0
+    declined = next(m for m in result.history if m.role == "tool")
+    assert "approval check failed (RuntimeError: no terminal)" in declined.content

@@ -126,7 +126,10 @@ class CallRunner:
         tool = self.toolbox.get(call.name)
         if self.approve is None or tool is None or tool.read_only:
             return None
-        answer = self.approve(call, tool)
+        try:
+            answer = self.approve(call, tool)
+        except Exception as exc:  # a failing approver declines; it never crashes the run
+            answer = f"the approval check failed ({type(exc).__name__}: {exc})"
         if answer is True:
             return None
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"

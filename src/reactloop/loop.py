@@ -39,6 +39,7 @@ class RunLoop:
 
     def __init__(self, agent: Agent, task: str) -> None:
         self.agent = agent
+        self.observers = list(agent.observers)
         self.task = task
         self.budget = Budget(agent.limits, agent.price)
         self.history = History()
@@ -62,8 +63,12 @@ class RunLoop:
 
     def emit(self, event_type: str, /, **data: Any) -> None:
         event = Event(type=event_type, step=self.step, data=data)
-        for observer in self.agent.observers:
-            observer(event)
+        for observer in tuple(self.observers):
+            try:
+                observer(event)
+            except Exception as exc:  # a broken observer must not end the run: drop it
+                self.observers.remove(observer)
+                self.warnings.append(f"observer_failed: {observer!r} raised {exc!r}; dropped")
 
     def warn(self, kind: str, message: str, **data: Any) -> None:
         self.warnings.append(f"{kind}: {message}")
@@ -119,7 +124,7 @@ class RunLoop:
         if changed is not None:
             self.warn("prefix_changed", f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.agent.tool_choice
-        if self.agent.observers:
+        if self.observers:
             self.emit(
                 "request",
                 n_messages=len(self.history),
@@ -150,13 +155,13 @@ class RunLoop:
             return f"{type(exc).__name__}: {exc}"
         self.budget.record_model_call(turn.usage)
         self.model_seconds = time.perf_counter() - started
-        if self.agent.observers and (turn.raw is not None or wire):
+        if self.observers and (turn.raw is not None or wire):
             self.emit("response", raw=turn.raw, request=wire[-1] if wire else None)
         return turn
 
     def record_turn(self, turn: ModelTurn) -> ModelTurn:
         turn = self.calls.unique_ids(turn, self.step)
-        if self.agent.observers:
+        if self.observers:
             self.emit("turn", turn=turn.to_dict(), seconds=round(self.model_seconds, 6))
         self.history.append(
             Message(
