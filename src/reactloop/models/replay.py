@@ -6,30 +6,25 @@ ones, tool calls included, so the model is native whatever protocol the recorded
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reactloop.errors import JournalError, ModelError, UsageError
+from reactloop.errors import JournalError, UsageError
 from reactloop.journal import read_journal
 from reactloop.messages import ModelTurn
-from reactloop.models.base import ModelRequest
+from reactloop.models.scripted import ScriptedModel
 
 if TYPE_CHECKING:
     from reactloop.models import ModelSettings
 
 
-class ReplayModel:
+class ReplayModel(ScriptedModel):
     """Plays recorded ``ModelTurn``s in order; running out of turns is a ``ModelError``."""
 
-    native_tools = True
-
     def __init__(self, turns: Iterable[ModelTurn], *, name: str = "replay") -> None:
-        self.name = name
-        self._turns = list(turns)
-        self._next = 0
-        self._lock = threading.Lock()
+        super().__init__(turns, name=name, keep_requests=False)
+        self.native_tools = True  # the recorded turns are parsed ones, whatever the protocol
 
     @classmethod
     def from_journal(cls, path: str | Path) -> ReplayModel:
@@ -37,21 +32,8 @@ class ReplayModel:
         path = Path(path)
         return cls(turns_from_events(read_journal(path), path), name=f"replay:{path.name}")
 
-    @property
-    def remaining(self) -> int:
-        return len(self._turns) - self._next
-
-    def complete(self, request: ModelRequest) -> ModelTurn:
-        with self._lock:
-            if self._next >= len(self._turns):
-                raise ModelError(
-                    f"the journal has no more model turns (all {len(self._turns)} replayed)"
-                )
-            turn = self._turns[self._next]
-            self._next += 1
-        if request.on_text and turn.text:
-            request.on_text(turn.text)
-        return turn
+    def exhausted_message(self) -> str:
+        return f"the journal has no more model turns (all {len(self._turns)} replayed)"
 
 
 def turns_from_events(

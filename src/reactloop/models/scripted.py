@@ -61,10 +61,13 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._turns) - self._next
 
+    def exhausted_message(self) -> str:
+        return f"scripted model has no more turns (all {len(self._turns)} used)"
+
     def complete(self, request: ModelRequest) -> ModelTurn:
         with self._lock:
             if self._next >= len(self._turns):
-                raise ModelError(f"scripted model has no more turns (all {len(self._turns)} used)")
+                raise ModelError(self.exhausted_message())
             turn = self._turns[self._next]
             self._next += 1
         if self.keep_requests:
