@@ -72,6 +72,10 @@ class Agent:
         """Ask the running ``run`` to stop at the next step boundary (thread-safe)."""
         self._cancel.set()
 
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
     def run(self, task: str) -> RunResult:
         self._cancel.clear()
         from reactloop.loop import RunLoop

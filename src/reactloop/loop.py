@@ -102,7 +102,7 @@ class RunLoop:
 
     def step_once(self) -> Stop | None:
         """One step; returns (stop reason, answer, error) when the run must end."""
-        if self.agent._cancel.is_set():
+        if self.agent.cancel_requested:
             return StopReason.CANCELLED, None, "cancelled"
         stop = self.budget.stop_before_model_call()
         if stop is not None:
