@@ -64,8 +64,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="reactloop-bench-") as folder:
         rows = candidates(Path(folder))
         times: dict[str, list[float]] = {name: [] for name in rows}
-        for _ in range(options.repeat):
-            for name, action in rows.items():
+        # One mode at a time: interleaved, each call would also pay for the previous mode's
+        # teardown (the weak mode's supervisor and cgroup exiting in the background).
+        for name, action in rows.items():
+            action()  # warm-up: bwrap's first-use check, page cache
+            for _ in range(options.repeat):
                 started = time.perf_counter()
                 action()
                 times[name].append(time.perf_counter() - started)
