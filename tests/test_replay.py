@@ -223,7 +223,7 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
 def test_malformed_turns_are_journal_errors(tmp_path: Path, turn: str) -> None:
     trace = recorded_run(tmp_path)
     lines = trace.read_text(encoding="utf-8").splitlines(keepends=True)
-    index = next(i for i, line in enumerate(lines) if line.startswith('{"type": "turn"'))
+    index = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "turn")
     lines[index] = '{"type": "turn", "step": 1, "turn": ' + turn + "}\n"
     trace.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(JournalError, match="malformed turn"):
