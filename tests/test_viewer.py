@@ -28,6 +28,17 @@ from reactloop.usage import PriceTable, usage_report
 from reactloop.viewer import render_events, render_html
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Headless, and quiet: without the background-networking flags Chromium tries hosts this
+# machine cannot reach.
+HEADLESS_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
 HOSTILE = "</textarea><script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
 
@@ -99,13 +110,7 @@ class DevTools:
         self.process = subprocess.Popen(
             [
                 CHROMIUM,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
+                *HEADLESS_FLAGS,
                 "--hide-scrollbars",
                 f"--user-data-dir={profile}",
                 "--remote-debugging-pipe",
@@ -318,13 +323,7 @@ def test_dump_dom_shows_every_step(tmp_path: Path) -> None:
     dom = subprocess.run(
         [
             CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
+            *HEADLESS_FLAGS,
             f"--user-data-dir={tmp_path / 'profile'}",
             "--dump-dom",
             page.as_uri(),
