@@ -145,6 +145,21 @@ def test_two_calls_in_the_rendered_prompt_come_back_in_order() -> None:
             ('<think>never closed <tool_call>{"name": "a"}</tool_call>', []),
             id="unclosed-thinking",
         ),
+        pytest.param(
+            '<think>I might use <tool_call> here</think>\n<tool_call>{"name": "a"}</tool_call>',
+            ("<think>I might use <tool_call> here</think>", [("a", "{}")]),
+            id="unclosed-tag-mentioned-in-thinking",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "a", "arguments": {"s": "</think>"}}</tool_call>',
+            ("", [("a", '{"s": "</think>"}')]),
+            id="think-close-inside-arguments",
+        ),
+        pytest.param(
+            '<tool_call>{"name": "a", "arguments": {"s": "<think>"}}</tool_call>',
+            ("", [("a", '{"s": "<think>"}')]),
+            id="think-open-inside-arguments",
+        ),
     ],
 )
 def test_recovered(content: str, expected: tuple[str, list[tuple[str, str]]]) -> None:

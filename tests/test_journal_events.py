@@ -4,6 +4,7 @@ killed with SIGKILL leaves a journal whose complete lines all parse."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop import Agent, Journal, ScriptedModel, tool
+from reactloop import Agent, FunctionModel, Journal, ModelRequest, ScriptedModel, tool
 from reactloop.errors import JournalError
 from reactloop.events import EVENT_TYPES, Event
 from reactloop.journal import read_journal
@@ -119,6 +120,93 @@ def test_a_real_run_journals_every_event_type(tmp_path: Path) -> None:
     assert any(e["type"] == "warning" and e["kind"] == "repeat" for e in events)
     times = [e["t"] for e in events]
     assert times == sorted(times)
+
+
+@tool(read_only=True)
+def odd_numbers(kind: str) -> Any:
+    """Numbers JSON has no spelling for.
+
+    Args:
+        kind: "one" for a single NaN, anything else for a mix
+    """
+    if kind == "one":
+        return float("nan")
+    return {"mean": float("nan"), "max": float("inf"), "values": [1.5, -float("inf")]}
+
+
+def test_nan_and_infinities_are_journaled_as_they_were(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            ModelTurn(
+                tool_calls=(ToolCall(id="a", name="odd_numbers", arguments='{"kind": "x"}'),)
+            ),
+            ModelTurn(
+                tool_calls=(ToolCall(id="b", name="odd_numbers", arguments='{"kind": "one"}'),),
+                raw_message={"score": float("-inf")},
+            ),
+            ModelTurn(text="done"),
+        ]
+    )
+    path = tmp_path / "run.jsonl"
+    with Journal(path) as journal:
+        Agent(model, [odd_numbers], journal=journal).run("q")
+    events = read_journal(path)
+    mixed, single = [e for e in events if e["type"] == "tool_result"]
+    output = mixed["result"]["output"]
+    assert math.isnan(output["mean"]) and output["max"] == math.inf
+    assert output["values"] == [1.5, -math.inf] and "NaN" in mixed["content"]
+    assert math.isnan(single["result"]["output"])
+    turns = [e["turn"] for e in events if e["type"] == "turn"]
+    assert turns[1]["raw_message"] == {"score": -math.inf}
+    requests = [e for e in events if e["type"] == "request"]
+    assert requests[2]["messages_new"][0]["raw"] == {"score": -math.inf}
+
+
+def test_a_lone_surrogate_in_a_tool_output_is_journaled(tmp_path: Path) -> None:
+    text = b"caf\xe9".decode("utf-8", "surrogateescape")
+    turns = [{"tool_calls": [{"name": "echo", "arguments": {"text": text}}]}, {"content": "ok"}]
+    path = tmp_path / "run.jsonl"
+    with Journal(path) as journal:
+        result = Agent(ScriptedModel(turns), [echo], journal=journal).run("q")
+    assert result.answer == "ok" and not result.warnings
+    outputs = [e["result"]["output"] for e in read_journal(path) if e["type"] == "tool_result"]
+    assert outputs == [text]
+
+
+def test_every_event_is_on_disk_before_each_model_call_and_tool_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    seen: list[tuple[str, list[str]]] = []
+
+    def on_disk() -> list[str]:
+        return [event["type"] for event in read_journal(path)]
+
+    @tool
+    def probe(n: int) -> int:
+        """Note what the journal holds while a tool runs (a tool with side effects).
+
+        Args:
+            n: anything
+        """
+        seen.append(("tool", on_disk()))
+        return n
+
+    def reply(request: ModelRequest) -> ModelTurn:
+        seen.append(("model", on_disk()))
+        if request.step > 3:
+            return ModelTurn(text="done")
+        arguments = json.dumps({"n": request.step})
+        return ModelTurn(
+            tool_calls=(ToolCall(id=f"c{request.step}", name="probe", arguments=arguments),)
+        )
+
+    with Journal(path) as journal:
+        assert Agent(FunctionModel(reply), [probe], journal=journal).run("q").answer == "done"
+    final = on_disk()
+    assert [where for where, _ in seen] == ["model", "tool"] * 3 + ["model"]
+    for where, kinds in seen:
+        assert kinds == final[: len(kinds)]
+        assert kinds[-1] == ("request" if where == "model" else "tool_call")
+    assert [kinds.count("tool_result") for where, kinds in seen if where == "model"] == [0, 1, 2, 3]
 
 
 def test_torn_last_line_is_skipped_at_every_cut(tmp_path: Path) -> None:

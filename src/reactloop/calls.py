@@ -74,28 +74,28 @@ class CallRunner:
         return candidate
 
     def run(self, calls: Sequence[ToolCall]) -> Outcome:
-        decided: dict[int, ToolResult] = {}
-        to_run: list[tuple[int, ToolCall, dict[str, Any] | None]] = []
+        results: list[ToolResult | None] = []  # None: to run
+        to_run: list[ToolCall] = []
+        arguments: list[dict[str, Any] | None] = []
         loop: str | None = None
-        for index, call in enumerate(calls):
+        for call in calls:
             if self.observed:
                 self.emit("tool_call", call=call.to_dict())
             if loop is not None:
-                decided[index] = _refused(call, f"not run: the run stopped ({loop})")
+                results.append(_refused(call, f"not run: the run stopped ({loop})"))
                 continue
             parsed = self._parse(call)
             refusal, loop = self._judge(call, parsed)
-            if refusal is not None:
-                decided[index] = refusal
-            else:
+            if refusal is None:
                 self.budget.tool_calls += 1
-                to_run.append((index, call, parsed))
-        executed = self.toolbox.execute_many(
-            [call for _, call, _ in to_run], [parsed for _, _, parsed in to_run]
-        )
-        for (index, _, _), result in zip(to_run, executed, strict=True):
-            decided[index] = result
-        messages = [self._report(calls[i], decided[i]) for i in range(len(calls))]
+                to_run.append(call)
+                arguments.append(parsed)
+            results.append(refusal)
+        executed = iter(self.toolbox.execute_many(to_run, arguments) if to_run else ())
+        messages = [
+            self._report(call, result if result is not None else next(executed))
+            for call, result in zip(calls, results, strict=True)
+        ]
         return Outcome(messages=messages, loop=loop)
 
     def _parse(self, call: ToolCall) -> dict[str, Any] | None:

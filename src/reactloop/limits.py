@@ -67,6 +67,9 @@ class Pricer(Protocol):
     def cost(self, usage: Usage) -> float: ...
 
 
+_NO_USAGE = Usage()
+
+
 class Budget:
     """Counts a run's spending against its ``Limits``; ``cost`` is None without a price."""
 
@@ -100,24 +103,26 @@ class Budget:
         return self.limits.max_tool_calls - self.tool_calls
 
     def timed_out(self) -> bool:
-        left = self.seconds_left
-        return left is not None and left <= 0
+        limit = self.limits.max_seconds
+        return limit is not None and time.monotonic() - self.started >= limit
 
     def stop_before_model_call(self) -> StopReason | None:
         """The reason the run cannot make another model call, or None."""
+        limits = self.limits
         if self.timed_out():
             return StopReason.TIMEOUT
-        if self.model_calls_left <= 0:
+        if self.model_calls >= limits.max_model_calls:
             return StopReason.MAX_MODEL_CALLS
-        if self.limits.max_tokens is not None and self.usage.total_tokens >= self.limits.max_tokens:
+        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
             return StopReason.MAX_TOKENS
-        if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
+        if limits.max_cost is not None and (self.cost or 0.0) >= limits.max_cost:
             return StopReason.MAX_COST
         return None
 
     def record_model_call(self, usage: Usage) -> None:
         self.model_calls += 1
-        self.usage = self.usage + usage
+        if usage != _NO_USAGE:
+            self.usage = self.usage + usage
         if self.price is not None:
             self.cost = (self.cost or 0.0) + self.price.cost(usage)
 

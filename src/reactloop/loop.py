@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.calls import CallRunner
 from reactloop.errors import ModelError
-from reactloop.events import Event, Observer
+from reactloop.events import Event, Observer, micros
 from reactloop.history import History
 from reactloop.limits import Budget, StopReason
 from reactloop.loopguard import LoopGuard
@@ -62,12 +62,12 @@ class RunLoop:
         )
 
     def emit(self, event_type: str, /, **data: Any) -> None:
-        event = Event(type=event_type, step=self.step, data=data)
-        for observer in tuple(self.observers):
+        event = Event(event_type, self.step, data)
+        for observer in self.observers:
             try:
                 observer(event)
             except Exception as exc:  # a broken observer must not end the run: drop it
-                self.observers.remove(observer)
+                self.observers = [o for o in self.observers if o is not observer]
                 self.warnings.append(f"observer_failed: {observer!r} raised {exc!r}; dropped")
 
     def warn(self, kind: str, message: str, **data: Any) -> None:
@@ -162,7 +162,7 @@ class RunLoop:
     def record_turn(self, turn: ModelTurn) -> ModelTurn:
         turn = self.calls.unique_ids(turn, self.step)
         if self.observers:
-            self.emit("turn", turn=turn.to_dict(), seconds=round(self.model_seconds, 6))
+            self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
         self.history.append(
             Message(
                 role="assistant",
@@ -267,7 +267,7 @@ class RunLoop:
             tool_calls=result.tool_calls,
             usage=result.usage.to_dict(),
             cost=result.cost,
-            seconds=round(result.seconds, 6),
+            seconds=micros(result.seconds),
         )
         return result
 

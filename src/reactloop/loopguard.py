@@ -10,8 +10,7 @@ between two calls is caught by counting A→B cycles, whatever the side effects.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from reactloop.jsonfast import canonical
 from reactloop.limits import Limits
@@ -22,8 +21,7 @@ _SEVERITY = {"run": 0, "warn": 1, "stop": 2}
 _RESULT_PREVIEW = 300
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Verdict:
+class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
     action: Action
     key: str
     kind: str = ""

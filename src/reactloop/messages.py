@@ -9,6 +9,7 @@ reads them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from reactloop.jsonfast import dumps
@@ -115,6 +116,12 @@ class ToolResult:
 
     def to_content(self) -> str:
         """The JSON text the model sees."""
+        if self.ok and not self.truncated:  # the common results, spelled as ``dumps`` would
+            kind = type(self.output)
+            if kind is str:
+                return '{"ok": true, "output": ' + encode_basestring(self.output) + "}"
+            if kind is int:
+                return f'{{"ok": true, "output": {self.output}}}'
         body: dict[str, Any] = {"ok": self.ok}
         if self.ok:
             body["output"] = self.output
@@ -167,10 +174,14 @@ class Message:
         data: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
             data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
-        for key in ("tool_call_id", "name", "reasoning", "raw"):
-            value = getattr(self, key)
-            if value is not None:
-                data[key] = value
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        if self.reasoning is not None:
+            data["reasoning"] = self.reasoning
+        if self.raw is not None:
+            data["raw"] = self.raw
         if self.kind:
             data["kind"] = self.kind
         return data

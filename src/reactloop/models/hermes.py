@@ -285,20 +285,39 @@ def _dump(value: Any) -> str | None:
 
 def _thinking_spans(content: str) -> list[tuple[int, int]]:
     """Where reasoning is, in order: ``<think>…</think>``, an unclosed ``<think>`` to the end,
-    and the text before a ``</think>`` whose opening tag was in the prompt (Qwen3 templates)."""
-    opens = [(m.start(), m.end()) for m in _THINK_OPEN.finditer(content)]
-    closes = [(m.start(), m.end()) for m in _THINK_CLOSE.finditer(content)]
+    and the text before a ``</think>`` whose opening tag was in the prompt (Qwen3 templates).
+    Read in one pass, so a call mentioned in reasoning is reasoning, and a think tag inside a
+    call's block (an argument may hold one) is part of the call."""
+    tags = sorted(
+        (match.start(), match.end(), kind)
+        for kind, pattern in _SCAN_TAGS
+        for match in pattern.finditer(content)
+    )
     spans: list[tuple[int, int]] = []
-    if closes and (not opens or closes[0][0] < opens[0][0]):
-        spans.append((0, closes[0][1]))
-    position = spans[0][1] if spans else 0
-    for start, _ in opens:
-        if start < position:
-            continue
-        close = _first_at_or_after(closes, (start, start))
-        position = len(content) if close is None else close[1]
-        spans.append((start, position))
+    state, opened, seen_open = "text", 0, False
+    for start, end, kind in tags:
+        if state == "think" and kind == "think_close":
+            spans.append((opened, end))
+            state = "text"
+        elif state == "block" and kind == "block_close":
+            state = "text"
+        elif state == "text" and kind == "think_open":
+            state, opened, seen_open = "think", start, True
+        elif state == "text" and kind == "block_open":
+            state = "block"
+        elif state == "text" and kind == "think_close" and not spans and not seen_open:
+            spans.append((0, end))
+    if state == "think":
+        spans.append((opened, len(content)))
     return spans
+
+
+_SCAN_TAGS = (
+    ("think_open", _THINK_OPEN),
+    ("think_close", _THINK_CLOSE),
+    ("block_open", _WRAPPER_OPEN),
+    ("block_close", _CLOSE),
+)
 
 
 __all__ = ["ToolCallText", "extract_tool_calls", "has_tool_call_markup"]

@@ -49,14 +49,13 @@ class Tool:
         return json_schema(self.arguments_model)
 
     @cached_property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(self.arguments_model.model_fields)
+    def _validate(self) -> Callable[[Any], BaseModel]:
+        return self.arguments_model.__pydantic_validator__.validate_python
 
     def run(self, arguments: dict[str, Any]) -> Any:
         """Validate ``arguments`` and call the function (pydantic's errors propagate)."""
-        validated = self.arguments_model.model_validate(arguments)
-        values = {name: getattr(validated, name) for name in self.parameter_names}
-        return self.function(**values)
+        # The model forbids extra keys, so its ``__dict__`` holds exactly the parameters.
+        return self.function(**self._validate(arguments).__dict__)
 
 
 @overload

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ToolError
+from reactloop.jsonfast import loads
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
 from reactloop.tools.base import Tool
 
@@ -72,7 +73,7 @@ class Toolbox:
         if not text:
             return {}
         try:
-            value = json.loads(text)
+            value = loads(text)
         except json.JSONDecodeError as exc:
             raise ToolError(
                 f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
@@ -115,6 +116,8 @@ class Toolbox:
     ) -> list[ToolResult]:
         """Run calls concurrently when all are read-only, else in order; results keep call order."""
         parsed = list(arguments) if arguments is not None else [None] * len(calls)
+        if len(calls) == 1:
+            return [self.execute(calls[0], parsed[0])]
         if len(calls) > 1 and all(self._parallel_safe(c) for c in calls):
             with ThreadPoolExecutor(max_workers=min(8, len(calls))) as pool:
                 return list(pool.map(self.execute, calls, parsed))
