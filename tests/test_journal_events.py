@@ -364,3 +364,28 @@ def test_missing_and_empty_journals_are_clear_errors(tmp_path: Path) -> None:
     empty.write_text("", encoding="utf-8")
     with pytest.raises(JournalError, match="empty"):
         read_journal(empty)
+
+
+class _Trickle:
+    """A raw file that takes at most ``size`` bytes a call (as a signal or a full disk may)."""
+
+    def __init__(self, real: Any, size: int) -> None:
+        self.real, self.size = real, size
+
+    def write(self, data: bytes) -> int:
+        return int(self.real.write(data[: self.size]))
+
+    def close(self) -> None:
+        self.real.close()
+
+
+def test_partial_writes_are_completed_and_a_stuck_file_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    journal = Journal(path)
+    journal._file = _Trickle(journal._file, 7)  # type: ignore[assignment]
+    journal(Event(type="stop", step=1, data=SAMPLES["stop"]))
+    assert read_journal(path)[0]["answer"] == HOSTILE
+    journal._file = _Trickle(journal._file.real, 0)  # type: ignore[union-attr]
+    with pytest.raises(OSError, match="took 0 of"):
+        journal(Event(type="stop", step=2, data=SAMPLES["stop"]))
+    journal.close()

@@ -1,11 +1,9 @@
-"""The journal: one JSON object per line, written out before the run does anything that waits.
+"""The journal: one JSON object per line, flushed after every event.
 
 The first line names the format and its version. Every later line is an event of the run
 (see ``reactloop.events``) with ``type``, ``step`` and ``t`` (seconds since the journal opened).
-Lines reach the file (one ``write`` for several) before every model call, tool run, approval
-question, warning and the end of the run, so a killed run loses nothing it had done. A run
-killed at any moment leaves a journal whose complete lines all parse; ``read_journal`` skips a
-torn last line. The journal alone is enough to replay a run and to render it.
+A run killed at any moment leaves a journal whose complete lines all parse; ``read_journal``
+skips a torn last line. The journal alone is enough to replay a run and to render it.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -23,19 +21,19 @@ from reactloop.events import Event, micros
 from reactloop.jsonfast import is_plain, json_line
 
 FORMAT = "reactloop-journal"
-# Events after which the loop only computes until the next event (a tool call, a request, a
-# warning or the stop), so their lines may wait for it and share its write.
-_HELD = frozenset({"response", "turn", "tool_result"})
 VERSION = 1
 
-# Containers the loop builds itself, by (event type, key), and where inside them sit the values
-# it did not make (tool outputs, provider payloads). The rest of such a container is strings,
-# whole numbers and the loop's own timings. See ``_needs_check``.
-_INSIDE: dict[tuple[str, str], Callable[[Any], Iterable[Any]]] = {
-    ("request", "messages_new"): lambda messages: [message.get("raw") for message in messages],
-    ("turn", "turn"): lambda turn: [turn["raw_message"]],
-    ("tool_call", "call"): lambda call: (),
-    ("tool_result", "result"): lambda result: [result["output"]],
+# For each event the loop emits, whether every float in it is finite, so that orjson writes it
+# exactly (``json_line(verify=False)``). Only values the loop did not make itself can hold
+# NaN or an infinity: a tool's output and a provider's payload; the rest of these events is
+# strings, whole numbers and the loop's own timings. Other event types (``run_start`` with the
+# user's settings, ``response``, ``stop``, any added later) are always read back and compared.
+_FINITE: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "request": lambda data: all(is_plain(m.get("raw")) for m in data["messages_new"]),
+    "turn": lambda data: is_plain(data["turn"]["raw_message"]),
+    "tool_call": lambda data: True,
+    "tool_result": lambda data: is_plain(data["result"]["output"]),
+    "warning": lambda data: all(map(is_plain, data.values())),
 }
 
 
@@ -51,7 +49,6 @@ class Journal:
         self.fsync = fsync
         self._started = time.monotonic()
         self._file: IO[bytes] | None = self.path.open("wb", buffering=0)
-        self._pending: list[bytes] = []
         self._write_line(
             {
                 "type": "journal",
@@ -65,26 +62,27 @@ class Journal:
         kind, step, data = event
         record = {"type": kind, "step": step, "t": micros(time.monotonic() - self._started)}
         record.update(data)
-        self._pending.append(json_line(record, verify=_needs_check(event)))
-        if kind not in _HELD:
-            self.flush()
+        self._write(json_line(record, verify=_needs_check(event)))
 
     def _write_line(self, record: dict[str, Any]) -> None:
-        self._pending.append(json_line(record))
-        self.flush()
+        self._write(json_line(record))
 
-    def flush(self) -> None:
-        """Write the lines held so far, in one call."""
-        if self._file is None or not self._pending:
+    def _write(self, line: bytes) -> None:
+        if self._file is None:
             return
-        self._file.write(b"".join(self._pending))
-        self._pending.clear()
+        written = self._file.write(line) or 0
+        while 0 < written < len(line):  # a raw write may take part of the line
+            more = self._file.write(line[written:]) or 0
+            if not more:
+                break
+            written += more
+        if written != len(line):
+            raise OSError(f"the journal {self.path} took {written} of {len(line)} bytes")
         if self.fsync:
             os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if self._file is not None:
-            self.flush()
             self._file.close()
             self._file = None
 
@@ -97,19 +95,11 @@ class Journal:
 
 def _needs_check(event: Event) -> bool:
     """Whether a NaN or an infinity may hide in the event (orjson would write it as null)."""
+    finite = _FINITE.get(event.type)
     try:
-        for key, value in event.data.items():
-            if type(value) in _SIMPLE or is_plain(value):
-                continue
-            inside = _INSIDE.get((event.type, key))
-            if inside is None or not all(map(is_plain, inside(value))):
-                return True
+        return finite is None or not finite(event.data)
     except (KeyError, TypeError, AttributeError):  # not the shape the loop emits
         return True
-    return False
-
-
-_SIMPLE = frozenset({str, int, bool, type(None)})
 
 
 def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
