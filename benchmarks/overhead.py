@@ -17,7 +17,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, ToolCall, tool
+from reactloop import (
+    Agent,
+    FunctionModel,
+    Journal,
+    Limits,
+    ModelTurn,
+    ScriptedModel,
+    ToolCall,
+    tool,
+)
 from reactloop.models.react_text import ReactTextModel
 from reactloop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.tools.calculator import calculator_tool
@@ -93,12 +102,14 @@ def per_step(repeat: int) -> dict[str, dict[int, float]]:
     }
 
 
-def step_cost_at(steps: int, position: int, repeat: int) -> float:
-    """Median cost of the steps around ``position`` in a run of ``steps`` (journal off)."""
-    samples = []
+def early_and_late_step_costs(repeat: int) -> tuple[float, float, float]:
+    """Cost per step over steps 5–55 and 945–995 of a 1000-step run (journal off): medians of
+    each, and the median of their ratio within one run, which a drift of the machine's speed
+    between runs does not touch."""
+    early, late, ratios = [], [], []
     for _ in range(repeat):
         stamps: list[float] = []
-        turns = scripted_turns(steps)
+        turns = scripted_turns(1000)
 
         def model_fn(
             request: object, turns: list[ModelTurn] = turns, stamps: list[float] = stamps
@@ -106,13 +117,14 @@ def step_cost_at(steps: int, position: int, repeat: int) -> float:
             stamps.append(CLOCK())
             return turns[len(stamps) - 1]
 
-        from reactloop import FunctionModel
-
-        limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
+        limits = Limits(max_model_calls=1001, max_tool_calls=1000, max_seconds=None)
         Agent(FunctionModel(model_fn), [echo], limits=limits).run("count")
-        window = stamps[max(position - 5, 1) : position + 5]
-        samples.append((window[-1] - window[0]) / (len(window) - 1))
-    return statistics.median(samples)
+        first = (stamps[55] - stamps[5]) / 50
+        last = (stamps[995] - stamps[945]) / 50
+        early.append(first)
+        late.append(last)
+        ratios.append(last / first)
+    return statistics.median(early), statistics.median(late), statistics.median(ratios)
 
 
 # Peak RSS from /proc (VmHWM, in kB): getrusage's ru_maxrss survives fork+exec, so a child of
@@ -169,14 +181,13 @@ def main() -> None:
             f"{steps:>4} steps: {seconds * 1e6:7.1f} µs" for steps, seconds in row.items()
         )
         print(f"{label:12} {cells}")
-    early = step_cost_at(1000, 10, args.repeat)
-    late = step_cost_at(1000, 995, args.repeat)
     for label in ("journal off", "journal on"):
-        ratio = table[label][100] / table["bare loop"][100]
-        print(f"reactloop / bare loop at 100 steps, {label}: {ratio:.1f}x")
+        times = table[label][100] / table["bare loop"][100]
+        print(f"reactloop / bare loop at 100 steps, {label}: {times:.1f}x")
+    early, late, ratio = early_and_late_step_costs(args.repeat)
     print(
-        f"per-step cost near step 10: {early * 1e6:.1f} µs, near step 995: {late * 1e6:.1f} µs "
-        f"(ratio {late / early:.2f})"
+        f"per-step cost over steps 5-55: {early * 1e6:.1f} µs, over steps 945-995: "
+        f"{late * 1e6:.1f} µs (median ratio within a run {ratio:.2f})"
     )
     for key, value in import_and_memory(args.repeat).items():
         print(f"{key}: {value:.3f}")

@@ -148,11 +148,12 @@ def test_harness_secrets_do_not_reach_the_command(sandbox: str, workspace: Path)
     """A harness started with OPENAI_API_KEY runs a command that looks for it everywhere."""
     mode, use_landlock = ("bwrap", True) if sandbox == "bwrap" else ("weak", sandbox != "weak")
     script = (
-        "import json, os, sys\n"
+        "import ctypes, json, os, sys\n"
         "from reactloop.sandbox.runner import run_command\n"
         'cmd = \'env; echo ---; tr "\\\\0" "\\\\n" < /proc/%d/environ\' % os.getpid()\n'
         f"r = run_command(cmd, workspace=sys.argv[1], mode={mode!r}, use_landlock={use_landlock})\n"
-        "print(json.dumps(r.to_dict()))\n"
+        "dumpable = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)\n"  # PR_GET_DUMPABLE
+        "print(json.dumps({**r.to_dict(), 'dumpable': dumpable}))\n"
     )
     secret = f"sk-test-{uuid.uuid4().hex}"
     env = {**os.environ, "OPENAI_API_KEY": secret, "ANTHROPIC_API_KEY": secret}
@@ -160,12 +161,14 @@ def test_harness_secrets_do_not_reach_the_command(sandbox: str, workspace: Path)
         [sys.executable, "-c", script, str(workspace)],
         env=env, capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
-    output = json.loads(done.stdout)["output"]
-    own_env, _, harness_environ = output.partition("---")
+    reply = json.loads(done.stdout)
+    own_env, _, harness_environ = reply["output"].partition("---")
     assert secret not in own_env
-    if sandbox == "bwrap":  # a fresh /proc: the harness's pid does not exist in there
-        assert secret not in harness_environ
-    # weak modes: the same user may read /proc/<harness>/environ (documented in sandbox.md)
+    # bwrap: a fresh /proc, where the harness's pid does not exist. Weak modes: the harness is
+    # non-dumpable (so a same-user command may not read its environ; a root command has no
+    # capabilities left to) and Landlock denies ptrace access outside its domain.
+    assert secret not in harness_environ
+    assert reply["dumpable"] == (1 if sandbox == "bwrap" else 0)
 
 
 def test_cannot_write_outside_the_workspace(run: Run, sandbox: str, tmp_path: Path) -> None:

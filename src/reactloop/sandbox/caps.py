@@ -59,3 +59,17 @@ def drop_all_capabilities() -> None:
     empty = (_CapData * 2)()
     if libc.capset(ctypes.byref(header), empty) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
+
+
+PR_SET_DUMPABLE = 4
+
+
+def hide_from_same_user() -> bool:
+    """Make this process non-dumpable; True when it worked.
+
+    A process of the same user without capabilities can then neither read this process's
+    ``/proc/<pid>/environ`` (its API keys) nor ``mem``, nor attach to it with ptrace. Processes
+    it starts are not affected: ``execve`` resets the flag. It also turns off core dumps.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reactloop.sandbox.bwrap import bwrap_argv, bwrap_path
+from reactloop.sandbox.caps import hide_from_same_user
 from reactloop.sandbox.cgroup import PidsCgroup
 from reactloop.sandbox.limits import ResourceLimits, prlimit_argv, processes_of_user, rlimits
 
@@ -130,6 +131,7 @@ def _bwrap_launch(
 def _weak_launch(
     command: str, setup: Setup, cgroup: PidsCgroup | None, tmpdir: Path
 ) -> tuple[list[str], dict[str, str]]:
+    hide_from_same_user()  # without a PID namespace, the command could read our environment
     writable = [tmpdir] if setup.read_only else [setup.workspace, tmpdir]
     options = [sys.executable, "-I", "-S", str(SUPERVISOR), "--parent", str(os.getpid())]
     options += ["--remove-after", str(tmpdir)]
