@@ -2,7 +2,8 @@
 
 For each call, in the model's order: the tool-call budget, the loop guard and the approval
 policy may refuse it (the model gets an error observation saying why); the rest run through
-the ``Toolbox`` (read-only calls concurrently). Results go back in call order.
+the ``Toolbox``, each judged after the calls before it ran (a turn of only read-only calls is
+judged first, then run concurrently). Results go back in call order.
 """
 
 from __future__ import annotations
@@ -74,29 +75,62 @@ class CallRunner:
         return candidate
 
     def run(self, calls: Sequence[ToolCall]) -> Outcome:
+        if len(calls) > 1 and all(self.toolbox.is_read_only(call.name) for call in calls):
+            return self._run_concurrently(calls)
+        return self._run_in_order(calls)
+
+    def _run_in_order(self, calls: Sequence[ToolCall]) -> Outcome:
+        """Judge each call after the ones before it ran: their side effects reset the loop
+        guard, and the approver is asked about the state they left."""
+        messages = []
+        loop: str | None = None
+        for call in calls:
+            refusal, parsed, loop = self._admit(call, loop)
+            result = refusal if refusal is not None else self.toolbox.execute(call, parsed)
+            messages.append(self._report(call, result))
+        return Outcome(messages=messages, loop=loop)
+
+    def _run_concurrently(self, calls: Sequence[ToolCall]) -> Outcome:
+        """Read-only calls cannot change what the others see: judge all, then run them together."""
         results: list[ToolResult | None] = []  # None: to run
         to_run: list[ToolCall] = []
         arguments: list[dict[str, Any] | None] = []
         loop: str | None = None
         for call in calls:
-            if self.observed:
-                self.emit("tool_call", call=call.to_dict())
-            if loop is not None:
-                results.append(_refused(call, f"not run: the run stopped ({loop})"))
-                continue
-            parsed = self._parse(call)
-            refusal, loop = self._judge(call, parsed)
+            refusal, parsed, loop = self._admit(call, loop)
             if refusal is None:
-                self.budget.tool_calls += 1
                 to_run.append(call)
                 arguments.append(parsed)
             results.append(refusal)
-        executed = iter(self.toolbox.execute_many(to_run, arguments) if to_run else ())
+        executed = iter(self.toolbox.execute_many(to_run, arguments))
         messages = [
             self._report(call, result if result is not None else next(executed))
             for call, result in zip(calls, results, strict=True)
         ]
         return Outcome(messages=messages, loop=loop)
+
+    def _admit(
+        self, call: ToolCall, loop: str | None
+    ) -> tuple[ToolResult | None, dict[str, Any] | None, str | None]:
+        """A refusal (None: run it, and count it) with the parsed arguments, and the loop."""
+        if self.observed:
+            self.emit("tool_call", call=call.to_dict())
+        if loop is not None:
+            return _refused(call, f"not run: the run stopped ({loop})"), None, loop
+        parsed = self._parse(call)
+        refusal, loop = self._judge(call, parsed)
+        if refusal is None:
+            self.budget.tool_calls += 1
+        return refusal, parsed, loop
+
+    def refuse(self, calls: Sequence[ToolCall], reason: str) -> list[Message]:
+        """Answer calls that will not run, so that every call in the history has its result."""
+        messages = []
+        for call in calls:
+            if self.observed:
+                self.emit("tool_call", call=call.to_dict())
+            messages.append(self._report(call, _refused(call, f"not run: {reason}")))
+        return messages
 
     def _parse(self, call: ToolCall) -> dict[str, Any] | None:
         try:
@@ -112,6 +146,10 @@ class CallRunner:
             limit = self.budget.limits.max_tool_calls
             self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
             return _refused(call, f"not run: the tool call limit ({limit}) is reached"), None
+        if self.budget.timed_out():
+            limit_s = self.budget.limits.max_seconds
+            self.warn("budget", f"time limit ({limit_s} s) reached; {call.name} not run")
+            return _refused(call, f"not run: the time limit ({limit_s} s) is reached"), None
         verdict = self.guard.check(call, parsed)
         self._keys[call.id] = verdict.key
         if verdict.action == "stop":

@@ -183,7 +183,7 @@ class RunLoop:
                 "the provider's content filter stopped the reply",
             )
         if turn.finish_reason == "length":
-            return self.on_truncated()
+            return self.on_truncated(turn)
         if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
             return self.on_format_error(turn)
         self.format_errors = 0
@@ -191,11 +191,12 @@ class RunLoop:
             return StopReason.FINAL_ANSWER, turn.answer, None
         return self.on_tool_calls(turn.tool_calls)
 
-    def on_truncated(self) -> Stop | None:
+    def on_truncated(self, turn: ModelTurn) -> Stop | None:
         if self.truncations >= self.agent.limits.max_truncation_retries:
             return StopReason.TRUNCATED, None, "the reply was cut off at the output token limit"
         self.truncations += 1
         self.warn("truncated", "reply cut off at the output limit; nothing in it was run")
+        self.history.extend(self.calls.refuse(turn.tool_calls, "the reply was cut off"))
         self.history.append(Message(role="user", content=truncated_notice(), kind="truncated"))
         return None
 
@@ -206,6 +207,7 @@ class RunLoop:
         else:
             kind, notice = "empty_reply", empty_reply_notice()
         self.warn(kind, notice, count=self.format_errors)
+        self.history.extend(self.calls.refuse(turn.tool_calls, "the reply could not be read"))
         self.history.append(Message(role="user", content=notice, kind="format_error"))
         if self.format_errors >= self.agent.limits.max_format_errors:
             return (
@@ -232,7 +234,11 @@ class RunLoop:
 
     def last_word(self, reason: StopReason, error: str) -> Stop:
         """Before stopping for ``reason``, let the model answer once more, without tools."""
-        if not self.agent.limits.wind_down or self.budget.stop_before_model_call() is not None:
+        if (
+            not self.agent.limits.wind_down
+            or self.agent.cancel_requested
+            or self.budget.stop_before_model_call() is not None
+        ):
             return reason, None, error
         notice = loop_notice()
         self.history.append(Message(role="user", content=notice, kind="wind_down"))

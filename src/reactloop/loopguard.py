@@ -76,20 +76,25 @@ class LoopGuard:
                 message=f"{call.name} was called {count} times with the same arguments",
             )
         if count >= self.limits.repeat_warn:
-            previous = self._results.get(key, "(not run)")
-            if len(previous) > _RESULT_PREVIEW:
-                previous = previous[:_RESULT_PREVIEW] + "…"
             return Verdict(
                 action="warn",
                 key=key,
                 kind="repeat",
                 message=(
-                    f"you already called {call.name} with these arguments; the result was: "
-                    f"{previous}. Calling it again will not change it: try something else, "
-                    "or answer with what you have"
+                    f"you already called {call.name} with these arguments; "
+                    f"{self._earlier_result(key)}. Calling it again will not change it: "
+                    "try something else, or answer with what you have"
                 ),
             )
         return Verdict(action="run", key=key)
+
+    def _earlier_result(self, key: str) -> str:
+        previous = self._results.get(key)
+        if previous is None:  # refused, or running in this same turn
+            return "see the result of that call"
+        if len(previous) > _RESULT_PREVIEW:
+            previous = previous[:_RESULT_PREVIEW] + "…"
+        return f"the result was: {previous}"
 
     def _pingpong_verdict(self, call: ToolCall, key: str) -> Verdict:
         cycles = self._alternating_cycles()

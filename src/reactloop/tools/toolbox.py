@@ -105,7 +105,9 @@ class Toolbox:
             )
         except ToolError as exc:
             return self._error(call, str(exc), started, True)
-        except Exception as exc:  # a tool bug is an observation, not a crash
+        except KeyboardInterrupt:  # Ctrl-C stops the run
+            raise
+        except BaseException as exc:  # a tool bug, sys.exit included, is an observation
             return self._error(call, f"{type(exc).__name__}: {exc}", started, True)
         return self._success(call, output, started)
 
@@ -146,15 +148,11 @@ class Toolbox:
         )
 
     def _success(self, call: ToolCall, output: Any, started: float) -> ToolResult:
-        if isinstance(output, str):
-            text = output
-        elif output is None or isinstance(output, bool | int | float):
-            text = str(output)  # short: only its length matters here
-        else:
-            try:
-                text = _strict_dumps(output)
-            except (TypeError, ValueError):
-                output = text = str(output)
+        try:
+            output, text = _as_text(output)
+        except Exception as exc:  # no text form: a huge int, a failing __str__, deep nesting
+            message = f"the output cannot be shown ({type(exc).__name__}: {exc})"
+            return self._error(call, message, started, True)
         truncated = len(text) > self.max_output_chars
         spill_path = None
         if truncated:
@@ -178,6 +176,19 @@ class Toolbox:
         path = self.spill_dir / f"{safe_id}-{call.name}.txt"
         path.write_text(text, encoding="utf-8")
         return str(path)
+
+
+def _as_text(output: Any) -> tuple[Any, str]:
+    """The output as sent (JSON-able, else its ``str``) and its text, to measure its length."""
+    if isinstance(output, str):
+        return output, output
+    if output is None or isinstance(output, bool | int | float):
+        return output, str(output)  # short: only its length matters here
+    try:
+        return output, _strict_dumps(output)
+    except (TypeError, ValueError):
+        text = str(output)
+        return text, text
 
 
 @functools.cache
