@@ -29,8 +29,10 @@ def _fail(message: str) -> NoReturn:
 def _load_prices(path: Path | None) -> Any:
     if path is None:
         return None
+    from reactloop.cli import check_input_file
     from reactloop.usage import PriceTable
 
+    check_input_file(path, "price table")
     return PriceTable.from_file(path)
 
 
@@ -56,9 +58,13 @@ def replay(trace: Path, as_json: bool, replay_journal: Path | None) -> None:
 
     Exit 0 when identical, 1 when the replay diverged, 2 on a usage error.
     """
+    from reactloop.cli import check_input_file, check_output_file
     from reactloop.replay import replay as run_replay
 
     try:
+        check_input_file(trace, "journal")
+        if replay_journal is not None:
+            check_output_file(replay_journal, "journal", (trace,))
         report = run_replay(trace, journal=replay_journal)
     except _BAD_INPUT as exc:
         _fail(str(exc))
@@ -80,10 +86,13 @@ def replay(trace: Path, as_json: bool, replay_journal: Path | None) -> None:
 @_PRICES
 def view(trace: Path, output: Path | None, prices: Path | None) -> None:
     """Write TRACE as one self-contained HTML page (no network needed to open it)."""
+    from reactloop.cli import check_input_file, check_output_file
     from reactloop.viewer import render_html
 
     target = output or trace.with_suffix(".html")
     try:
+        check_input_file(trace, "journal")
+        check_output_file(target, "page", (trace, prices))
         page = render_html(trace, prices=_load_prices(prices))
         target.write_text(page, encoding="utf-8")
     except _BAD_INPUT as exc:
@@ -99,9 +108,11 @@ def view(trace: Path, output: Path | None, prices: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as one JSON object.")
 def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
     """Tokens per step and per run, the quadratic cost model, money and prefix warnings."""
+    from reactloop.cli import check_input_file
     from reactloop.usage import usage_report
 
     try:
+        check_input_file(trace, "journal")
         report = usage_report(trace, prices=_load_prices(prices))
     except _BAD_INPUT as exc:
         _fail(str(exc))

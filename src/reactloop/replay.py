@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,28 +106,30 @@ def replay(
     path = Path(trace_path)
     recorded = read_journal(path)
     start = _run_start(recorded, path)
-    tool_list = list(tools) if tools is not None else tools_from_config(start.get("config") or {})
+    config = _object_or_empty(start, "config")
+    recorded_limits = _object_or_empty(start, "limits")
+    tool_list = list(tools) if tools is not None else tools_from_config(config)
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
     replayed: list[dict[str, Any]] = []
-    writer = Journal(journal) if journal is not None else None
+    writer = _open_journal(journal)
     try:
         agent = Agent(
             model,
             tool_list,
-            limits=limits_from(start.get("limits") or {}),
+            limits=limits_from(recorded_limits),
             journal=writer,
             observers=(lambda event: replayed.append(_as_record(event)),),
             instructions=start.get("instructions"),
             protocol="native",
             approve=_recorded_approvals(recorded),
-            config=dict(start.get("config") or {}),
+            config=dict(config),
         )
         result = agent.run(str(start.get("task") or ""))
     finally:
         if writer is not None:
             writer.close()
     divergence, compared = compare(recorded, replayed)
-    notes = _tool_notes(start, tool_list)
+    notes = _tool_notes(start, tool_list) + _limit_notes(recorded_limits)
     if not any(e.get("type") == "stop" for e in recorded):
         notes.append(
             "the recorded run has no stop event (it was interrupted); compared up to its end"
@@ -147,6 +151,25 @@ def _run_start(events: Sequence[Mapping[str, Any]], path: Path) -> Mapping[str, 
     raise UsageError(f"{path} has no run_start event; it cannot be replayed")
 
 
+def _object_or_empty(start: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``run_start``'s ``key`` (absent: empty); anything but an object is a usage error."""
+    value = start.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UsageError(f"the journal's {key} is not an object: {value!r:.80}")
+    return value
+
+
+def _open_journal(path: str | Path | None) -> Journal | None:
+    if path is None:
+        return None
+    try:
+        return Journal(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
+
+
 def tools_from_config(config: Mapping[str, Any]) -> list[Tool]:
     """The tools a CLI run used, rebuilt from ``run_start``'s config.
 
@@ -162,7 +185,7 @@ def tools_from_config(config: Mapping[str, Any]) -> list[Tool]:
     else:
         families = DEFAULT_FAMILIES
     context = ToolContext(
-        notes=_path_or_none(config.get("notes")),
+        notes=_notes_path(config.get("notes")),
         workspace=_path_or_none(config.get("workspace")) or Path.cwd(),
         read_only=bool(config.get("read_only")),
         output_dir=_path_or_none(config.get("output_dir")),
@@ -171,11 +194,41 @@ def tools_from_config(config: Mapping[str, Any]) -> list[Tool]:
 
 
 def limits_from(data: Mapping[str, Any]) -> Limits:
-    known = {f.name for f in dataclasses.fields(Limits)}
+    """The recorded run's ``Limits``, without ``max_cost``: a replay has no price to count it.
+
+    A value of the wrong type is a ``UsageError`` (it would break the loop halfway).
+    """
+    hints = typing.get_type_hints(Limits)
+    values = {k: v for k, v in data.items() if k in hints and k != "max_cost"}
+    for name, value in values.items():
+        if not _fits(value, hints[name]):
+            raise UsageError(f"the journal's limits are invalid: {name} = {value!r:.80}")
     try:
-        return Limits(**{k: v for k, v in data.items() if k in known})
+        return Limits(**values)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"the journal's limits are invalid: {exc}") from None
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field typed ``int``, ``bool``, ``float`` or ``X | None``."""
+    allowed = typing.get_args(hint) or (hint,)
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and int in allowed):
+        return type(value) in allowed
+    if not isinstance(value, int | float) or float not in allowed:
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def _limit_notes(data: Mapping[str, Any]) -> list[str]:
+    if data.get("max_cost") is None:
+        return []
+    return [
+        f"the recorded run had a cost limit of {data['max_cost']!r} dollars; "
+        "the replay has no price table, so it runs without one"
+    ]
 
 
 def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:
@@ -291,7 +344,9 @@ def _stop_divergence(
 
 
 def _tool_notes(start: Mapping[str, Any], tools: Sequence[Tool]) -> list[str]:
-    recorded = {str(t.get("name")) for t in start.get("tools") or () if isinstance(t, Mapping)}
+    specs = start.get("tools")
+    specs = specs if isinstance(specs, list) else []
+    recorded = {str(t.get("name")) for t in specs if isinstance(t, Mapping)}
     present = {t.name for t in tools}
     notes = [
         f"tool {name!r} was in the recorded run but is not in the replay"
@@ -310,6 +365,14 @@ def _as_record(event: Event) -> dict[str, Any]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _notes_path(value: Any) -> Path | None:
+    """The recorded notes file; one that is there but no regular file (a FIFO) is refused."""
+    path = _path_or_none(value)
+    if path is not None and path.exists() and not path.is_file():
+        raise UsageError(f"the journal's notes file {path} is not a regular file")
+    return path
 
 
 def _path_or_none(value: Any) -> Path | None:

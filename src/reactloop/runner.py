@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -13,55 +14,96 @@ from reactloop.journal import Journal
 from reactloop.tools.registry import ToolContext, build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
 
+TOOL_CHOICES = ("auto", "none", "required")
+
 if TYPE_CHECKING:
     from reactloop.cli import RunOptions
+    from reactloop.events import Event
     from reactloop.result import RunResult
 
 
 def run_from_cli(options: RunOptions) -> int:
+    families = _families(options)
+    _check_files(options)
+    trace_path = _trace_path(options)
+    output_dir = _output_dir(trace_path)
+    try:
+        return _run(options, families, trace_path, output_dir)
+    finally:
+        if trace_path is None:
+            _remove_if_empty(output_dir)
+
+
+def _run(
+    options: RunOptions, families: tuple[str, ...], trace_path: Path | None, output_dir: Path
+) -> int:
+    """Build the run, then open the journal: a usage error found first leaves no file behind."""
     from rich.console import Console
 
-    from reactloop.cli import build_limits, default_trace_path, pick_model
+    from reactloop.cli import build_limits, pick_model
     from reactloop.console import ConsoleObserver
 
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
-    families = _families(options)
-    _check_files(options)
-    trace_path = None if options.no_trace else (options.trace or default_trace_path())
     context = ToolContext(
         notes=options.notes,
         workspace=(options.workspace or Path.cwd()).resolve(),
         read_only=options.read_only,
-        output_dir=_output_dir(trace_path),
+        output_dir=output_dir,
         extra={"sandbox_mode": options.sandbox},
     )
     tools = Toolbox(build_tools(families, context), spill_dir=context.output_dir)
+    _check_tool_choice(options.tool_choice, tools)
     model, reason = pick_model(options)
+    price = _price(options, model.name)
+    approve = _approver(options)
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
-    journal = Journal(trace_path, fsync=options.fsync) if trace_path else None
+    journal = _open_journal(trace_path, fsync=options.fsync)
+    watched = _WatchedJournal(journal) if journal is not None else None
     console = None if options.as_json else ConsoleObserver(stderr)
     try:
         agent = Agent(
             model,
             tools,
             limits=build_limits(options),
-            journal=journal,
+            journal=watched,
             observers=[console] if console else [],
             instructions=options.system,
             protocol=options.protocol,  # type: ignore[arg-type]
             tool_choice=options.tool_choice,
-            approve=_approver(options),
+            approve=approve,
             config=_config(options, families),
             on_text=console.on_text if console and options.stream else None,
-            price=_price(options, model.name),
+            price=price,
         )
         result = agent.run(options.task)
     finally:
         if journal is not None:
             journal.close()
+    if watched is not None and watched.error is not None:
+        stderr.print(
+            f"reactloop: warning: the journal {watched.path} is incomplete: "
+            f"{watched.error.strerror or watched.error}",
+            markup=False,
+        )
     _report(options, result, model.name, stderr)
     return 0 if result.answer is not None else 1
+
+
+class _WatchedJournal:
+    """The run's journal, remembering the error (a full disk) that made the loop drop it."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.path = journal.path  # the loop names the trace from an observer's ``path``
+        self.error: OSError | None = None
+
+    def __call__(self, event: Event) -> None:
+        try:
+            self.journal(event)
+        except OSError as exc:
+            self.error = exc
+            raise
 
 
 def _families(options: RunOptions) -> tuple[str, ...]:
@@ -71,10 +113,48 @@ def _families(options: RunOptions) -> tuple[str, ...]:
 
 
 def _check_files(options: RunOptions) -> None:
-    if options.notes is not None and not options.notes.is_file():
-        raise UsageError(f"notes file not found: {options.notes}")
+    from reactloop.cli import check_input_file, model_file
+
+    source = model_file(options.model)
+    if source is not None and source.exists():  # a missing one: the model names it
+        check_input_file(source, "model file")
+    if options.notes is not None:
+        check_input_file(options.notes, "notes file")
+    if options.prices is not None:
+        check_input_file(options.prices, "price table")
     if options.workspace is not None and not options.workspace.is_dir():
         raise UsageError(f"workspace is not a folder: {options.workspace}")
+
+
+def _trace_path(options: RunOptions) -> Path | None:
+    """Where the journal goes: never a folder, a FIFO or one of the files the run reads."""
+    from reactloop.cli import check_output_file, default_trace_path, model_file
+
+    if options.no_trace:
+        if options.trace is not None:
+            raise UsageError("--trace and --no-trace exclude each other")
+        return None
+    path = options.trace or default_trace_path()
+    check_output_file(path, "journal", (options.notes, options.prices, model_file(options.model)))
+    return path
+
+
+def _open_journal(path: Path | None, *, fsync: bool) -> Journal | None:
+    if path is None:
+        return None
+    try:
+        return Journal(path, fsync=fsync)
+    except OSError as exc:
+        raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
+
+
+def _check_tool_choice(choice: str, tools: Toolbox) -> None:
+    names = [spec.name for spec in tools.specs]
+    if choice not in TOOL_CHOICES and choice not in names:
+        raise UsageError(
+            f"--tool-choice {choice!r} is not {', '.join(TOOL_CHOICES)} or a tool name "
+            f"({', '.join(names) or 'no tools'})"
+        )
 
 
 def _price(options: RunOptions, model_name: str) -> Any:
@@ -98,7 +178,16 @@ def _output_dir(trace_path: Path | None) -> Path:
         import tempfile
 
         return Path(tempfile.mkdtemp(prefix="reactloop-outputs-"))
-    return trace_path.with_name(trace_path.stem + "-outputs")
+    folder = trace_path.with_name(trace_path.stem + "-outputs")
+    if folder.exists() and not folder.is_dir():  # the first long output would end the run
+        raise UsageError(f"{folder} (for full tool output beside the journal) is not a folder")
+    return folder
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """The temporary output folder of a run without a journal, unless a tool kept output there."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def _approver(options: RunOptions) -> Any:

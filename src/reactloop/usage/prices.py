@@ -91,15 +91,12 @@ def _parse_price(source: str, name: str, entry: Any) -> Price:
         value = entry.get(key)
         if value is None:
             continue
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        dollars = _finite_float(value)
+        if dollars is None:
             raise UsageError(f"{where}: {key} must be a number of dollars per million tokens")
-        if value < 0:
+        if dollars < 0:
             raise UsageError(f"{where}: {key} must not be negative")
-        values[key] = float(value)
+        values[key] = dollars
     for key in ("input", "output"):
         if key not in values:
             raise UsageError(f"{where}: missing {key!r} (dollars per million tokens)")
@@ -108,3 +105,14 @@ def _parse_price(source: str, name: str, entry: Any) -> Price:
         output=values["output"],
         cached_input=values.get("cached_input", values["input"]),
     )
+
+
+def _finite_float(value: Any) -> float | None:
+    """``value`` as a finite float; None for a non-number, NaN, an infinity or a huge integer."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the float range
+        return None
+    return number if math.isfinite(number) else None

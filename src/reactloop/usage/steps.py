@@ -11,6 +11,9 @@ from typing import Any
 from reactloop.messages import Usage
 
 CHARS_PER_TOKEN = 4
+# More tokens than any run could use (a quadrillion): such a count is garbage, and past 1e308
+# it would not even convert to a float.
+MAX_TOKENS = 10**15
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,9 +47,12 @@ def step_of(event: Mapping[str, Any]) -> int:
 
 
 def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """A token count; anything else, NaN, a negative or an absurd number reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    return max(int(value), 0)
+    if not 0 <= value <= MAX_TOKENS:  # also False for NaN
+        return 0
+    return int(value)
 
 
 def items(value: Any) -> list[Any]:

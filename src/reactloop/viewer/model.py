@@ -87,7 +87,7 @@ def build_view(events: Sequence[Mapping[str, Any]]) -> RunView:
             step = by_number[number] = StepView(number=number)
             view.steps.append(step)
         if kind == "request":
-            request_time = _float(event.get("t"))
+            request_time = number_or_none(event.get("t"))
             step.wind_down = step.wind_down or bool(event.get("wind_down"))
             step.n_messages = _int(event.get("n_messages"))
         elif kind == "response":
@@ -117,8 +117,8 @@ def _turn(event: Mapping[str, Any], request_time: float | None, raw: Any) -> Tur
     data = event.get("turn")
     turn: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
     usage = turn.get("usage")
-    seconds = _float(event.get("seconds"))
-    t = _float(event.get("t"))
+    seconds = number_or_none(event.get("seconds"))
+    t = number_or_none(event.get("t"))
     if seconds is None and t is not None and request_time is not None:
         seconds = max(t - request_time, 0.0)
     return TurnView(
@@ -157,7 +157,7 @@ def _attach_result(step: StepView, event: Mapping[str, Any]) -> None:
     target.truncated = bool(result.get("truncated"))
     target.full_output_path = _str_or_none(result.get("full_output_path"))
     target.executed = result.get("executed") is not False
-    target.seconds = _float(result.get("seconds"))
+    target.seconds = number_or_none(result.get("seconds"))
 
 
 def _warning(event: Mapping[str, Any]) -> WarningView:
@@ -179,9 +179,13 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _float(value: Any) -> float | None:
+def number_or_none(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else, including an integer too big for one."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     return None
 
 

@@ -7,6 +7,7 @@ The page's Content-Security-Policy forbids scripts and any fetch, as a second li
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from importlib import resources
@@ -24,11 +25,15 @@ from reactloop.viewer.model import (
     ToolView,
     TurnView,
     build_view,
+    number_or_none,
     pretty_json_text,
 )
 
 MAX_BLOCK_CHARS = 20_000
 MAX_RAW_CHARS = 8_000
+# Text that was never Unicode (bytes of a non-UTF-8 argument, a "\udcff" escape in JSON) holds
+# lone surrogates, which UTF-8 cannot encode; the page shows U+FFFD in their place.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def render_html(trace_path: str | Path, *, prices: PriceTable | None = None) -> str:
@@ -46,7 +51,7 @@ def render_events(
         resources.files("reactloop.viewer").joinpath("template.html").read_text("utf-8")
     )
     title = f"reactloop run — {view.task[:80]}" if view.task else "reactloop run"
-    return template.substitute(
+    page = template.substitute(
         title=escape(title),
         cards=_cards(view, report),
         answer=_answer(view),
@@ -59,6 +64,7 @@ def render_events(
         steps="".join(_step(step) for step in view.steps) or '<p class="muted">No steps.</p>',
         footer=escape(f"{source} · model {view.model} · protocol {view.protocol}".strip(" ·")),
     )
+    return _LONE_SURROGATE.sub("\ufffd", page)
 
 
 def _cards(view: RunView, report: UsageReport) -> str:
@@ -75,8 +81,9 @@ def _cards(view: RunView, report: UsageReport) -> str:
         ("output tokens", f"{total.output_tokens:,}", ""),
         ("reasoning", f"{total.reasoning_tokens:,}", ""),
     ]
-    if isinstance(stop.get("seconds"), int | float):
-        values.append(("seconds", f"{stop['seconds']:.2f}", ""))
+    seconds = number_or_none(stop.get("seconds"))
+    if seconds is not None:
+        values.append(("seconds", f"{seconds:.2f}", ""))
     if report.money is not None:
         values.append(("cost", f"${report.money:.4f}", ""))
     return "".join(
