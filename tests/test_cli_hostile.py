@@ -361,10 +361,9 @@ def test_an_answer_the_terminal_cannot_encode_is_escaped_not_a_crash(tmp_path):
     assert completed.stdout == "\\u0421\\u043a\\u043e\\u043b\\u044c\\u043a\\u043e\n"
 
 
-# --- bugs whose fix belongs in files this suite does not own -------------------------------
+# --- malformed inputs read by the models and the journal ------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="models/scripted.py: to_turn trusts usage, tool_calls")
 @pytest.mark.parametrize(
     "turn",
     [
@@ -382,7 +381,6 @@ def test_a_malformed_scripted_turn_is_a_usage_error(tmp_path, turn):
     assert_one_line_usage_error(code, err)
 
 
-@pytest.mark.xfail(strict=True, reason="models/replay.py: turns_from_events trusts 'usage'")
 @pytest.mark.parametrize("usage", ["lots", {"input_tokens": float("inf")}])
 def test_replayed_turn_with_a_malformed_usage_is_a_usage_error(tmp_path, usage):
     trace = recorded(tmp_path)
@@ -397,7 +395,6 @@ def test_replayed_turn_with_a_malformed_usage_is_a_usage_error(tmp_path, usage):
     assert_one_line_usage_error(code, err)
 
 
-@pytest.mark.xfail(strict=True, reason="jsonfast.read_json_file catches only JSONDecodeError")
 @pytest.mark.parametrize("value", UNDECODABLE, ids=["huge-int", "deep-nesting"])
 def test_a_script_json_cannot_decode_is_a_usage_error(tmp_path, value):
     path = tmp_path / "s.json"
@@ -406,7 +403,6 @@ def test_a_script_json_cannot_decode_is_a_usage_error(tmp_path, value):
     assert_one_line_usage_error(code, err)
 
 
-@pytest.mark.xfail(strict=True, reason="journal._parse_line catches only JSONDecodeError")
 @pytest.mark.parametrize("value", UNDECODABLE, ids=["huge-int", "deep-nesting"])
 def test_a_journal_line_json_cannot_decode_is_a_usage_error(tmp_path, value):
     trace = recorded(tmp_path)

@@ -120,6 +120,28 @@ def test_long_output_keeps_head_and_tail_and_spills_to_disk(tmp_path):
         assert handle.read() == full
 
 
+def test_output_that_cannot_be_saved_is_still_cut_and_sent(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    box = Toolbox([big], max_output_chars=100, spill_dir=blocker / "outputs")
+    result = box.execute(ToolCall(id="c1", name="big", arguments='{"n": 1000}'))
+    assert result.ok and result.truncated and result.full_output_path is None
+    assert "full_output" not in json.loads(result.to_content())
+
+
+def test_output_with_a_lone_surrogate_is_saved_escaped(tmp_path):
+    @tool
+    def undecodable() -> str:
+        """Text decoded from bytes that were not UTF-8."""
+        return b"\xff".decode("utf-8", "surrogateescape") * 200
+
+    box = Toolbox([undecodable], max_output_chars=50, spill_dir=tmp_path)
+    result = box.execute(ToolCall(id="c1", name="undecodable", arguments="{}"))
+    assert result.full_output_path is not None
+    with open(result.full_output_path, encoding="utf-8") as handle:
+        assert handle.read() == "\\udcff" * 200
+
+
 def test_read_only_calls_run_concurrently():
     barrier = threading.Barrier(2, timeout=10)
 

@@ -116,7 +116,7 @@ def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
     if header.get("format") != FORMAT:
         raise JournalError(f"{path} is not a reactloop journal (first line has no format)")
     version = header.get("version")
-    if not isinstance(version, int) or version > VERSION:
+    if type(version) is not int or not 1 <= version <= VERSION:
         raise JournalError(f"{path} has journal version {version!r}; this reads {VERSION}")
     for number, line in enumerate(complete[1:], start=2):
         if line.strip():
@@ -134,6 +134,8 @@ def _parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
         raise JournalError(f"{path}:{number}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise JournalError(f"{path}:{number}: not JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise JournalError(f"{path}:{number}: cannot be read ({exc})") from None
     if not isinstance(value, dict) or "type" not in value:
         raise JournalError(f"{path}:{number}: not a journal event")
     return value

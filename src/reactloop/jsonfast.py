@@ -90,3 +90,5 @@ def read_json_file(path: str | Path, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{what} {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise UsageError(f"{what} {path} cannot be read: {exc}") from None

@@ -54,8 +54,25 @@ class Usage:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**{k: int(data.get(k) or 0) for k in cls.__dataclass_fields__})
+    def from_dict(cls, data: Any) -> Usage:
+        """Counts from JSON (a missing one is 0); ValueError for anything but whole numbers."""
+        if not isinstance(data, dict):
+            raise ValueError(f"usage must be an object, not {type(data).__name__}")
+        return cls(**{key: _token_count(data, key) for key in cls.__dataclass_fields__})
+
+
+_MAX_TOKENS = 2**53  # beyond any run, and still exact as a float
+
+
+def _token_count(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"usage {key} must be a number, not {type(value).__name__}")
+    if not 0 <= value <= _MAX_TOKENS or value != int(value):  # NaN fails the range
+        raise ValueError(f"usage {key} must be a whole number of tokens, not {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,7 +1,8 @@
 """The Chat Completions adapter: OpenAI, DeepSeek, Qwen, Ollama, vLLM, SGLang, llama.cpp.
 
 Built on the official ``openai`` SDK (imported on first use), with the SDK's own retries off:
-``RetryPolicy`` decides what to retry (see ``openai_errors``). Wire details live in
+``RetryPolicy`` decides what to retry (see ``openai_errors``); ``openai_deadline`` keeps a slow
+server from holding a run past its time limit. Wire details live in
 ``openai_wire`` (history rendering), ``openai_reply`` (replies), ``openai_stream`` (streamed
 chunks) and ``hermes`` (tool calls a server left in the text)::
 
@@ -14,12 +15,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import Message, ModelTurn
 from reactloop.models.base import ModelRequest
+from reactloop.models.openai_deadline import OutOfTime, ReplyDeadline
 from reactloop.models.openai_errors import RetryPolicy, provider_error
 from reactloop.models.openai_reply import finish_turn, parse_completion, unique_ids
 from reactloop.models.openai_wire import (
@@ -86,6 +88,7 @@ class OpenAIChatModel:
         self._options.update(extra_body or {})
         self._api_key = api_key
         self._http_client = http_client
+        self._deadlines = ReplyDeadline()
         self._client: Any = None
         self._lock = threading.Lock()
         self._source: list[Message] = []
@@ -155,54 +158,83 @@ class OpenAIChatModel:
     def _attempt(
         self, body: dict[str, Any], request: ModelRequest, deadline: float | None
     ) -> ModelTurn:
-        openai = _import_openai()
+        openai, httpx = _import_openai(), _import_httpx()
         timeout = _time_left(deadline, self.timeout)
-        try:
-            with self._sdk().chat.completions.with_streaming_response.create(
-                **{k: v for k, v in body.items() if k in SDK_PARAMETERS},
-                extra_body={k: v for k, v in body.items() if k not in SDK_PARAMETERS} or None,
-                timeout=timeout,
-            ) as response:
-                if body.get("stream"):
-                    return self._read_stream(response, request)
-                return self._read_body(response.read(), request)
-        except openai.APIStatusError as exc:
-            http = exc.response
-            raise provider_error(self.name, http.status_code, http.headers, _text(http)) from None
-        except openai.APITimeoutError:
-            raise ModelError(
-                f"{self.name}: no reply from {self.base_url} within {timeout or 'the'} s",
-                retryable=True,
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise ModelError(self._unreachable(exc), retryable=True) from None
+        streaming = bool(body.get("stream"))
+        with self._deadlines.watch(deadline) as watch:
+            try:
+                with self._sdk().chat.completions.with_streaming_response.create(
+                    **{k: v for k, v in body.items() if k in SDK_PARAMETERS},
+                    extra_body={k: v for k, v in body.items() if k not in SDK_PARAMETERS} or None,
+                    # without a limit the SDK's default (600 s a read) applies, not no timeout
+                    timeout=openai.NOT_GIVEN if timeout is None else timeout,
+                ) as response:
+                    reads = watch.reads(response.iter_bytes())
+                    if streaming:
+                        return self._read_stream(response.headers, reads, request)
+                    return self._read_body(b"".join(reads), request)
+            except openai.APIStatusError as exc:
+                http = exc.response
+                status, headers = http.status_code, http.headers
+                raise provider_error(self.name, status, headers, _text(http)) from None
+            except (openai.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
+                if watch.expired or isinstance(exc, OutOfTime):
+                    raise self._out_of_time(request.timeout) from None
+                raise self._transport_error(exc, timeout, streaming) from None
+
+    def _out_of_time(self, seconds_left: float | None) -> ModelError:
+        left = _seconds(seconds_left or 0.0)
+        return ModelError(
+            f"{self.name}: no complete reply from {self.base_url} in the {left} s left in the run"
+        )
+
+    def _transport_error(
+        self, exc: Exception, timeout: float | None, streaming: bool
+    ) -> ModelError:
+        """What went wrong on the wire (refused, timed out, cut off), in one line; retryable."""
+        openai = _import_openai()
+        if isinstance(exc, openai.APITimeoutError):
+            waited = "the timeout" if timeout is None else f"{_seconds(timeout)} s"
+            message = f"{self.name}: no reply from {self.base_url} within {waited}"
+        elif isinstance(exc, openai.APIConnectionError):
+            message = self._unreachable(exc)
+        else:  # the body broke off after the headers
+            what = "stream" if streaming else "reply"
+            message = f"{self.name}: the {what} from {self.base_url} broke off ({_reason(exc)})"
+        return ModelError(message, retryable=True)
 
     def _read_body(self, content: bytes, request: ModelRequest) -> ModelTurn:
         try:
             data = json.loads(content.decode("utf-8", errors="replace"))
-        except json.JSONDecodeError:
-            preview = " ".join(content[:200].decode("utf-8", errors="replace").split())
-            raise ModelError(f"{self.name} sent a reply that is not JSON: {preview!r}") from None
+        except (ValueError, RecursionError):
+            raise ModelError(
+                f"{self.name} sent a reply that is not JSON: {_preview(content)}"
+            ) from None
         turn = parse_completion(data, provider=self.name)
         if request.on_text is not None and turn.text:
             request.on_text(turn.text)
         return turn
 
-    def _read_stream(self, response: Any, request: ModelRequest) -> ModelTurn:
+    def _read_stream(
+        self, headers: Any, reads: Iterable[bytes], request: ModelRequest
+    ) -> ModelTurn:
         from reactloop.models.openai_stream import StreamAccumulator
         from reactloop.models.sse import iter_sse_json
 
+        content_type = str(headers.get("content-type") or "")
+        if "json" in content_type:  # a server that ignored ``stream: true``
+            return self._read_body(b"".join(reads), request)
+        start = bytearray()
         accumulator = StreamAccumulator(provider=self.name)
-        try:
-            for chunk in iter_sse_json(response.iter_bytes()):
-                text = accumulator.feed(chunk)
-                if text and request.on_text is not None:
-                    request.on_text(text)
-        except _import_httpx().HTTPError as exc:
+        for chunk in iter_sse_json(_keeping_start(reads, start)):
+            text = accumulator.feed(chunk)
+            if text and request.on_text is not None:
+                request.on_text(text)
+        if not accumulator.chunks and "event-stream" not in content_type:
             raise ModelError(
-                f"{self.name}: the stream from {self.base_url} broke off ({_reason(exc)})",
-                retryable=True,
-            ) from None
+                f"{self.name} answered a streamed request with "
+                f"{content_type or 'no content type'}, not an event stream: {_preview(start)}"
+            )
         turn = accumulator.result()
         return finish_turn(_with_calls(turn, unique_ids(turn.tool_calls)))
 
@@ -221,7 +253,10 @@ class OpenAIChatModel:
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=0,
-                http_client=self._http_client,
+                http_client=self._http_client
+                or openai.DefaultHttpxClient(
+                    event_hooks={"response": [self._deadlines.on_response]}
+                ),
                 **({"timeout": self.timeout} if self.timeout else {}),
             )
         return self._client
@@ -281,6 +316,23 @@ def _time_left(deadline: float | None, timeout: float | None) -> float | None:
         return timeout
     left = max(deadline - time.monotonic(), 0.001)
     return left if timeout is None else min(left, timeout)
+
+
+def _seconds(value: float) -> str:
+    """``0.9998`` as ``1``, ``0.25`` as ``0.25``: a duration for a message."""
+    return f"{round(value, 2):g}"
+
+
+def _preview(content: bytes | bytearray) -> str:
+    return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))
+
+
+def _keeping_start(reads: Iterable[bytes], start: bytearray, size: int = 200) -> Iterator[bytes]:
+    """``reads`` unchanged, with their first ``size`` bytes copied into ``start``."""
+    for data in reads:
+        if len(start) < size:
+            start.extend(data[: size - len(start)])
+        yield data
 
 
 def _text(response: Any) -> str:

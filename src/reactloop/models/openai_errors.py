@@ -2,7 +2,8 @@
 
 Error bodies come in every shape (``../shared/wire-formats``): an ``error`` object with a string
 ``code`` (OpenAI, DeepSeek, DashScope) or an integer one (vLLM, llama.cpp), vLLM's older
-top-level fields, Ollama's plain ``{"error": "text"}``, or something that is not JSON at all.
+top-level fields, Ollama's plain ``{"error": "text"}``, or something that is not JSON at all
+(an HTML page from a proxy is reported by its title).
 ``provider_error`` reads any of them into one ``ProviderError`` whose message is the provider's
 own, and decides ``retryable``:
 
@@ -12,14 +13,18 @@ own, and decides ``retryable``:
 
 ``x-should-retry: true|false`` from the server overrides the status. ``RetryPolicy.run`` retries
 with exponential backoff and honours ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP
-date) up to a cap; its ``sleep`` is injectable so tests never wait.
+date; ``nan`` or ``inf`` is ignored) up to a cap; its ``sleep`` is injectable so tests never
+wait.
 """
 
 from __future__ import annotations
 
 import email.utils
+import html
 import json
+import math
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +37,8 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 MAX_MESSAGE_CHARS = 500
+HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+HTML_TAG = re.compile(r"<[^>]*>")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,7 +62,15 @@ def read_error_body(text: str) -> ErrorBody:
             return ErrorBody(message=inner.strip())
         if "message" in body or "detail" in body:
             return _from_fields(body, fallback=text)
-    return ErrorBody(message=_one_line(text) or "(empty body)")
+    return ErrorBody(message=_one_line(_page_text(text)) or "(empty body)")
+
+
+def _page_text(text: str) -> str:
+    """An HTML error page (a proxy's 502) as its title, else its text without tags."""
+    if "<html" not in text[:1000].lower():
+        return text
+    title = HTML_TITLE.search(text)
+    return html.unescape(title.group(1) if title else HTML_TAG.sub(" ", text))
 
 
 def _from_fields(fields: Mapping[str, Any], *, fallback: str) -> ErrorBody:
@@ -105,15 +120,15 @@ def provider_error(
     )
 
 
-def stream_error(provider: str, payload: Any) -> ProviderError:
-    """An error reported inside a 200 stream (``data: {"error": {...}}``)."""
+def stream_error(provider: str, payload: Any, *, where: str = "stream error") -> ProviderError:
+    """An error reported inside a 200 reply (``data: {"error": {...}}`` in a stream)."""
     body = read_error_body(json.dumps({"error": payload}) if payload is not None else "")
     transient = _status_code_is_transient(body.code) or any(
         word in f"{body.code} {body.type} {body.message}".lower()
         for word in ("overloaded", "server_error", "rate_limit", "timeout")
     )
     return ProviderError(
-        f"{provider} stream error: {body.message}",
+        f"{provider} {where}: {body.message}",
         status=None,
         code=body.code or body.type,
         retryable=transient,
@@ -131,25 +146,30 @@ def _status_code_is_transient(code: Any) -> bool:
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """What the server asks us to wait: ``retry-after-ms``, else ``retry-after`` (s or date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    millis = _finite(headers.get("retry-after-ms"))
+    if millis is not None:
+        return max(millis / 1000.0, 0.0)
     value = headers.get("retry-after", "").strip()
     if not value:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _finite(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     current = time.time() if now is None else now
     return max(when.timestamp() - current, 0.0)
+
+
+def _finite(text: str | None) -> float | None:
+    """``text`` as a finite number; None for "nan", "inf", a 400-digit number or a date."""
+    try:
+        value = float(text or "")
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True, kw_only=True)

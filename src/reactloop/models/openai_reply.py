@@ -39,7 +39,7 @@ def parse_completion(data: Any, *, provider: str) -> ModelTurn:
         if data.get("error"):
             from reactloop.models.openai_errors import stream_error
 
-            raise stream_error(provider, data["error"])
+            raise stream_error(provider, data["error"], where="reported an error")
         raise ModelError(f"{provider} returned a completion without choices")
     choice = choices[0]
     message = choice.get("message")
@@ -120,14 +120,14 @@ def _parse_call(call: Any, index: int) -> ToolCall:
     function = call.get("function")
     function = function if isinstance(function, Mapping) else {}
     arguments = function.get("arguments")
-    if isinstance(arguments, Mapping | list):
-        arguments = json.dumps(arguments, ensure_ascii=False)
+    if arguments is not None and not isinstance(arguments, str):  # a lax server's object
+        arguments = json.dumps(arguments, ensure_ascii=False, default=str)
     server_id = call.get("id")
     server_id = server_id if isinstance(server_id, str) and server_id else None
     return ToolCall(
         id=server_id or f"call_{index}",
         name=str(function.get("name") or ""),
-        arguments="" if arguments is None else str(arguments),
+        arguments=arguments or "",
         wire_id=server_id,
     )
 

@@ -99,6 +99,11 @@ class StreamAccumulator:
         self._chunks = 0
 
     @property
+    def chunks(self) -> int:
+        """How many chunks have been fed so far."""
+        return self._chunks
+
+    @property
     def finished(self) -> bool:
         """Whether a finish reason has arrived (usage may still follow)."""
         return self._wire_finish_reason is not None

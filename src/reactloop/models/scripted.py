@@ -104,13 +104,23 @@ def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
         return ModelTurn(text=turn)
     if not isinstance(turn, Mapping):
         raise ValueError(f"turn {index} must be an object or a string")
-    calls = tuple(_to_call(call, index, n) for n, call in enumerate(turn.get("tool_calls") or ()))
+    listed = turn.get("tool_calls") or []
+    if not isinstance(listed, list):
+        raise ValueError(f"turn {index}: tool_calls must be a list")
+    for key in ("reasoning", "finish_reason"):
+        if turn.get(key) is not None and not isinstance(turn[key], str):
+            raise ValueError(f"turn {index}: {key} must be a string")
+    calls = tuple(_to_call(call, index, n) for n, call in enumerate(listed))
+    try:
+        usage = Usage.from_dict(turn.get("usage") or {})
+    except ValueError as exc:
+        raise ValueError(f"turn {index}: {exc}") from None
     return ModelTurn(
         text=str(turn.get("content") or ""),
         reasoning=turn.get("reasoning"),
         tool_calls=calls,
         finish_reason=turn.get("finish_reason") or ("tool_calls" if calls else "stop"),
-        usage=Usage.from_dict(turn.get("usage") or {}),
+        usage=usage,
         raw=dict(turn),
     )
 

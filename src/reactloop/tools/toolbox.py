@@ -169,12 +169,17 @@ class Toolbox:
         )
 
     def _spill(self, call: ToolCall, text: str) -> str | None:
+        """Save the whole output; None when there is nowhere to, or saving fails (a full disk):
+        the model still gets the head and the tail."""
         if self.spill_dir is None:
             return None
-        self.spill_dir.mkdir(parents=True, exist_ok=True)
         safe_id = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in call.id)
         path = self.spill_dir / f"{safe_id}-{call.name}.txt"
-        path.write_text(text, encoding="utf-8")
+        try:
+            self.spill_dir.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", errors="backslashreplace")
+        except OSError:
+            return None
         return str(path)
 
 
