@@ -412,7 +412,19 @@ def test_a_journal_line_json_cannot_decode_is_a_usage_error(tmp_path, value):
     assert_one_line_usage_error(code, err)
 
 
-@pytest.mark.xfail(strict=True, reason="models/providers.py: _check_url lets urlsplit raise")
-def test_a_malformed_base_url_is_a_usage_error():
-    code, _, err = invoke("run", "q", "--model", "openai:x", "--base-url", "http://[::1/v1")
+@pytest.mark.parametrize(
+    "url", ["http://[::1/v1", "http://127.0.0.1:99999/v1", "http://127.0.0.1:abc/v1", "http://:80"]
+)
+def test_a_malformed_base_url_is_a_usage_error(url):
+    code, _, err = invoke("run", "q", "--model", "openai:x", "--base-url", url)
     assert_one_line_usage_error(code, err)
+    assert "invalid base URL" in err
+
+
+def test_text_is_printed_as_written_not_as_emoji_codes(tmp_path):
+    call = {"name": "calculator", "arguments": {"expression": "1+1"}}
+    turns = [{"content": "ratio 1:m:2 :smile:", "tool_calls": [call]}, {"content": "2"}]
+    model = f"scripted:{write_json(tmp_path / 's.json', turns)}"
+    code, _, err = invoke("run", "q", "--model", model, "--no-trace")
+    assert code == 0
+    assert "ratio 1:m:2 :smile:" in err and "Ⓜ" not in err

@@ -218,8 +218,10 @@ def run_agent(
     return result, events, elapsed
 
 
-def assert_model_error(result: RunResult, *fragments: str) -> None:
-    assert result.stop_reason == StopReason.MODEL_ERROR and result.answer is None
+def assert_model_error(
+    result: RunResult, *fragments: str, reason: StopReason = StopReason.MODEL_ERROR
+) -> None:
+    assert result.stop_reason == reason and result.answer is None
     error = result.error or ""
     assert "\n" not in error and "Traceback" not in error
     for fragment in fragments:
@@ -300,7 +302,9 @@ def test_a_hung_or_trickling_server_cannot_outlast_the_time_limit(
             server.base_url, tmp_path / "t.jsonl", stream=stream, max_seconds=LIMIT
         )
     assert elapsed < LIMIT + MARGIN
-    assert_model_error(result, "no complete reply from", "in the 1 s left in the run")
+    assert_model_error(
+        result, "no complete reply from", "in the 1 s left in the run", reason=StopReason.TIMEOUT
+    )
 
 
 def test_cli_run_against_a_hung_server_ends_at_its_time_limit(tmp_path: Path) -> None:
@@ -315,7 +319,7 @@ def test_cli_run_against_a_hung_server_ends_at_its_time_limit(tmp_path: Path) ->
         elapsed = time.monotonic() - started
     assert outcome.exit_code == 1 and "Traceback" not in outcome.output
     payload = json.loads(outcome.stdout)
-    assert payload["stop_reason"] == "model_error" and "left in the run" in payload["error"]
+    assert payload["stop_reason"] == "timeout" and "left in the run" in payload["error"]
     assert elapsed < LIMIT + 1.0  # the CLI adds its own start-up
     assert read_journal(trace)[-1]["type"] == "stop"
 
@@ -444,7 +448,10 @@ def test_a_200_that_is_not_a_usable_completion_is_a_model_error(
     with FakeOpenAIServer([reply] * 3) as server:
         result, events, _ = run_agent(server.base_url, tmp_path / "t.jsonl")
     assert_model_error(result, expected)
-    assert [e["type"] for e in events] == ["run_start", "request", "stop"]
+    assert [e["type"] for e in events] == ["run_start", "request", "warning", "stop"]
+    failure = events[2]
+    assert failure["kind"] == "model_error" and failure["message"] == result.error
+    assert failure["request"]["messages"][-1]["content"] == "look up a"  # as it was sent
 
 
 def test_a_message_with_neither_content_nor_calls_is_a_format_error(tmp_path: Path) -> None:

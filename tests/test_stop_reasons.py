@@ -77,6 +77,19 @@ def test_timeout(make_agent, monkeypatch):
     assert result.model_calls == 2
 
 
+def test_a_model_call_failing_because_the_time_ran_out_is_a_timeout(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr("reactloop.limits.time.monotonic", lambda: now[0])
+
+    def out_of_time(request):
+        now[0] += request.timeout + 1.0
+        raise ModelError("openai:m: no complete reply in the 50 s left in the run")
+
+    result = Agent(FunctionModel(out_of_time), [], limits=Limits(max_seconds=50)).run("q")
+    assert result.stop_reason is StopReason.TIMEOUT
+    assert result.error == "openai:m: no complete reply in the 50 s left in the run"
+
+
 def test_loop_detected(make_agent):
     agent, _ = make_agent([{"tool_calls": [calc("2*2")]}] * 5)
     result = agent.run("q")

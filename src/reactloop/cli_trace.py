@@ -127,7 +127,7 @@ def _print_cost(report: Any, *, priced: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    console = Console(emoji=False)
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
     for column in ("call", "step", "input", "cached", "output", "reasoning"):
         table.add_column(column, justify="right")

@@ -21,7 +21,7 @@ class ConsoleObserver:
     """Prints the steps of a run as they happen (to stderr by default)."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self.streamed = False
 
     def on_text(self, fragment: str) -> None:
@@ -73,7 +73,7 @@ class ConsoleObserver:
             self.console.print(f"  [red]Observe[/] error: {escape(_short(str(result['error'])))}")
 
     def _on_warning(self, step: int, data: dict[str, Any]) -> None:
-        if data.get("kind") == "internal_error":
+        if data.get("kind") in ("internal_error", "model_error"):  # the summary says it
             return
         self.console.print(f"  [yellow]! {data.get('kind')}:[/] {escape(_short(data['message']))}")
 

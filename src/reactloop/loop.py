@@ -110,7 +110,8 @@ class RunLoop:
         self.step += 1
         turn = self.ask_model()
         if isinstance(turn, str):
-            return StopReason.MODEL_ERROR, None, turn
+            ran_out = self.budget.timed_out()  # the call failed because the run's time did
+            return StopReason.TIMEOUT if ran_out else StopReason.MODEL_ERROR, None, turn
         return self.handle_turn(turn)
 
     def ask_model(self) -> ModelTurn | str:
@@ -148,6 +149,13 @@ class RunLoop:
             turn = self.agent.model.complete(request)
         except ModelError as exc:
             self.budget.record_model_call_failed()
+            self.emit(  # the request as sent, and why no turn came back
+                "warning",
+                kind="model_error",
+                message=str(exc),
+                request=wire[-1] if wire else None,
+                seconds=micros(time.perf_counter() - started),
+            )
             return str(exc)
         except Exception as exc:  # an adapter bug must not crash the harness
             self.budget.record_model_call_failed()

@@ -43,7 +43,7 @@ def _run(
     from reactloop.cli import build_limits, pick_model
     from reactloop.console import ConsoleObserver
 
-    stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     context = ToolContext(
         notes=options.notes,
         workspace=(options.workspace or Path.cwd()).resolve(),

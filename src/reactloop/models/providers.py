@@ -141,8 +141,13 @@ def _base_url_from_env(provider: Provider, env: Mapping[str, str]) -> str | None
 
 
 def _check_url(url: str, provider: Provider) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # a port that is no number, or out of range, raises here
+        fine = parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        fine = False
+    if not fine:
         raise UsageError(
             f"invalid base URL {url!r} for {provider.name}: "
             f"expected http(s)://HOST[:PORT]/PATH, e.g. {provider.default_base_url}"
