@@ -1,8 +1,12 @@
-"""Wind-down: when one model call is left, or tool calls ran out, the model is told to answer."""
+"""Wind-down: when one model call is left, tool calls ran out, or the token or dollar budget has
+room for one more call, the model is told to answer."""
 
 from __future__ import annotations
 
-from reactloop import StopReason
+import pytest
+
+from reactloop import Agent, FunctionModel, Limits, ModelTurn, StopReason, ToolCall, Usage
+from reactloop.usage import Price
 
 
 def calc(expression: str) -> dict:
@@ -50,3 +54,32 @@ def test_text_protocol_wind_down_asks_for_finish_only(make_agent):
     assert result.answer == "2"
     assert model.requests[1].extra["react"]["finish_only"] is True
     assert "last step" in model.requests[1].messages[-1].content
+
+
+def answers_only_when_told(request):
+    """A model that calls the calculator every step until it is told to answer."""
+    usage = Usage(input_tokens=90, output_tokens=10)
+    if request.tool_choice == "none":
+        return ModelTurn(text="done", usage=usage)
+    arguments = f'{{"expression": "{request.step}"}}'
+    call = ToolCall(id=f"c{request.step}", name="calculator", arguments=arguments)
+    return ModelTurn(tool_calls=(call,), usage=usage)
+
+
+def test_a_token_budget_with_room_for_one_more_call_winds_down(make_agent):
+    tools = make_agent([])[0].toolbox
+    limits = Limits(max_tokens=450)
+    result = Agent(FunctionModel(answers_only_when_told), tools, limits=limits).run("q")
+    # after three calls of 100 tokens, 300 + 2 * 100 > 450: the fourth is the last one
+    assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "done")
+    assert result.model_calls == 4 and result.usage.total_tokens == 400
+
+
+def test_a_dollar_budget_with_room_for_one_more_call_winds_down(make_agent):
+    tools = make_agent([])[0].toolbox
+    price = Price(input=10_000.0, cached_input=10_000.0, output=10_000.0)  # $1 a call
+    limits = Limits(max_cost=3.5)
+    agent = Agent(FunctionModel(answers_only_when_told), tools, limits=limits, price=price)
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "done")
+    assert result.model_calls == 3 and result.cost == pytest.approx(3.0)

@@ -37,7 +37,8 @@ class Limits:
     warning instead of running, and stops the run. ``pingpong_warn`` and ``pingpong_stop``:
     the number of A→B cycles in a row that warn and stop. ``max_format_errors``: replies in a
     row that could not be understood. ``wind_down``: tell the model to answer when one model
-    call is left, or when tool calls run out.
+    call is left, when tool calls run out, or when the token or dollar budget leaves room for
+    one more call like the last one but not for two.
     """
 
     max_model_calls: int = 8
@@ -83,6 +84,8 @@ class Budget:
         self.model_calls = 0
         self.tool_calls = 0
         self.usage = Usage()
+        self.last_usage = Usage()  # of the latest model call
+        self.last_cost = 0.0
 
     @property
     def elapsed(self) -> float:
@@ -121,14 +124,30 @@ class Budget:
 
     def record_model_call(self, usage: Usage) -> None:
         self.model_calls += 1
+        self.last_usage = usage
         if usage != _NO_USAGE:
             self.usage = self.usage + usage
         if self.price is not None:
-            self.cost = (self.cost or 0.0) + self.price.cost(usage)
+            self.last_cost = self.price.cost(usage)
+            self.cost = (self.cost or 0.0) + self.last_cost
 
     def record_model_call_failed(self) -> None:
         self.model_calls += 1
 
     def wind_down_due(self) -> bool:
         """True when the next model call should be told to answer now."""
-        return self.limits.wind_down and (self.model_calls_left == 1 or self.tool_calls_left <= 0)
+        return self.limits.wind_down and (
+            self.model_calls_left == 1 or self.tool_calls_left <= 0 or self._one_call_affordable()
+        )
+
+    def _one_call_affordable(self) -> bool:
+        """Whether the token or dollar budget has room for one call like the last, not two
+        (prompts only grow, so the next call costs at least as much as the last)."""
+        limits = self.limits
+        if limits.max_tokens is not None:
+            last = self.last_usage.total_tokens
+            if last and self.usage.total_tokens + 2 * last > limits.max_tokens:
+                return True
+        if limits.max_cost is not None and self.last_cost:
+            return (self.cost or 0.0) + 2 * self.last_cost > limits.max_cost
+        return False
