@@ -81,8 +81,54 @@ def test_ping_pong_in_a_run_stops_with_loop_detected(make_agent):
     agent, _ = make_agent(turns, tools=[set_value], max_model_calls=10)
     result = agent.run("q")
     assert result.stop_reason is StopReason.LOOP_DETECTED
-    assert "alternated" in (result.error or "")
+    assert "went round the same two actions 3 times" in (result.error or "")
     assert result.tool_calls == 3
+
+
+def test_a_round_of_three_side_effects_is_caught():
+    guard = LoopGuard(Limits())
+    a, b, c = (call("edit_file", new=text) for text in "xyz")
+    verdicts = []
+    for current in [a, b, c] * 3:
+        verdicts.append(guard.check(current))
+        guard.record(canonical_key(current), "ok", side_effects=True)
+    actions = [(verdict.action, verdict.kind) for verdict in verdicts]
+    assert actions == [("run", "")] * 5 + [("warn", "cycle")] * 3 + [("stop", "cycle")]
+    assert "going round the same three calls (edit_file is one)" in verdicts[5].message
+
+
+def test_a_round_with_a_call_made_twice_is_a_cycle_of_three():
+    guard = LoopGuard(Limits())
+    read, write = call("read_file", path="a"), call("write_file", text="x")
+    actions = []
+    for current in [read, read, write] * 3:
+        actions.append(guard.check(current).action)
+        guard.record(canonical_key(current), "ok", side_effects=current is write)
+    assert actions[-1] == "stop"
+
+
+def test_new_calls_and_one_call_repeated_are_no_cycle():
+    guard = LoopGuard(Limits(repeat_warn=50, repeat_stop=50))
+    same = call("t", a=1)
+    assert all(guard.check(same).action == "run" for _ in range(10))
+    assert all(guard.check(call("t", a=n)).action == "run" for n in range(30))
+    assert all(guard.check(call("t", a=n % 4)).action == "run" for n in range(12))
+
+
+def test_three_alternating_edits_in_a_run_stop_with_loop_detected(make_agent):
+    @tool
+    def set_value(value: int) -> int:
+        """Set the value (a side effect)."""
+        return value
+
+    turns = [
+        {"tool_calls": [{"name": "set_value", "arguments": {"value": v}}]} for v in [1, 2, 3] * 4
+    ]
+    agent, _ = make_agent(turns, tools=[set_value], max_model_calls=20, max_tool_calls=20)
+    result = agent.run("q")
+    assert result.stop_reason is StopReason.LOOP_DETECTED
+    assert "went round the same three actions 3 times" in (result.error or "")
+    assert result.tool_calls == 5
 
 
 def test_different_arguments_are_not_a_loop(make_agent):

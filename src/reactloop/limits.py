@@ -35,10 +35,10 @@ class Limits:
     dollars (it needs the model's ``Price``: ``Agent(..., price=...)``). ``repeat_warn`` and
     ``repeat_stop``: the n-th identical call (same tool, same canonical arguments) gets a
     warning instead of running, and stops the run. ``pingpong_warn`` and ``pingpong_stop``:
-    the number of A→B cycles in a row that warn and stop. ``max_format_errors``: replies in a
-    row that could not be understood. ``wind_down``: tell the model to answer when one model
-    call is left, when tool calls run out, or when the token or dollar budget leaves room for
-    one more call like the last one but not for two.
+    the rounds in a row of the same two calls (A→B) or three (A→B→C) that warn and stop.
+    ``max_format_errors``: replies in a row that could not be understood. ``wind_down``: tell
+    the model to answer when one model call is left, when tool calls run out, or when the
+    token or dollar budget leaves room for one more call like the last one but not for two.
     """
 
     max_model_calls: int = 8

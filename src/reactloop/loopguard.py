@@ -1,10 +1,12 @@
-"""Loop detection: repeated identical calls and A→B→A→B ping-pong.
+"""Loop detection: repeated identical calls, A→B→A→B ping-pong and A→B→C→A→B→C cycles.
 
 A call is identified by its tool name and canonical arguments (JSON with sorted keys). The
 n-th identical call (``Limits.repeat_warn``) is not run: the model gets a warning with the
 earlier result instead; ``Limits.repeat_stop`` ends the run. A call with side effects may
-change what later calls see, so it forgets the record of every other call. Alternating
-between two calls is caught by counting A→B cycles, whatever the side effects.
+change what later calls see, so it forgets the record of every other call. Going round the
+same two or three calls is caught by counting the rounds in a row (``Limits.pingpong_warn``,
+``Limits.pingpong_stop``), whatever the side effects: editing a file back and forth between
+the same contents, or write → test → revert → write → test → revert, is a loop too.
 """
 
 from __future__ import annotations
@@ -44,20 +46,23 @@ class LoopGuard:
         self.limits = limits
         self._counts: dict[str, int] = {}
         self._results: dict[str, str] = {}
-        self._last: tuple[str, str] = ("", "")
-        self._alternating = 0  # length of the A,B,A,B,... run that ends with the last call
+        self._recent = ("", "", "")  # the last three keys, the latest last
+        # How many calls in a row equal the call two (three) before them, in a cycle of two
+        # (three) calls that are not all the same one: A,B,A,B gives 2; A,B,C,A,B,C gives 3.
+        self._run_of_two = 0
+        self._run_of_three = 0
 
     def check(self, call: ToolCall, parsed: dict[str, Any] | None = None) -> Verdict:
         """Judge a proposed call before it runs, and remember that it was proposed."""
         key = canonical_key(call, parsed)
         count = self._counts.get(key, 0) + 1
         self._counts[key] = count
-        self._track_alternation(key)
-        if count < self.limits.repeat_warn and self._alternating < 4:
-            return Verdict(action="run", key=key)  # the common case, decided cheaply
+        self._track_cycles(key)
+        if count < self.limits.repeat_warn and self._run_of_two < 2 and self._run_of_three < 3:
+            return Verdict(action="run", key=key)  # the common case (no second round yet)
         repeat = self._repeat_verdict(call, key, count)
-        pingpong = self._pingpong_verdict(call, key)
-        return repeat if _SEVERITY[repeat.action] >= _SEVERITY[pingpong.action] else pingpong
+        cycle = self._cycle_verdict(call, key)
+        return repeat if _SEVERITY[repeat.action] >= _SEVERITY[cycle.action] else cycle
 
     def record(self, key: str, content: str, *, side_effects: bool) -> None:
         """Remember what an executed call (``Verdict.key``) returned."""
@@ -96,36 +101,37 @@ class LoopGuard:
             previous = previous[:_RESULT_PREVIEW] + "…"
         return f"the result was: {previous}"
 
-    def _pingpong_verdict(self, call: ToolCall, key: str) -> Verdict:
-        cycles = self._alternating_cycles()
-        if cycles >= self.limits.pingpong_stop:
+    def _cycle_verdict(self, call: ToolCall, key: str) -> Verdict:
+        size, rounds = self._rounds()
+        kind, many = ("pingpong", "two") if size == 2 else ("cycle", "three")
+        if rounds >= self.limits.pingpong_stop:
             return Verdict(
                 action="stop",
                 key=key,
-                kind="pingpong",
-                message=f"the calls alternated between the same two actions {cycles} times",
+                kind=kind,
+                message=f"the calls went round the same {many} actions {rounds} times",
             )
-        if cycles >= self.limits.pingpong_warn:
+        if rounds >= self.limits.pingpong_warn:
             return Verdict(
                 action="warn",
                 key=key,
-                kind="pingpong",
+                kind=kind,
                 message=(
-                    f"you keep alternating between the same two calls ({call.name} is one); "
+                    f"you keep going round the same {many} calls ({call.name} is one); "
                     "this is a loop: try a different approach, or answer with what you have"
                 ),
             )
         return Verdict(action="run", key=key)
 
-    def _track_alternation(self, key: str) -> None:
-        before_last, last = self._last
-        if key == last:
-            self._alternating = 1
-        elif key == before_last and self._alternating >= 2:
-            self._alternating += 1
-        else:
-            self._alternating = 2 if last else 1
-        self._last = (last, key)
+    def _track_cycles(self, key: str) -> None:
+        third, second, last = self._recent
+        self._run_of_two = self._run_of_two + 1 if key == second != last else 0
+        constant = key == last == second
+        self._run_of_three = self._run_of_three + 1 if key == third and not constant else 0
+        self._recent = (second, last, key)
 
-    def _alternating_cycles(self) -> int:
-        return self._alternating // 2 if self._alternating >= 4 else 0
+    def _rounds(self) -> tuple[int, int]:
+        """The size of the cycle the latest calls go round (2 or 3), and its rounds in a row."""
+        two = (self._run_of_two + 2) // 2 if self._run_of_two >= 2 else 0
+        three = (self._run_of_three + 3) // 3 if self._run_of_three >= 3 else 0
+        return (3, three) if three > two else (2, two)
