@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +21,17 @@ from reactloop.agent import Agent
 from reactloop.errors import UsageError
 from reactloop.events import Event
 from reactloop.journal import Journal, read_journal
-from reactloop.limits import Limits
 from reactloop.messages import ToolCall
 from reactloop.models.replay import ReplayModel, turns_from_events
+from reactloop.replay_setup import (
+    limit_notes,
+    limits_from,
+    object_or_empty,
+    run_start_of,
+    tools_from_config,
+)
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool
-from reactloop.tools.registry import DEFAULT_FAMILIES, ToolContext, build_tools, parse_families
 from reactloop.usage import step_of
 
 # Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
@@ -105,9 +108,9 @@ def replay(
     """
     path = Path(trace_path)
     recorded = read_journal(path)
-    start = _run_start(recorded, path)
-    config = _object_or_empty(start, "config")
-    recorded_limits = _object_or_empty(start, "limits")
+    start = run_start_of(recorded, path)
+    config = object_or_empty(start, "config")
+    recorded_limits = object_or_empty(start, "limits")
     tool_list = list(tools) if tools is not None else tools_from_config(config)
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
     replayed: list[dict[str, Any]] = []
@@ -129,7 +132,7 @@ def replay(
         if writer is not None:
             writer.close()
     divergence, compared = compare(recorded, replayed)
-    notes = _tool_notes(start, tool_list) + _limit_notes(recorded_limits)
+    notes = _tool_notes(start, tool_list) + limit_notes(recorded_limits)
     if not any(e.get("type") == "stop" for e in recorded):
         notes.append(
             "the recorded run has no stop event (it was interrupted); compared up to its end"
@@ -144,23 +147,6 @@ def replay(
     )
 
 
-def _run_start(events: Sequence[Mapping[str, Any]], path: Path) -> Mapping[str, Any]:
-    for event in events:
-        if event.get("type") == "run_start":
-            return event
-    raise UsageError(f"{path} has no run_start event; it cannot be replayed")
-
-
-def _object_or_empty(start: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``run_start``'s ``key`` (absent: empty); anything but an object is a usage error."""
-    value = start.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise UsageError(f"the journal's {key} is not an object: {value!r:.80}")
-    return value
-
-
 def _open_journal(path: str | Path | None) -> Journal | None:
     if path is None:
         return None
@@ -168,67 +154,6 @@ def _open_journal(path: str | Path | None) -> Journal | None:
         return Journal(path)
     except OSError as exc:
         raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
-
-
-def tools_from_config(config: Mapping[str, Any]) -> list[Tool]:
-    """The tools a CLI run used, rebuilt from ``run_start``'s config.
-
-    Reads ``tools`` (family names, a list or ``"a,b"``), ``notes``, ``workspace`` (default:
-    the current folder, as ``reactloop run`` does), ``read_only`` and ``output_dir``.
-    Relative paths are taken from the current folder.
-    """
-    families_value = config.get("tools")
-    if isinstance(families_value, str):
-        families = parse_families(families_value)
-    elif isinstance(families_value, list | tuple):
-        families = parse_families(",".join(str(name) for name in families_value))
-    else:
-        families = DEFAULT_FAMILIES
-    context = ToolContext(
-        notes=_notes_path(config.get("notes")),
-        workspace=_path_or_none(config.get("workspace")) or Path.cwd(),
-        read_only=bool(config.get("read_only")),
-        output_dir=_path_or_none(config.get("output_dir")),
-    )
-    return build_tools(families, context)
-
-
-def limits_from(data: Mapping[str, Any]) -> Limits:
-    """The recorded run's ``Limits``, without ``max_cost``: a replay has no price to count it.
-
-    A value of the wrong type is a ``UsageError`` (it would break the loop halfway).
-    """
-    hints = typing.get_type_hints(Limits)
-    values = {k: v for k, v in data.items() if k in hints and k != "max_cost"}
-    for name, value in values.items():
-        if not _fits(value, hints[name]):
-            raise UsageError(f"the journal's limits are invalid: {name} = {value!r:.80}")
-    try:
-        return Limits(**values)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"the journal's limits are invalid: {exc}") from None
-
-
-def _fits(value: Any, hint: Any) -> bool:
-    """Whether a JSON value fits a field typed ``int``, ``bool``, ``float`` or ``X | None``."""
-    allowed = typing.get_args(hint) or (hint,)
-    if value is None or isinstance(value, bool) or (isinstance(value, int) and int in allowed):
-        return type(value) in allowed
-    if not isinstance(value, int | float) or float not in allowed:
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an integer beyond the float range
-        return False
-
-
-def _limit_notes(data: Mapping[str, Any]) -> list[str]:
-    if data.get("max_cost") is None:
-        return []
-    return [
-        f"the recorded run had a cost limit of {data['max_cost']!r} dollars; "
-        "the replay has no price table, so it runs without one"
-    ]
 
 
 def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:
@@ -365,18 +290,6 @@ def _as_record(event: Event) -> dict[str, Any]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _notes_path(value: Any) -> Path | None:
-    """The recorded notes file; one that is there but no regular file (a FIFO) is refused."""
-    path = _path_or_none(value)
-    if path is not None and path.exists() and not path.is_file():
-        raise UsageError(f"the journal's notes file {path} is not a regular file")
-    return path
-
-
-def _path_or_none(value: Any) -> Path | None:
-    return Path(value) if isinstance(value, str | Path) and str(value) else None
 
 
 def _show(value: Any) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError, UsageError
@@ -23,6 +23,14 @@ from reactloop.messages import Message, ModelTurn
 from reactloop.models.base import ModelRequest
 from reactloop.models.openai_deadline import OutOfTime, ReplyDeadline
 from reactloop.models.openai_errors import RetryPolicy, provider_error
+from reactloop.models.openai_io import (
+    body_text,
+    keeping_start,
+    preview,
+    reason,
+    seconds_text,
+    time_left,
+)
 from reactloop.models.openai_reply import finish_turn, parse_completion, unique_ids
 from reactloop.models.openai_wire import (
     WireMessage,
@@ -159,7 +167,7 @@ class OpenAIChatModel:
         self, body: dict[str, Any], request: ModelRequest, deadline: float | None
     ) -> ModelTurn:
         openai, httpx = _import_openai(), _import_httpx()
-        timeout = _time_left(deadline, self.timeout)
+        timeout = time_left(deadline, self.timeout)
         streaming = bool(body.get("stream"))
         with self._deadlines.watch(deadline) as watch:
             try:
@@ -176,14 +184,14 @@ class OpenAIChatModel:
             except openai.APIStatusError as exc:
                 http = exc.response
                 status, headers = http.status_code, http.headers
-                raise provider_error(self.name, status, headers, _text(http)) from None
+                raise provider_error(self.name, status, headers, body_text(http)) from None
             except (openai.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
                 if watch.expired or isinstance(exc, OutOfTime):
                     raise self._out_of_time(request.timeout) from None
                 raise self._transport_error(exc, timeout, streaming) from None
 
     def _out_of_time(self, seconds_left: float | None) -> ModelError:
-        left = _seconds(seconds_left or 0.0)
+        left = seconds_text(seconds_left or 0.0)
         return ModelError(
             f"{self.name}: no complete reply from {self.base_url} in the {left} s left in the run"
         )
@@ -194,13 +202,13 @@ class OpenAIChatModel:
         """What went wrong on the wire (refused, timed out, cut off), in one line; retryable."""
         openai = _import_openai()
         if isinstance(exc, openai.APITimeoutError):
-            waited = "the timeout" if timeout is None else f"{_seconds(timeout)} s"
+            waited = "the timeout" if timeout is None else f"{seconds_text(timeout)} s"
             message = f"{self.name}: no reply from {self.base_url} within {waited}"
         elif isinstance(exc, openai.APIConnectionError):
             message = self._unreachable(exc)
         else:  # the body broke off after the headers
             what = "stream" if streaming else "reply"
-            message = f"{self.name}: the {what} from {self.base_url} broke off ({_reason(exc)})"
+            message = f"{self.name}: the {what} from {self.base_url} broke off ({reason(exc)})"
         return ModelError(message, retryable=True)
 
     def _read_body(self, content: bytes, request: ModelRequest) -> ModelTurn:
@@ -208,7 +216,7 @@ class OpenAIChatModel:
             data = json.loads(content.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError):
             raise ModelError(
-                f"{self.name} sent a reply that is not JSON: {_preview(content)}"
+                f"{self.name} sent a reply that is not JSON: {preview(content)}"
             ) from None
         turn = parse_completion(data, provider=self.name)
         if request.on_text is not None and turn.text:
@@ -226,14 +234,14 @@ class OpenAIChatModel:
             return self._read_body(b"".join(reads), request)
         start = bytearray()
         accumulator = StreamAccumulator(provider=self.name)
-        for chunk in iter_sse_json(_keeping_start(reads, start)):
+        for chunk in iter_sse_json(keeping_start(reads, start)):
             text = accumulator.feed(chunk)
             if text and request.on_text is not None:
                 request.on_text(text)
         if not accumulator.chunks and "event-stream" not in content_type:
             raise ModelError(
                 f"{self.name} answered a streamed request with "
-                f"{content_type or 'no content type'}, not an event stream: {_preview(start)}"
+                f"{content_type or 'no content type'}, not an event stream: {preview(start)}"
             )
         turn = accumulator.result()
         return finish_turn(_with_calls(turn, unique_ids(turn.tool_calls)))
@@ -244,7 +252,7 @@ class OpenAIChatModel:
             if self.provider.is_local
             else "check the network or --base-url"
         )
-        return f"cannot reach {self.base_url} ({_reason(exc)}); {hint}"
+        return f"cannot reach {self.base_url} ({reason(exc)}); {hint}"
 
     def _sdk(self) -> Any:
         if self._client is None:
@@ -309,44 +317,6 @@ def _with_calls(turn: ModelTurn, calls: Any) -> ModelTurn:
         return turn
     fields = {name: getattr(turn, name) for name in turn.__dataclass_fields__}
     return ModelTurn(**{**fields, "tool_calls": calls})
-
-
-def _time_left(deadline: float | None, timeout: float | None) -> float | None:
-    if deadline is None:
-        return timeout
-    left = max(deadline - time.monotonic(), 0.001)
-    return left if timeout is None else min(left, timeout)
-
-
-def _seconds(value: float) -> str:
-    """``0.9998`` as ``1``, ``0.25`` as ``0.25``: a duration for a message."""
-    return f"{round(value, 2):g}"
-
-
-def _preview(content: bytes | bytearray) -> str:
-    return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))
-
-
-def _keeping_start(reads: Iterable[bytes], start: bytearray, size: int = 200) -> Iterator[bytes]:
-    """``reads`` unchanged, with their first ``size`` bytes copied into ``start``."""
-    for data in reads:
-        if len(start) < size:
-            start.extend(data[: size - len(start)])
-        yield data
-
-
-def _text(response: Any) -> str:
-    try:
-        response.read()
-        return str(response.text)
-    except Exception:  # a body that cannot be read still leaves the status to report
-        return ""
-
-
-def _reason(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__ or exc
-    text = " ".join(str(cause).split()) or type(cause).__name__
-    return text[:200]
 
 
 def _import_openai() -> Any:

@@ -1,0 +1,108 @@
+"""What a replay rebuilds from a journal's ``run_start``: the tools, the limits, the notes.
+
+Journals come from elsewhere, so every value is checked: anything that would break the loop
+halfway is a ``UsageError`` now.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import UsageError
+from reactloop.limits import Limits
+from reactloop.tools.base import Tool
+from reactloop.tools.registry import DEFAULT_FAMILIES, ToolContext, build_tools, parse_families
+
+
+def run_start_of(events: Sequence[Mapping[str, Any]], path: Path) -> Mapping[str, Any]:
+    for event in events:
+        if event.get("type") == "run_start":
+            return event
+    raise UsageError(f"{path} has no run_start event; it cannot be replayed")
+
+
+def object_or_empty(start: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``run_start``'s ``key`` (absent: empty); anything but an object is a usage error."""
+    value = start.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UsageError(f"the journal's {key} is not an object: {value!r:.80}")
+    return value
+
+
+def tools_from_config(config: Mapping[str, Any]) -> list[Tool]:
+    """The tools a CLI run used, rebuilt from ``run_start``'s config.
+
+    Reads ``tools`` (family names, a list or ``"a,b"``), ``notes``, ``workspace`` (default:
+    the current folder, as ``reactloop run`` does), ``read_only`` and ``output_dir``.
+    Relative paths are taken from the current folder.
+    """
+    families_value = config.get("tools")
+    if isinstance(families_value, str):
+        families = parse_families(families_value)
+    elif isinstance(families_value, list | tuple):
+        families = parse_families(",".join(str(name) for name in families_value))
+    else:
+        families = DEFAULT_FAMILIES
+    context = ToolContext(
+        notes=_notes_path(config.get("notes")),
+        workspace=_path_or_none(config.get("workspace")) or Path.cwd(),
+        read_only=bool(config.get("read_only")),
+        output_dir=_path_or_none(config.get("output_dir")),
+    )
+    return build_tools(families, context)
+
+
+def limits_from(data: Mapping[str, Any]) -> Limits:
+    """The recorded run's ``Limits``, without ``max_cost``: a replay has no price to count it.
+
+    A value of the wrong type is a ``UsageError`` (it would break the loop halfway).
+    """
+    hints = typing.get_type_hints(Limits)
+    values = {k: v for k, v in data.items() if k in hints and k != "max_cost"}
+    for name, value in values.items():
+        if not _fits(value, hints[name]):
+            raise UsageError(f"the journal's limits are invalid: {name} = {value!r:.80}")
+    try:
+        return Limits(**values)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the journal's limits are invalid: {exc}") from None
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field typed ``int``, ``bool``, ``float`` or ``X | None``."""
+    allowed = typing.get_args(hint) or (hint,)
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and int in allowed):
+        return type(value) in allowed
+    if not isinstance(value, int | float) or float not in allowed:
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def limit_notes(data: Mapping[str, Any]) -> list[str]:
+    if data.get("max_cost") is None:
+        return []
+    return [
+        f"the recorded run had a cost limit of {data['max_cost']!r} dollars; "
+        "the replay has no price table, so it runs without one"
+    ]
+
+
+def _notes_path(value: Any) -> Path | None:
+    """The recorded notes file; one that is there but no regular file (a FIFO) is refused."""
+    path = _path_or_none(value)
+    if path is not None and path.exists() and not path.is_file():
+        raise UsageError(f"the journal's notes file {path} is not a regular file")
+    return path
+
+
+def _path_or_none(value: Any) -> Path | None:
+    return Path(value) if isinstance(value, str | Path) and str(value) else None
