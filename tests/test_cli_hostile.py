@@ -428,3 +428,11 @@ def test_text_is_printed_as_written_not_as_emoji_codes(tmp_path):
     code, _, err = invoke("run", "q", "--model", model, "--no-trace")
     assert code == 0
     assert "ratio 1:m:2 :smile:" in err and "Ⓜ" not in err
+
+
+def test_an_empty_tools_option_means_no_tools_in_run_and_in_tools(tmp_path):
+    code, out, _ = invoke("tools", "--tools", "")
+    assert (code, out) == (0, "")
+    model = f"scripted:{write_json(tmp_path / 's.json', ['Action: Finish[fine]'])}"
+    code, out, _ = invoke("run", "q", "--model", model, "--tools", "", "--no-trace", "--json")
+    assert code == 0 and json.loads(out)["answer"] == "fine"

@@ -178,7 +178,7 @@ def run(**kwargs: Any) -> None:
 def list_tools(tools: str | None, notes: Path | None, workspace: Path | None) -> None:
     """Show the tools and the JSON Schema each sends to the model."""
     try:
-        families = parse_families(tools or "calculator")
+        families = parse_families("calculator" if tools is None else tools)
         if notes is not None:
             check_input_file(notes, "notes file")
         context = ToolContext(notes=notes, workspace=workspace or Path.cwd())

@@ -70,16 +70,22 @@ class Journal:
     def _write(self, line: bytes) -> None:
         if self._file is None:
             return
-        written = self._file.write(line) or 0
-        while 0 < written < len(line):  # a raw write may take part of the line
+        written = self._file.write(line)
+        if written != len(line):
+            self._write_rest(line, written or 0)
+        if self.fsync:
+            os.fsync(self._file.fileno())
+
+    def _write_rest(self, line: bytes, written: int) -> None:
+        """Finish a line a raw write took only part of (a signal, a disk filling up)."""
+        assert self._file is not None
+        while 0 < written < len(line):
             more = self._file.write(line[written:]) or 0
             if not more:
                 break
             written += more
         if written != len(line):
             raise OSError(f"the journal {self.path} took {written} of {len(line)} bytes")
-        if self.fsync:
-            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if self._file is not None:

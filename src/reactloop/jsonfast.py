@@ -19,6 +19,7 @@ _std_canonical = json.JSONEncoder(
 _std_line = json.JSONEncoder(default=str).encode
 # Dataclasses and dates go through ``default`` (``str``), as the standard library sends them.
 _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_LINE_OPTIONS = _PASSTHROUGH | orjson.OPT_APPEND_NEWLINE
 
 
 def canonical(value: Any) -> str:
@@ -59,7 +60,7 @@ def json_line(record: Any, *, verify: bool = True) -> bytes:
     decoding.
     """
     try:
-        line = orjson.dumps(record, default=str, option=_PASSTHROUGH | orjson.OPT_APPEND_NEWLINE)
+        line = orjson.dumps(record, default=str, option=_LINE_OPTIONS)
         if not verify or orjson.loads(line) == record:
             return line
     except Exception:  # any doubt: the standard library below
