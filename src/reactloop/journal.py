@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from reactloop.errors import JournalError
+from reactloop.errors import JournalError, UsageError
 from reactloop.events import Event, micros
 from reactloop.jsonfast import is_plain, json_line
 
@@ -97,6 +97,14 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_journal(path: str | Path, *, fsync: bool = False) -> Journal:
+    """A new ``Journal`` at ``path``; one that cannot be written is a one-line ``UsageError``."""
+    try:
+        return Journal(path, fsync=fsync)
+    except OSError as exc:
+        raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
 
 
 def _needs_check(event: Event) -> bool:

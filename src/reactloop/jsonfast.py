@@ -76,6 +76,17 @@ def is_plain(value: Any) -> bool:
     return kind is str or kind is int or kind is bool or value is None
 
 
+def json_number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (a bool, a string, an integer too big
+    for a float). NaN and the infinities pass: callers that refuse them check."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
 def read_json_file(path: str | Path, what: str) -> Any:
     """The JSON value in a user's file; any problem is a one-line ``UsageError`` naming ``what``."""
     from reactloop.errors import UsageError

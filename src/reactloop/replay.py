@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.agent import Agent
-from reactloop.errors import UsageError
 from reactloop.events import Event
-from reactloop.journal import Journal, read_journal
+from reactloop.journal import open_journal, read_journal
 from reactloop.messages import ToolCall
 from reactloop.models.replay import ReplayModel, turns_from_events
 from reactloop.replay_setup import (
@@ -114,7 +113,7 @@ def replay(
     tool_list = list(tools) if tools is not None else tools_from_config(config)
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
     replayed: list[dict[str, Any]] = []
-    writer = _open_journal(journal)
+    writer = open_journal(journal) if journal is not None else None
     try:
         agent = Agent(
             model,
@@ -145,15 +144,6 @@ def replay(
         result=result,
         notes=tuple(notes),
     )
-
-
-def _open_journal(path: str | Path | None) -> Journal | None:
-    if path is None:
-        return None
-    try:
-        return Journal(path)
-    except OSError as exc:
-        raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
 
 
 def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:

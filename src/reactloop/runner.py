@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.agent import Agent
 from reactloop.errors import UsageError
-from reactloop.journal import Journal
+from reactloop.journal import Journal, open_journal
 from reactloop.tools.registry import ToolContext, build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
 
@@ -58,7 +58,7 @@ def _run(
     approve = _approver(options)
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
-    journal = _open_journal(trace_path, fsync=options.fsync)
+    journal = open_journal(trace_path, fsync=options.fsync) if trace_path else None
     watched = _WatchedJournal(journal) if journal is not None else None
     console = None if options.as_json else ConsoleObserver(stderr)
     try:
@@ -137,15 +137,6 @@ def _trace_path(options: RunOptions) -> Path | None:
     path = options.trace or default_trace_path()
     check_output_file(path, "journal", (options.notes, options.prices, model_file(options.model)))
     return path
-
-
-def _open_journal(path: Path | None, *, fsync: bool) -> Journal | None:
-    if path is None:
-        return None
-    try:
-        return Journal(path, fsync=fsync)
-    except OSError as exc:
-        raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
 
 
 def _check_tool_choice(choice: str, tools: Toolbox) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
-from reactloop.jsonfast import read_json_file
+from reactloop.jsonfast import json_number, read_json_file
 from reactloop.messages import Usage
 
 _PRICE_KEYS = ("input", "cached_input", "output")
@@ -91,8 +91,8 @@ def _parse_price(source: str, name: str, entry: Any) -> Price:
         value = entry.get(key)
         if value is None:
             continue
-        dollars = _finite_float(value)
-        if dollars is None:
+        dollars = json_number(value)
+        if dollars is None or not math.isfinite(dollars):
             raise UsageError(f"{where}: {key} must be a number of dollars per million tokens")
         if dollars < 0:
             raise UsageError(f"{where}: {key} must not be negative")
@@ -105,14 +105,3 @@ def _parse_price(source: str, name: str, entry: Any) -> Price:
         output=values["output"],
         cached_input=values.get("cached_input", values["input"]),
     )
-
-
-def _finite_float(value: Any) -> float | None:
-    """``value`` as a finite float; None for a non-number, NaN, an infinity or a huge integer."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:  # an integer beyond the float range
-        return None
-    return number if math.isfinite(number) else None

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.jsonfast import json_number
 from reactloop.messages import Usage
 from reactloop.usage import usage_from
 
@@ -87,7 +88,7 @@ def build_view(events: Sequence[Mapping[str, Any]]) -> RunView:
             step = by_number[number] = StepView(number=number)
             view.steps.append(step)
         if kind == "request":
-            request_time = number_or_none(event.get("t"))
+            request_time = json_number(event.get("t"))
             step.wind_down = step.wind_down or bool(event.get("wind_down"))
             step.n_messages = _int(event.get("n_messages"))
         elif kind == "response":
@@ -117,8 +118,8 @@ def _turn(event: Mapping[str, Any], request_time: float | None, raw: Any) -> Tur
     data = event.get("turn")
     turn: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
     usage = turn.get("usage")
-    seconds = number_or_none(event.get("seconds"))
-    t = number_or_none(event.get("t"))
+    seconds = json_number(event.get("seconds"))
+    t = json_number(event.get("t"))
     if seconds is None and t is not None and request_time is not None:
         seconds = max(t - request_time, 0.0)
     return TurnView(
@@ -157,7 +158,7 @@ def _attach_result(step: StepView, event: Mapping[str, Any]) -> None:
     target.truncated = bool(result.get("truncated"))
     target.full_output_path = _str_or_none(result.get("full_output_path"))
     target.executed = result.get("executed") is not False
-    target.seconds = number_or_none(result.get("seconds"))
+    target.seconds = json_number(result.get("seconds"))
 
 
 def _warning(event: Mapping[str, Any]) -> WarningView:
@@ -177,16 +178,6 @@ def pretty_json_text(text: str) -> str:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def number_or_none(value: Any) -> float | None:
-    """A JSON number as a float; None for anything else, including an integer too big for one."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    return None
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -16,6 +16,7 @@ from string import Template
 from typing import Any
 
 from reactloop.journal import read_journal
+from reactloop.jsonfast import json_number
 from reactloop.tools.toolbox import cut_head_tail
 from reactloop.usage import PriceTable, UsageReport, usage_report
 from reactloop.viewer.chart import COLORS, cumulative_chart, tokens_chart
@@ -25,7 +26,6 @@ from reactloop.viewer.model import (
     ToolView,
     TurnView,
     build_view,
-    number_or_none,
     pretty_json_text,
 )
 
@@ -81,7 +81,7 @@ def _cards(view: RunView, report: UsageReport) -> str:
         ("output tokens", f"{total.output_tokens:,}", ""),
         ("reasoning", f"{total.reasoning_tokens:,}", ""),
     ]
-    seconds = number_or_none(stop.get("seconds"))
+    seconds = json_number(stop.get("seconds"))
     if seconds is not None:
         values.append(("seconds", f"{seconds:.2f}", ""))
     if report.money is not None:
