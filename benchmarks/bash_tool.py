@@ -22,7 +22,7 @@ from pathlib import Path
 
 from reactloop.sandbox import landlock, launch
 from reactloop.sandbox.bwrap import bwrap_argv, bwrap_problem
-from reactloop.sandbox.runner import minimal_env, run_command
+from reactloop.sandbox.command import minimal_env, run_command
 
 
 def without_cgroup(action: Callable[[], object]) -> object:

@@ -24,9 +24,9 @@ from typing import Any
 from reactloop.agent import Agent
 from reactloop.limits import Limits
 from reactloop.models import ModelSettings, resolve_model
-from reactloop.models.step_quality import StepQuality
+from reactloop.usage import StepQuality
 from reactloop.tools.calculator import tools as calculator_tools
-from reactloop.tools.notes import lookup_tool
+from reactloop.tools.lookup import lookup_tool
 
 NOTES = {"tea_price": "35", "guest_count": "12"}
 

@@ -1,9 +1,13 @@
 """The harness's own cost per step, import time, peak memory, and prompt sizes.
 
-    python benchmarks/overhead.py [--repeat 7]
+    python benchmarks/overhead.py [--repeat 7] [--cli]
 
 Each step is one scripted model turn with one call to a trivial read-only tool, so what is
-measured is the loop itself: budget checks, loop guard, validation, events, history.
+measured is the loop itself: budget checks, loop guard, validation, events, history. The
+"time limit on" rows run with a ``max_seconds`` (the default ``Limits``): each sync tool then
+runs on a worker thread, so that the limit can abandon it. ``--cli`` adds the command line's
+path: ``reactloop run --model scripted:FILE`` at 1000, 2000 and 3000 steps (journal on,
+requests kept), whose cost per step must not grow with the length of the run.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ from reactloop import (
     ToolCall,
     tool,
 )
-from reactloop.models.react_text import ReactTextModel
+from reactloop.models.react import ReactTextModel
 from reactloop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.tools.calculator import calculator_tool
-from reactloop.tools.notes import lookup_tool
+from reactloop.tools.lookup import lookup_tool
 
 # CPU time of this process: on a shared, loaded machine it is far steadier than wall time,
 # and the loop does no I/O but the journal's writes (which it does count, as system time).
@@ -51,10 +55,10 @@ def scripted_turns(steps: int) -> list[ModelTurn]:
     return [*turns, ModelTurn(text="done")]
 
 
-def one_run(steps: int, journal_dir: Path | None) -> float:
+def one_run(steps: int, journal_dir: Path | None, max_seconds: float | None = None) -> float:
     """Seconds per step of one run of ``steps`` tool steps (plus the answering step)."""
     model = ScriptedModel(scripted_turns(steps), keep_requests=False)
-    limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
+    limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=max_seconds)
     journal = Journal(journal_dir / f"run-{steps}.jsonl") if journal_dir else None
     agent = Agent(model, [echo], limits=limits, journal=journal)
     started = CLOCK()
@@ -88,7 +92,7 @@ def bare_loop(steps: int) -> float:
 def per_step(repeat: int) -> dict[str, dict[int, float]]:
     """Median seconds per step; the three variants take turns, so a drift of the machine's
     speed (large on shared VMs) hits them alike and their ratios stay fair."""
-    labels = ("bare loop", "journal off", "journal on")
+    labels = ("bare loop", "journal off", "journal on", "time limit on")
     samples: dict[str, dict[int, list[float]]] = {label: {} for label in labels}
     with tempfile.TemporaryDirectory() as folder:
         for steps in (10, 100, 1000):
@@ -96,6 +100,8 @@ def per_step(repeat: int) -> dict[str, dict[int, float]]:
                 samples["bare loop"].setdefault(steps, []).append(bare_loop(steps))
                 samples["journal off"].setdefault(steps, []).append(one_run(steps, None))
                 samples["journal on"].setdefault(steps, []).append(one_run(steps, Path(folder)))
+                timed = one_run(steps, Path(folder), max_seconds=600.0)
+                samples["time limit on"].setdefault(steps, []).append(timed)
     return {
         label: {steps: statistics.median(values) for steps, values in rows.items()}
         for label, rows in samples.items()
@@ -171,16 +177,60 @@ def prompt_sizes() -> dict[str, int]:
     }
 
 
+def cli_script(steps: int, folder: Path) -> Path:
+    """A script for ``--model scripted:FILE``: ``steps`` calculator calls, then the answer."""
+    turns: list[object] = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": f"{i} + 1"}}]}
+        for i in range(steps)
+    ]
+    path = folder / f"script-{steps}.json"
+    path.write_text(json.dumps([*turns, {"content": "done"}]), encoding="utf-8")
+    return path
+
+
+def cli_run(script: Path, steps: int, trace: Path) -> float:
+    """Wall seconds of one ``reactloop run`` over ``script`` (the interpreter's start included)."""
+    command = [
+        sys.executable, "-m", "reactloop", "run", "count", "--model", f"scripted:{script}",
+        "--tools", "calculator", "--protocol", "native", "--max-steps", str(steps + 1),
+        "--max-tool-calls", str(max(steps, 1)), "--trace", str(trace),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True)
+    return time.perf_counter() - started
+
+
+def cli_path(repeat: int) -> dict[int, float]:
+    """Median wall seconds of the CLI's scripted path at 0, 1000, 2000 and 3000 steps."""
+    medians: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        for steps in (0, 1000, 2000, 3000):
+            script = cli_script(steps, folder)
+            times = [cli_run(script, steps, folder / "trace.jsonl") for _ in range(repeat)]
+            medians[steps] = statistics.median(times)
+    return medians
+
+
+def print_cli_path(repeat: int) -> None:
+    medians = cli_path(repeat)
+    start = medians.pop(0)
+    for steps, seconds in medians.items():
+        per_step = (seconds - start) / steps
+        print(f"cli scripted {steps:>4} steps: {seconds:.2f} s ({per_step * 1e6:.0f} µs a step)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--cli", action="store_true", help="also time the CLI's scripted path")
     args = parser.parse_args()
     table = per_step(args.repeat)
     for label, row in table.items():
         cells = "  ".join(
             f"{steps:>4} steps: {seconds * 1e6:7.1f} µs" for steps, seconds in row.items()
         )
-        print(f"{label:12} {cells}")
+        print(f"{label:13} {cells}")
     for label in ("journal off", "journal on"):
         times = table[label][100] / table["bare loop"][100]
         print(f"reactloop / bare loop at 100 steps, {label}: {times:.1f}x")
@@ -193,6 +243,8 @@ def main() -> None:
         print(f"{key}: {value:.3f}")
     for key, value in prompt_sizes().items():
         print(f"{key}: {value}")
+    if args.cli:
+        print_cli_path(args.repeat)
 
 
 if __name__ == "__main__":

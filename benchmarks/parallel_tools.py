@@ -17,7 +17,7 @@ import time
 
 from reactloop import Agent, ScriptedModel, Tool, tool
 from reactloop.models.base import Model
-from reactloop.models.openai_chat import OpenAIChatModel
+from reactloop.models.openai import OpenAIChatModel
 from reactloop.testing import FakeOpenAIServer, completion, tool_call
 
 SLEEP = 0.2
@@ -63,7 +63,6 @@ def bench_adapter(read_only: bool, repeat: int) -> float:
     for _ in range(repeat):
         with FakeOpenAIServer([completion(tool_calls=calls), completion("done")]) as server:
             model = OpenAIChatModel(model="m", base_url=server.base_url)
-            model._sdk()  # the client is built once per adapter, not per call
             samples.append(timed_run(model, read_only))
     return median(samples)
 

@@ -1,6 +1,6 @@
 """Speed of the stream decoders and of tool-call recovery from text.
 
-    python benchmarks/streaming_parsers.py [--repeat 7] [--wire-formats ../shared/wire-formats]
+    python benchmarks/streaming_parsers.py [--repeat 7] [--wire-formats tests/wire_formats]
 
 Prints the median of each measurement:
 
@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from reactloop.models.hermes import extract_tool_calls
-from reactloop.models.openai_stream import StreamAccumulator
+from reactloop.models.openai.hermes import extract_tool_calls
+from reactloop.models.openai.stream import StreamAccumulator
 from reactloop.models.sse import SSEDecoder, iter_sse_json
 
-DEFAULT_WIRE_FORMATS = Path(__file__).resolve().parents[2] / "shared" / "wire-formats"
+DEFAULT_WIRE_FORMATS = Path(__file__).resolve().parents[1] / "tests" / "wire_formats"
 
 
 def median_seconds(action: Callable[[], object], repeat: int) -> float:

@@ -9,7 +9,7 @@ import pytest
 
 from reactloop import Agent, Limits, ScriptedModel, Tool
 from reactloop.tools.calculator import calculator_tool
-from reactloop.tools.notes import lookup_tool
+from reactloop.tools.lookup import lookup_tool
 
 SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
 

@@ -100,10 +100,16 @@ def test_bad_script_file_is_a_usage_error(tmp_path):
     assert code == 2 and "is not JSON" in err
 
 
-def test_tools_command_shows_schemas():
+def test_tools_command_prints_one_json_document_of_schemas(tmp_path):
     code, out, _ = invoke("tools", "--tools", "calculator")
     assert code == 0
-    assert '"name": "calculator"' in out and '"expression"' in out
+    specs = json.loads(out)
+    assert [spec["name"] for spec in specs] == ["calculator"]
+    assert "expression" in specs[0]["parameters"]["properties"]
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"a": "1"}')
+    code, out, _ = invoke("tools", "--notes", str(notes))  # the default follows run's
+    assert [spec["name"] for spec in json.loads(out)] == ["calculator", "lookup"]
 
 
 def test_entry_point_runs_as_a_real_process(tmp_path):

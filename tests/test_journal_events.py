@@ -253,6 +253,26 @@ def test_a_broken_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
         read_journal(path)
 
 
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ('{"type": "x", "v": ' + "[" * 100_000 + "}", "nested deeper than 254"),
+        ('{"type": "x", "v": ' + "7" * 5000 + "}", "Exceeds the limit"),
+        ('{"type": "x", "v": "\\ud83d\\ude00" ' + "[" * 300 + "}", "nested deeper"),
+    ],
+    ids=["deep", "huge-int", "deep-with-surrogates"],
+)
+def test_a_hostile_line_is_a_journal_error_not_a_raw_exception(
+    tmp_path: Path, line: str, why: str
+) -> None:
+    path = tmp_path / "run.jsonl"
+    with Journal(path) as journal:
+        journal(Event(type="run_start", step=0, data={}))
+    path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+    with pytest.raises(JournalError, match=f":3: not JSON .*{why}"):
+        read_journal(path)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda children: (

@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from reactloop import Agent, Event, Limits, RunResult, StopReason
-from reactloop.models.openai_chat import OpenAIChatModel
+from reactloop.models.openai import OpenAIChatModel
 from reactloop.testing import free_port
 from reactloop.tools.calculator import calculator_tool
 
@@ -62,7 +62,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log_path = tmp_path_factory.mktemp("llamacpp") / "server.log"
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, "-m", "reactloop.models.local.server",
         "--model", str(smollm2_gguf()),
         "--host", "127.0.0.1", "--port", str(port),
         "--chat_format", "chatml-function-calling",

@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from reactloop import Agent, Journal, ModelRequest, ScriptedModel, tool
-from reactloop.cli_trace import replay as replay_command
+from reactloop.cli.trace import replay as replay_command
 from reactloop.errors import JournalError, ModelError, UsageError
 from reactloop.messages import ModelTurn
 from reactloop.models import ModelSettings, resolve_model
-from reactloop.models.replay import ReplayModel, from_spec
 from reactloop.replay import replay
+from reactloop.replay.model import ReplayModel, from_spec
 from reactloop.tools.registry import ToolContext, build_tools
 
 NOTES = {"capital": "Paris", "population": 2_100_000}

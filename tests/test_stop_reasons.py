@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reactloop import (
@@ -178,7 +180,9 @@ def test_ctrl_c_in_a_tool_is_cancelled_with_the_history_kept():
     result = Agent(model, [interrupt]).run("q")
     assert result.stop_reason is StopReason.CANCELLED
     assert result.answer is None
-    assert [m.role for m in result.history] == ["system", "user", "assistant"]
+    # The interrupted call is answered, so the history is valid for a provider.
+    assert [m.role for m in result.history] == ["system", "user", "assistant", "tool"]
+    assert "cancelled" in json.loads(result.history[-1].content)["error"]
 
 
 def test_cancel_from_another_thread_stops_at_the_next_step(make_agent):

@@ -1,4 +1,4 @@
-"""Token accounting: the seeds' quadratic cost model, measured usage, prices, prefix stability."""
+"""Token accounting: the quadratic cost model, measured usage, prices, prefix stability."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reactloop import Agent, FunctionModel, Journal, Limits, ModelRequest, ScriptedModel, tool
-from reactloop.cli_trace import cost as cost_command
+from reactloop.cli.trace import cost as cost_command
 from reactloop.errors import UsageError
 from reactloop.journal import read_journal
 from reactloop.messages import Message, ModelTurn, ToolCall, Usage
@@ -26,7 +26,7 @@ from reactloop.usage import (
 )
 
 
-def test_the_seeds_figures() -> None:
+def test_the_cost_model_figures() -> None:
     assert predicted_input_tokens(1000, 300, 10) == 23_500
     assert predicted_input_tokens(800, 200, 5) == 6_000
     assert predicted_input_tokens(1000, 300, 0) == 0

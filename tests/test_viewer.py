@@ -8,6 +8,7 @@ import base64
 import fcntl
 import json
 import os
+import re
 import select
 import shutil
 import struct
@@ -24,8 +25,11 @@ from hypothesis import strategies as st
 from reactloop import Agent, Journal, ScriptedModel, tool
 from reactloop.errors import JournalError
 from reactloop.events import EVENT_TYPES
+from reactloop.journal import read_journal
+from reactloop.tools.registry import ToolContext, build_tools
 from reactloop.usage import PriceTable, usage_report
 from reactloop.viewer import render_events, render_html
+from reactloop.viewer.page_data import command_status
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Headless, and quiet: without the background-networking flags Chromium tries hosts this
@@ -422,3 +426,155 @@ def test_any_journal_content_renders_without_crashing(events: list[dict[str, Any
     html = render_events(events)
     assert html.startswith("<!DOCTYPE html>") and "<script" not in html.lower()
     usage_report(events)
+
+
+def bash_run_journal(
+    path: Path, workspace: Path, *, model_name: str = "scripted", first: str = "nope-x"
+) -> Path:
+    """A real bash tool: a command that is not found (exit 127), one that works, then a loop
+    until the guard stops the run (``loop_detected``). The script reports no usage."""
+    command = {"name": "bash", "arguments": {"command": "echo hello"}}
+    turns: list[Any] = [
+        {
+            "content": "Try it.",
+            "tool_calls": [{"name": "bash", "arguments": {"command": first}}],
+        },
+        *({"content": "Again.", "tool_calls": [command]} for _ in range(4)),
+        {"content": "hello"},
+    ]
+    tools = build_tools(("bash",), ToolContext(workspace=workspace, output_dir=path.parent))
+    with Journal(path) as journal:
+        Agent(ScriptedModel(turns, name=model_name), tools, journal=journal).run("Say hello")
+    return path
+
+
+def test_a_failed_command_shows_that_the_tool_ran_and_the_command_failed(tmp_path: Path) -> None:
+    html = render_html(bash_run_journal(tmp_path / "run.jsonl", tmp_path))
+    failed, worked = re.findall(r'<div class="(tool[^"]*)">.*?</h3>', html, re.DOTALL)[:2]
+    assert failed == "tool command-failed" and worked == "tool"
+    first, second = re.findall(r"<code>bash</code>(.*?)</h3>", html)[:2]
+    assert '<span class="badge warn command-status"' in first and ">exit 127</span>" in first
+    assert '"badge ok"' not in first  # not a green "ok": the command failed
+    assert '<span class="badge ok">ok</span><span class="badge">exit 0</span>' in second
+
+
+def test_a_command_killed_by_a_signal_names_it(tmp_path: Path) -> None:
+    html = render_html(bash_run_journal(tmp_path / "run.jsonl", tmp_path, first="kill -KILL $$"))
+    first = re.findall(r"<code>bash</code>(.*?)</h3>", html)[0]
+    assert ">exit 137 (SIGKILL)</span>" in first and '"badge ok"' not in first
+
+
+status_values = json_values | st.integers(min_value=-(10**400), max_value=10**400)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    output=json_values
+    | st.dictionaries(st.sampled_from(["exit_code", "signal", "timed_out"]), status_values)
+)
+def test_command_status_reads_only_an_integer_exit_code(output: Any) -> None:
+    status = command_status(output)
+    code = output.get("exit_code") if isinstance(output, dict) else None
+    is_code = isinstance(code, int) and not isinstance(code, bool)
+    assert (status is not None) == is_code
+    if status is not None:
+        assert status.exit_code == code and isinstance(status.timed_out, bool)
+        assert status.signal is None or isinstance(status.signal, str)
+
+
+def test_estimated_tokens_are_marked_in_the_summary_and_on_every_step(tmp_path: Path) -> None:
+    events = read_journal(bash_run_journal(tmp_path / "run.jsonl", tmp_path))
+    report = usage_report(events)
+    assert report.estimated
+    html = render_events(events)
+    assert "input tokens (estimated)</div>" in html and "output tokens (estimated)</div>" in html
+    assert f"~{report.total.input_tokens:,}</div>" in html
+    metas = re.findall(r'<div class="muted">(in [^<]*)</div>', html)
+    expected = [
+        f"in ~{s.usage.input_tokens:,} · out ~{s.usage.output_tokens:,} (estimated)"
+        for s in report.steps
+    ]
+    assert len(metas) == len(expected) == 5  # the loop guard stops the run at step 5
+    assert all(meta.startswith(e) for meta, e in zip(metas, expected, strict=True))
+    assert all(s.usage.input_tokens > 0 for s in report.steps)
+    assert "<th>input (estimated)</th>" in html
+
+
+def test_measured_tokens_are_not_marked_estimated(tmp_path: Path) -> None:
+    body = render_html(run_journal(tmp_path / "run.jsonl")).split("</style>")[1]
+    assert "estimated" not in body
+    assert "in 800 · cached 0 · out 40" in body
+
+
+# A word (a run of non-space characters) in a card's label or value, or in a badge, must sit on
+# one line (the issue's ``loop_detecte d``). A token longer than SHORT_WORD characters (a long
+# model name) may wrap, but only where it is wider than its box.
+SHORT_WORD = 20
+BROKEN_WORDS_JS = """(() => {
+  const broken = [];
+  for (const el of document.querySelectorAll('.card .k, .card .v, .badge')) {
+    const node = el.firstChild;
+    if (!node || node.nodeType !== Node.TEXT_NODE) continue;
+    const range = document.createRange();
+    const boxes = Array.from({ length: node.length }, (_, i) => {  // by UTF-16 offset
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      return range.getClientRects()[0] || null;
+    });
+    for (const m of node.textContent.matchAll(/\\S+/g)) {
+      const chars = boxes.slice(m.index, m.index + m[0].length).filter(b => b !== null);
+      const lines = new Set(chars.map(b => Math.round(b.top)));
+      const width = chars.reduce((sum, b) => sum + b.width, 0);
+      const short = m[0].length <= SHORT_WORD;
+      if (lines.size > 1 && (short || width <= el.clientWidth)) broken.push(m[0]);
+    }
+  }
+  return broken;
+})()""".replace("SHORT_WORD", str(SHORT_WORD))
+
+
+@needs_chromium
+@pytest.mark.parametrize(
+    ("width", "height"), [(390, 844), (520, 900), (800, 900), (1000, 900), (1440, 900)]
+)
+def test_card_words_do_not_break_and_failed_commands_are_marked(
+    browser: DevTools, tmp_path: Path, width: int, height: int
+) -> None:
+    model = "qwen:Qwen/Qwen3-30B-A3B-Instruct"
+    trace = bash_run_journal(tmp_path / "run.jsonl", tmp_path, model_name=model)
+    page = tmp_path / "run.html"
+    page.write_text(render_html(trace), encoding="utf-8")
+    sid = open_page(browser, page.as_uri(), width, height)
+
+    text = evaluate(browser, sid, "document.body.innerText")
+    assert "loop_detected" in text and "exit 127" in text
+    assert evaluate(browser, sid, BROKEN_WORDS_JS) == []
+    colors = evaluate(
+        browser,
+        sid,
+        "['.badge.command-status', '.badge.ok', '.tool.command-failed']"
+        ".map(s => getComputedStyle(document.querySelector(s)))"
+        ".map(c => [c.color, c.borderLeftColor])",
+    )
+    (status_color, _), (ok_color, _), (_, failed_border) = colors
+    assert status_color != ok_color and failed_border == status_color
+    assert evaluate(browser, sid, "document.documentElement.scrollWidth") <= width
+    assert console_errors(browser, sid) == []
+
+
+@needs_chromium
+def test_a_long_unbroken_model_name_stays_inside_its_card(
+    browser: DevTools, tmp_path: Path
+) -> None:
+    name = "openai:" + "x" * 90
+    trace = bash_run_journal(tmp_path / "run.jsonl", tmp_path, model_name=name)
+    page = tmp_path / "run.html"
+    page.write_text(render_html(trace), encoding="utf-8")
+    sid = open_page(browser, page.as_uri(), 390, 844)
+    assert evaluate(browser, sid, "document.documentElement.scrollWidth") <= 390
+    overflowing = evaluate(
+        browser,
+        sid,
+        "[...document.querySelectorAll('.card .v')].filter(e => e.scrollWidth > e.clientWidth)"
+        ".map(e => e.textContent)",
+    )
+    assert overflowing == []

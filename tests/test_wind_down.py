@@ -83,3 +83,37 @@ def test_a_dollar_budget_with_room_for_one_more_call_winds_down(make_agent):
     result = agent.run("q")
     assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "done")
     assert result.model_calls == 3 and result.cost == pytest.approx(3.0)
+
+
+def test_an_answer_given_on_a_wind_down_call_is_marked_forced(make_agent, tmp_path):
+    from reactloop import Journal, read_journal
+
+    turns = [{"tool_calls": [calc("1+1")]}, {"tool_calls": [calc("2+2")]}, {"content": "4"}]
+    agent, _ = make_agent(turns, max_model_calls=3)
+    with Journal(tmp_path / "run.jsonl") as journal:
+        agent.journal = journal
+        result = agent.run("q")
+    assert (result.stop_reason, result.answer, result.forced) == ("final_answer", "4", True)
+    assert result.to_dict()["forced"] is True
+    (stop,) = [e for e in read_journal(tmp_path / "run.jsonl") if e["type"] == "stop"]
+    assert stop["forced"] is True
+
+
+def test_an_answer_the_model_chose_to_give_is_not_forced(make_agent):
+    agent, _ = make_agent([{"tool_calls": [calc("1+1")]}, {"content": "2"}])
+    result = agent.run("q")
+    assert (result.answer, result.forced) == ("2", False)
+
+
+def test_the_last_word_after_a_loop_is_marked_forced(make_agent):
+    turns = [{"tool_calls": [calc("1+1")]}] * 3 + [{"content": "2"}]
+    agent, _ = make_agent(turns)
+    result = agent.run("q")
+    assert (result.stop_reason, result.answer, result.forced) == ("loop_detected", "2", True)
+
+
+def test_no_answer_is_never_forced(make_agent):
+    turns = [{"tool_calls": [calc("1+1")]}] * 3 + [{"tool_calls": [calc("1+1")]}]
+    agent, _ = make_agent(turns)
+    result = agent.run("q")
+    assert (result.answer, result.forced) == (None, False)

@@ -15,7 +15,12 @@ result = Agent(model, [add]).run("What is 2 + 3?")
 assert result.answer == "5"
 """
 
+import importlib
+from typing import Any
+
 from reactloop.agent import Agent
+from reactloop.approval import TerminalApprover
+from reactloop.calls import Approver
 from reactloop.errors import (
     JournalError,
     MissingDependency,
@@ -25,22 +30,38 @@ from reactloop.errors import (
     ToolError,
     UsageError,
 )
-from reactloop.events import Event
+from reactloop.events import Event, Observer
 from reactloop.journal import Journal, read_journal
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import Model, ModelRequest
-from reactloop.models.react_text import ReactTextModel
+from reactloop.models.react import ReactTextModel
 from reactloop.models.scripted import FunctionModel, ScriptedModel
+from reactloop.prepared import PreparedCall
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, tool
 from reactloop.tools.toolbox import Toolbox
 
 __version__ = "0.1.0"
 
+# Adapter classes, importable from here without ``import reactloop`` importing their SDKs.
+_LAZY = {
+    "OpenAIChatModel": "reactloop.models.openai",
+    "LocalLlamaModel": "reactloop.models.local",
+    "AnthropicModel": "reactloop.models.anthropic",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reactloop' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 __all__ = [
     "Agent",
+    "Approver",
     "Event",
     "FunctionModel",
     "Journal",
@@ -53,12 +74,15 @@ __all__ = [
     "ModelRequest",
     "ModelSettings",
     "ModelTurn",
+    "Observer",
+    "PreparedCall",
     "ProviderError",
     "ReactLoopError",
     "ReactTextModel",
     "RunResult",
     "ScriptedModel",
     "StopReason",
+    "TerminalApprover",
     "Tool",
     "ToolCall",
     "ToolError",

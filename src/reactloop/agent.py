@@ -1,27 +1,35 @@
 """``Agent``: a model, its tools and its limits; ``run(task)`` drives one loop to a stop.
 
-One ``Agent`` serves many runs; each run has its own history, budget and loop guard
-(``reactloop.loop.RunLoop``).
+One ``Agent`` serves many runs, one after another or at once; each run has its own history,
+budget and loop guard (``reactloop.loop.RunLoop``, which gets the agent's ``RunSettings``, not
+the agent). ``arun`` and ``astream`` run the same loop on a thread of their own
+(``reactloop.asyncrun``). ``history=`` continues an earlier run with a follow-up task.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
+from reactloop.asyncrun import RunStream, in_thread, settled
+from reactloop.calls import Approver
 from reactloop.events import Observer
 from reactloop.limits import Limits, Pricer
-from reactloop.messages import ToolCall
+from reactloop.loop import RunLoop
+from reactloop.messages import Message
 from reactloop.models.base import Model
-from reactloop.models.react_text import ReactTextModel
+from reactloop.models.react import ReactTextModel
 from reactloop.notices import DEFAULT_INSTRUCTIONS
+from reactloop.output import OutputSpec
 from reactloop.result import RunResult
+from reactloop.settings import RunSettings
 from reactloop.tools.base import Tool
 from reactloop.tools.toolbox import Toolbox
 
 ProtocolName = Literal["auto", "native", "text"]
-Approver = Callable[[ToolCall, Tool], "bool | str"]
+Prior = RunResult | Sequence[Message] | None
 
 
 class Agent:
@@ -32,7 +40,12 @@ class Agent:
     ``protocol``: ``"native"`` sends tool schemas and reads structured calls, ``"text"`` wraps
     the model in text ReAct (``Thought:`` / ``Action: tool[arg]`` / ``Finish[answer]``),
     ``"auto"`` picks native when the model supports it. ``approve(call, tool)`` is asked before
-    every call to a tool with side effects; ``False`` or a reason string declines it.
+    every call to a tool with side effects that can run; ``call`` is the ``PreparedCall``, whose
+    ``arguments`` are the decoded arguments that will run; ``False`` or a reason string
+    declines it. ``journal`` must take every event: if it raises, the run ends with
+    ``journal_error``; an observer in ``observers`` that raises is dropped with a warning.
+    ``output_type`` (a pydantic model, a dataclass, a type like ``int``) makes the answer a
+    validated value, in ``RunResult.output`` (see ``reactloop.output``).
     """
 
     def __init__(
@@ -50,6 +63,7 @@ class Agent:
         config: dict[str, Any] | None = None,
         on_text: Callable[[str], None] | None = None,
         price: Pricer | None = None,
+        output_type: Any = None,
     ) -> None:
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.protocol = _pick_protocol(model, protocol)
@@ -58,29 +72,145 @@ class Agent:
         if self.limits.max_cost is not None and price is None:
             raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
         self.price = price
-        self.observers = tuple(o for o in (journal, *observers) if o is not None)
+        self.journal = journal
+        self.observers = tuple(observers)
         if instructions is None and self.protocol == "native":
             instructions = DEFAULT_INSTRUCTIONS
+        self.output = (
+            None if output_type is None else OutputSpec(output_type, tool=self.protocol == "native")
+        )
+        if self.output is not None:
+            instructions = "\n\n".join(filter(None, (instructions, self.output.instructions())))
         self.instructions = instructions
         self.tool_choice = tool_choice
         self.approve = approve
         self.config = dict(config or {})
         self.on_text = on_text
         self._cancel = threading.Event()
+        self._async_cancels: set[threading.Event] = set()
+        self._lock = threading.Lock()
 
     def cancel(self) -> None:
-        """Ask the running ``run`` to stop at the next step boundary (thread-safe)."""
+        """Ask the running runs to stop at the next step boundary (thread-safe)."""
         self._cancel.set()
+        with self._lock:
+            for event in self._async_cancels:
+                event.set()
 
     @property
     def cancel_requested(self) -> bool:
-        return self._cancel.is_set()
+        """Whether a run of this agent was asked to stop (by ``cancel`` or, for ``arun`` and
+        ``astream``, by the cancellation of its task) and is still going."""
+        with self._lock:
+            cancels = list(self._async_cancels)
+        return self._cancel.is_set() or any(event.is_set() for event in cancels)
 
-    def run(self, task: str) -> RunResult:
+    def settings(self) -> RunSettings:
+        """What a run takes from this agent, as a frozen value."""
+        return RunSettings(
+            model=self.model,
+            toolbox=self.toolbox,
+            protocol=self.protocol,
+            limits=self.limits,
+            instructions=self.instructions,
+            tool_choice=self.tool_choice,
+            journal=self.journal,
+            observers=self.observers,
+            approve=self.approve,
+            price=self.price,
+            config=self.config,
+            on_text=self.on_text,
+            cancel=self._cancel,
+            output=self.output,
+        )
+
+    def run(
+        self,
+        task: str,
+        *,
+        history: Prior = None,
+        journal: Observer | None = None,
+        observers: Sequence[Observer] | None = None,
+    ) -> RunResult:
+        """Run ``task`` to a stop. ``history`` (an earlier ``RunResult``, or its ``history``)
+        makes ``task`` a follow-up of that run: the model sees the conversation so far, and
+        the journal's ``run_start`` links to the earlier run's. ``journal`` and ``observers``
+        replace the agent's for this run."""
         self._cancel.clear()
-        from reactloop.loop import RunLoop
+        return self._loop(task, history, journal, observers, self._cancel).execute()
 
-        return RunLoop(self, task).execute()
+    async def arun(
+        self,
+        task: str,
+        *,
+        history: Prior = None,
+        journal: Observer | None = None,
+        observers: Sequence[Observer] | None = None,
+    ) -> RunResult:
+        """``run`` for asyncio: the run goes on a thread of its own, the caller's event loop
+        stays free. Cancelling the awaiting task stops the run ``cancelled`` (its journal
+        complete) and raises ``CancelledError``. Concurrent ``arun``s share nothing but the
+        agent's settings: give each its own ``journal``."""
+        cancel = self._new_cancel()
+        run = self._loop(task, history, journal, observers, cancel)
+        try:
+            return await settled(in_thread(run.execute), cancel)
+        finally:
+            self._drop_cancel(cancel)
+
+    def astream(
+        self,
+        task: str,
+        *,
+        history: Prior = None,
+        journal: Observer | None = None,
+        observers: Sequence[Observer] | None = None,
+    ) -> RunStream:
+        """The run's events as they happen: ``async for event in agent.astream(task)``; then
+        ``stream.result`` holds the ``RunResult``."""
+        cancel = self._new_cancel()
+        chosen = self.observers if observers is None else tuple(observers)
+
+        def execute(observe: Observer) -> RunResult:
+            try:
+                run = self._loop(task, history, journal, (*chosen, observe), cancel)
+                return run.execute()
+            finally:
+                self._drop_cancel(cancel)
+
+        return RunStream(execute, cancel)
+
+    def _new_cancel(self) -> threading.Event:
+        event = threading.Event()
+        with self._lock:
+            self._async_cancels.add(event)
+        return event
+
+    def _drop_cancel(self, event: threading.Event) -> None:
+        with self._lock:
+            self._async_cancels.discard(event)
+
+    def _loop(
+        self,
+        task: str,
+        history: Prior,
+        journal: Observer | None,
+        observers: Sequence[Observer] | None,
+        cancel: threading.Event,
+    ) -> RunLoop:
+        settings = self.settings()
+        if journal is not None or observers is not None or cancel is not self._cancel:
+            settings = dataclasses.replace(
+                settings,
+                journal=self.journal if journal is None else journal,
+                observers=self.observers if observers is None else tuple(observers),
+                cancel=cancel,
+            )
+        if history is None:
+            return RunLoop(settings, task)
+        if isinstance(history, RunResult):
+            return RunLoop(settings, task, history.history, history.trace)
+        return RunLoop(settings, task, tuple(history))
 
 
 def _pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "text"]:

@@ -1,8 +1,9 @@
 """``TerminalApprover``: ask the person at the terminal before a call with side effects runs.
 
 The agent consults an approver before every call to a tool that is not read-only
-(``write_file``, ``edit_file``, ``bash``). The answer is ``True`` (run it) or a string: the
-reason the call was declined, which the model receives as an error observation.
+(``write_file``, ``edit_file``, ``bash``), with the call prepared (``PreparedCall``: its
+arguments decoded once, the same ones that will run). The answer is ``True`` (run it) or a
+string: the reason the call was declined, which the model receives as an error observation.
 
 Allow-list patterns let common commands through without a question:
 
@@ -28,6 +29,7 @@ from typing import Any, TextIO
 
 from reactloop.errors import UsageError
 from reactloop.messages import ToolCall
+from reactloop.prepared import ArgumentsError, PreparedCall, decode_arguments, prepare
 from reactloop.tools.base import Tool
 
 SHELL_CONTROL = re.compile(r"[;&|`$<>()\n\r\\]")
@@ -88,19 +90,20 @@ class TerminalApprover:
         self.rules = [AllowRule.parse(text) for text in allow]
         self._input = input
         self._output = output
-        self._always: set[tuple[str, str]] = set()
+        self._always: set[str] = set()  # canonical keys of calls answered "always"
         self._lock = threading.Lock()
 
-    def __call__(self, call: ToolCall, tool: Tool) -> bool | str:
-        command = bash_command(call)
-        if any(rule.allows(call.name, command) for rule in self.rules):
+    def __call__(self, call: PreparedCall | ToolCall, tool: Tool) -> bool | str:
+        prepared = call if isinstance(call, PreparedCall) else prepare(call, tool, "")
+        command = bash_command(prepared)
+        if any(rule.allows(prepared.name, command) for rule in self.rules):
             return True
         with self._lock:  # one question at a time, even when tools run in threads
-            if (call.name, call.arguments) in self._always:
+            if prepared.key in self._always:
                 return True
-            return self._ask(call, command)
+            return self._ask(prepared, command)
 
-    def _ask(self, call: ToolCall, command: str | None) -> bool | str:
+    def _ask(self, call: PreparedCall, command: str | None) -> bool | str:
         stream = self._input if self._input is not None else sys.stdin
         output = self._output if self._output is not None else sys.stderr
         if self._input is None and not _is_terminal(stream):
@@ -116,39 +119,42 @@ class TerminalApprover:
             return "declined: no answer (end of input)"
         return self._verdict(call, line.strip())
 
-    def _verdict(self, call: ToolCall, answer: str) -> bool | str:
+    def _verdict(self, call: PreparedCall, answer: str) -> bool | str:
         word, _, reason = answer.partition(" ")
         if word.lower() in YES:
             return True
         if word.lower() in ALWAYS:
-            self._always.add((call.name, call.arguments))
+            self._always.add(call.key)
             return True
         if word.lower() in {"n", "no"} and reason.strip():
             return f"declined by the user: {reason.strip()}"
         return "declined by the user"
 
 
-def bash_command(call: ToolCall) -> str | None:
+def bash_command(call: PreparedCall | ToolCall) -> str | None:
     """The command of a bash call, or None for other tools and unreadable arguments."""
     if call.name != "bash":
         return None
-    try:
-        arguments = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
-        return None
-    command = arguments.get("command") if isinstance(arguments, dict) else None
+    arguments = call.arguments if isinstance(call, PreparedCall) else _decoded(call)
+    command = arguments.get("command") if arguments is not None else None
     return command if isinstance(command, str) else None
 
 
-def describe(call: ToolCall, command: str | None) -> str:
+def _decoded(call: ToolCall) -> dict[str, Any] | None:
+    try:
+        return decode_arguments(call.arguments)
+    except ArgumentsError:
+        return None
+
+
+def describe(call: PreparedCall | ToolCall, command: str | None) -> str:
     """What the person is asked about, with control characters made visible."""
     if command is not None:
         return f"reactloop wants to run in the workspace:\n  $ {visible(command)}"
-    try:
-        shown: Any = json.dumps(json.loads(call.arguments or "{}"), ensure_ascii=False, indent=2)
-    except json.JSONDecodeError:
-        shown = call.arguments
-    text = visible(str(shown))
+    raw = call.call.arguments if isinstance(call, PreparedCall) else call.arguments
+    arguments = call.arguments if isinstance(call, PreparedCall) else _decoded(call)
+    shown = raw if arguments is None else json.dumps(arguments, ensure_ascii=False, indent=2)
+    text = visible(shown)
     if len(text) > MAX_SHOWN_CHARS:
         text = text[:MAX_SHOWN_CHARS] + f"\n  [... {len(text) - MAX_SHOWN_CHARS} more characters]"
     return f"reactloop wants to call {call.name} with:\n{text}"

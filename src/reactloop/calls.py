@@ -1,9 +1,11 @@
 """``CallRunner``: decides which of a turn's tool calls run, runs them, and reports.
 
-For each call, in the model's order: the tool-call budget, the loop guard and the approval
-policy may refuse it (the model gets an error observation saying why); the rest run through
-the ``Toolbox``, each judged after the calls before it ran (a turn of only read-only calls is
-judged first, then run concurrently). Results go back in call order.
+Each call is prepared once (``Toolbox.prepare``: decoded and validated). Then, in the model's
+order: the tool-call budget, the loop guard and the approval policy may refuse it (the model
+gets an error observation saying why); the rest run through the ``ToolExecutor`` under the
+run's deadline, each judged after the calls before it ran (a turn of only read-only calls is
+judged first, then run concurrently). Every result is recorded as soon as it is known, so a
+run cancelled in the middle of a turn keeps what ran; ``close_open`` answers the rest.
 """
 
 from __future__ import annotations
@@ -11,22 +13,26 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from reactloop.errors import ToolError
+from reactloop.errors import describe_exception
 from reactloop.limits import Budget
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
+from reactloop.prepared import PreparedCall
 from reactloop.tools.base import Tool
+from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.toolbox import Toolbox
 
 Emit = Callable[..., None]
+Approver = Callable[[PreparedCall, Tool], "bool | str"]
+"""``approve(call, tool)``: True runs the call; False or a reason string declines it. ``call``
+is the prepared call: ``call.arguments`` holds the decoded arguments that will run."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Outcome:
-    messages: list[Message]
-    loop: str | None = None
+    loop: str | None = None  # why the run stops for a loop, if it does
+    cancelled: bool = False  # a tool was interrupted: the run ends ``cancelled``
 
 
 class CallRunner:
@@ -36,9 +42,10 @@ class CallRunner:
         toolbox: Toolbox,
         budget: Budget,
         guard: LoopGuard,
-        approve: Callable[[ToolCall, Tool], bool | str] | None,
+        approve: Approver | None,
         emit: Emit,
         warn: Emit,
+        record: Callable[[Message], None],
         observed: bool = True,
     ) -> None:
         self.toolbox = toolbox
@@ -47,9 +54,12 @@ class CallRunner:
         self.approve = approve
         self.emit = emit
         self.warn = warn
+        self.record = record
         self.observed = observed
+        self.executor = ToolExecutor(toolbox)
         self._seen_ids: set[str] = set()
-        self._keys: dict[str, str] = {}
+        self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
+        self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
 
     def unique_ids(self, turn: ModelTurn, step: int) -> ModelTurn:
         """Give every call an id unique in the run; the provider's id stays in ``wire_id``."""
@@ -74,74 +84,88 @@ class CallRunner:
             candidate = f"call_{step}_{index}_{suffix}"
         return candidate
 
-    def run(self, calls: Sequence[ToolCall]) -> Outcome:
-        if len(calls) > 1 and all(self.toolbox.is_read_only(call.name) for call in calls):
-            return self._run_concurrently(calls)
-        return self._run_in_order(calls)
+    def open_turn(self, calls: Sequence[ToolCall]) -> None:
+        """The turn's calls are in the history: each must get a result, whatever happens."""
+        self._open = {call.id: call for call in calls}
+        self._announced = set()
 
-    def _run_in_order(self, calls: Sequence[ToolCall]) -> Outcome:
+    def run(self, calls: Sequence[ToolCall]) -> Outcome:
+        prepared = [self.toolbox.prepare(call) for call in calls]
+        if len(prepared) > 1 and all(p.read_only for p in prepared):
+            outcome = self._run_concurrently(prepared)
+        else:
+            outcome = self._run_in_order(prepared)
+        if outcome.cancelled:
+            self.close_open("cancelled")
+        return outcome
+
+    def _run_in_order(self, batch: Sequence[PreparedCall]) -> Outcome:
         """Judge each call after the ones before it ran: their side effects reset the loop
         guard, and the approver is asked about the state they left."""
-        messages = []
         loop: str | None = None
-        for call in calls:
-            refusal, parsed, loop = self._admit(call, loop)
-            result = refusal if refusal is not None else self.toolbox.execute(call, parsed)
-            messages.append(self._report(call, result))
-        return Outcome(messages=messages, loop=loop)
+        for prepared in batch:
+            if self.executor.interrupted:
+                break
+            refusal, loop = self._admit(prepared, loop)
+            if refusal is None:
+                refusal = self.executor.run_one(prepared, self.budget.deadline)
+            self._report(prepared, refusal)
+        return Outcome(loop=loop, cancelled=self.executor.interrupted)
 
-    def _run_concurrently(self, calls: Sequence[ToolCall]) -> Outcome:
+    def _run_concurrently(self, batch: Sequence[PreparedCall]) -> Outcome:
         """Read-only calls cannot change what the others see: judge all, then run them together."""
         results: list[ToolResult | None] = []  # None: to run
-        to_run: list[ToolCall] = []
-        arguments: list[dict[str, Any] | None] = []
         loop: str | None = None
-        for call in calls:
-            refusal, parsed, loop = self._admit(call, loop)
-            if refusal is None:
-                to_run.append(call)
-                arguments.append(parsed)
+        for prepared in batch:
+            refusal, loop = self._admit(prepared, loop)
             results.append(refusal)
-        executed = iter(self.toolbox.execute_many(to_run, arguments))
-        messages = [
-            self._report(call, result if result is not None else next(executed))
-            for call, result in zip(calls, results, strict=True)
-        ]
-        return Outcome(messages=messages, loop=loop)
+        to_run = [p for p, result in zip(batch, results, strict=True) if result is None]
+        executed = iter(self.executor.run_batch(to_run, self.budget.deadline))
+        for prepared, result in zip(batch, results, strict=True):
+            self._report(prepared, result if result is not None else next(executed))
+        return Outcome(loop=loop, cancelled=self.executor.interrupted)
 
     def _admit(
-        self, call: ToolCall, loop: str | None
-    ) -> tuple[ToolResult | None, dict[str, Any] | None, str | None]:
-        """A refusal (None: run it, and count it) with the parsed arguments, and the loop."""
-        if self.observed:
-            self.emit("tool_call", call=call.to_dict())
+        self, prepared: PreparedCall, loop: str | None
+    ) -> tuple[ToolResult | None, str | None]:
+        """A refusal (None: run it, and count it), and the loop message once one is found."""
+        self._announce(prepared.call)
         if loop is not None:
-            return _refused(call, f"not run: the run stopped ({loop})"), None, loop
-        parsed = self._parse(call)
-        refusal, loop = self._judge(call, parsed)
+            return _refused(prepared.call, f"not run: the run stopped ({loop})"), loop
+        refusal, loop = self._judge(prepared)
         if refusal is None:
             self.budget.tool_calls += 1
-        return refusal, parsed, loop
+        return refusal, loop
 
-    def refuse(self, calls: Sequence[ToolCall], reason: str) -> list[Message]:
+    def _announce(self, call: ToolCall) -> None:
+        self._announced.add(call.id)
+        if self.observed:
+            self.emit("tool_call", call=call.to_dict())
+
+    def refuse(self, calls: Sequence[ToolCall], reason: str) -> None:
         """Answer calls that will not run, so that every call in the history has its result."""
-        messages = []
-        for call in calls:
-            if self.observed:
-                self.emit("tool_call", call=call.to_dict())
-            messages.append(self._report(call, _refused(call, f"not run: {reason}")))
-        return messages
+        self.open_turn(calls)
+        self.close_open(reason)
 
-    def _parse(self, call: ToolCall) -> dict[str, Any] | None:
-        try:
-            return self.toolbox.parse_arguments(call)
-        except ToolError:
-            return None  # the toolbox reports it when the call runs
+    def answer(self, call: ToolCall, result: ToolResult) -> None:
+        """Report a result the loop made itself, for a call that no tool runs (``final_answer``)."""
+        self._announce(call)
+        self._report_call(call, result, None)
 
-    def _judge(
-        self, call: ToolCall, parsed: dict[str, Any] | None
-    ) -> tuple[ToolResult | None, str | None]:
+    def remember(self, calls: Sequence[ToolCall]) -> None:
+        """Ids already used (by the earlier runs of a conversation): new calls get others."""
+        self._seen_ids.update(call.id for call in calls)
+
+    def close_open(self, reason: str) -> None:
+        """Answer every call of the turn still without a result: ``not executed: reason``."""
+        for call in list(self._open.values()):
+            if call.id not in self._announced:
+                self._announce(call)
+            self._report_call(call, _refused(call, f"not executed: {reason}"), None)
+
+    def _judge(self, prepared: PreparedCall) -> tuple[ToolResult | None, str | None]:
         """A refusal for this call (or None to run it), and the loop message if it stops the run."""
+        call = prepared.call
         if self.budget.tool_calls_left <= 0:
             limit = self.budget.limits.max_tool_calls
             self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
@@ -150,39 +174,44 @@ class CallRunner:
             limit_s = self.budget.limits.max_seconds
             self.warn("budget", f"time limit ({limit_s} s) reached; {call.name} not run")
             return _refused(call, f"not run: the time limit ({limit_s} s) is reached"), None
-        verdict = self.guard.check(call, parsed)
-        self._keys[call.id] = verdict.key
+        verdict = self.guard.check(call, prepared.arguments, key=prepared.key)
+        if verdict.action == "run":
+            return self._ask_approval(prepared), None
+        evidence = {"evidence": verdict.evidence} if verdict.evidence else {}
+        self.warn(verdict.kind, verdict.message, call_id=call.id, **evidence)
         if verdict.action == "stop":
-            self.warn(verdict.kind, verdict.message, call_id=call.id)
             return _refused(call, f"not run: loop detected ({verdict.message})"), verdict.message
-        if verdict.action == "warn":
-            self.warn(verdict.kind, verdict.message, call_id=call.id)
-            return _refused(call, verdict.message), None
-        return self._ask_approval(call), None
+        return _refused(call, verdict.message), None
 
-    def _ask_approval(self, call: ToolCall) -> ToolResult | None:
-        tool = self.toolbox.get(call.name)
-        if self.approve is None or tool is None or tool.read_only:
-            return None
+    def _ask_approval(self, prepared: PreparedCall) -> ToolResult | None:
+        tool = prepared.tool
+        if self.approve is None or tool is None or tool.read_only or prepared.values is None:
+            return None  # a call that cannot run is not asked about: it gets its error
         try:
-            answer = self.approve(call, tool)
+            answer = self.approve(prepared, tool)
         except Exception as exc:  # a failing approver declines; it never crashes the run
-            answer = f"the approval check failed ({type(exc).__name__}: {exc})"
+            answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
-        self.warn("declined", reason, call_id=call.id)
-        return _refused(call, f"not run: {reason}")
+        self.warn("declined", reason, call_id=prepared.id)
+        return _refused(prepared.call, f"not run: {reason}")
 
-    def _report(self, call: ToolCall, result: ToolResult) -> Message:
+    def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
+        if result.error is not None and result.error.startswith(GAVE_UP):
+            self.warn("tool_timeout", f"{prepared.name}: {result.error}", call_id=prepared.id)
+        self._report_call(prepared.call, result, prepared)
+
+    def _report_call(
+        self, call: ToolCall, result: ToolResult, prepared: PreparedCall | None
+    ) -> None:
         content = result.to_content()
-        key = self._keys.pop(call.id, None)
-        if result.executed and key is not None:
-            side_effects = not self.toolbox.is_read_only(call.name)
-            self.guard.record(key, content, side_effects=side_effects)
+        if result.executed and prepared is not None:
+            self.guard.record(prepared.key, content, side_effects=not prepared.read_only)
         if self.observed:
             self.emit("tool_result", result=result.to_dict(), content=content)
-        return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+        self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
+        self._open.pop(call.id, None)
 
 
 def _refused(call: ToolCall, message: str) -> ToolResult:

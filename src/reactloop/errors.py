@@ -59,3 +59,13 @@ class ToolError(ReactLoopError):
 
 class JournalError(ReactLoopError):
     """A journal file is missing, empty or not a reactloop journal."""
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: message"`` for any exception, even one whose ``__str__`` raises."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except BaseException as inner:  # a hostile __str__, SystemExit included
+        return f"{name} (its message cannot be shown: str() raised {type(inner).__name__})"
+    return f"{name}: {message}" if message else name

@@ -8,8 +8,10 @@ happen, and one ``stop``. Each event's ``data`` is plain JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
+
+from reactloop.errors import describe_exception
 
 EVENT_TYPES = (
     "run_start",
@@ -37,3 +39,48 @@ Observer = Callable[[Event], None]
 def micros(seconds: float) -> float:
     """``seconds`` to the microsecond: ``round(seconds, 6)`` without its slow decimal path."""
     return round(seconds * 1_000_000) / 1_000_000
+
+
+class Emitter:
+    """Sends a run's events to its journal and its observers, and keeps its warnings.
+
+    The journal must take every event: the first one it cannot take is kept in
+    ``journal_error`` (the loop then ends the run with ``journal_error``), and later events
+    are still offered to it. An observer that raises is dropped, with a warning.
+    """
+
+    def __init__(
+        self, journal: Observer | None, observers: Sequence[Observer], step: Callable[[], int]
+    ) -> None:
+        self.journal = journal
+        self.observers = list(observers)
+        self.observed = journal is not None or bool(self.observers)
+        self.step = step
+        self.warnings: list[str] = []
+        self.journal_error: str | None = None
+
+    def emit(self, event_type: str, /, **data: Any) -> None:
+        event = Event(event_type, self.step(), data)
+        if self.journal is not None:
+            try:
+                self.journal(event)
+            except Exception as exc:  # the run ends at the next step, and says why
+                self._journal_failed(event_type, exc)
+        for observer in self.observers:
+            try:
+                observer(event)
+            except Exception as exc:  # a broken observer must not end the run: drop it
+                self.observers = [o for o in self.observers if o is not observer]
+                self.warnings.append(
+                    f"observer_failed: {observer!r} raised {describe_exception(exc)}; dropped"
+                )
+
+    def warn(self, kind: str, message: str, **data: Any) -> None:
+        self.warnings.append(f"{kind}: {message}")
+        self.emit("warning", kind=kind, message=message, **data)
+
+    def _journal_failed(self, event_type: str, exc: Exception) -> None:
+        message = f"the journal could not write a {event_type} event: {describe_exception(exc)}"
+        self.warnings.append(f"journal_failed: {message}")
+        if self.journal_error is None:
+            self.journal_error = message

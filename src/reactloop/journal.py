@@ -8,7 +8,6 @@ skips a torn last line. The journal alone is enough to replay a run and to rende
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -18,10 +17,13 @@ from typing import IO, Any
 
 from reactloop.errors import JournalError, UsageError
 from reactloop.events import Event, micros
-from reactloop.jsonfast import is_plain, json_line
+from reactloop.jsonfast import JOURNAL_DEPTH, is_plain, json_line
+from reactloop.safejson import JSONRefused, loads_units, safe_loads
 
 FORMAT = "reactloop-journal"
 VERSION = 1
+# Header field: each \uD800-\uDFFF escape in a line is one code point, a pair included.
+UNITS = {"surrogates": "one code point per escape"}
 
 # For each event the loop emits, whether every float in it is finite, so that orjson writes it
 # exactly (``json_line(verify=False)``). Only values the loop did not make itself can hold
@@ -55,6 +57,7 @@ class Journal:
                 "format": FORMAT,
                 "version": VERSION,
                 "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                **UNITS,
             }
         )
 
@@ -126,30 +129,37 @@ def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
     complete = data.split(b"\n")[:-1]  # the last piece is empty or a torn line
     if not complete:
         raise JournalError(f"{path} is not a reactloop journal (no complete line)")
-    header = _parse_line(path, 1, complete[0])
+    header = _parse_line(path, 1, complete[0], units=False)
     if header.get("format") != FORMAT:
         raise JournalError(f"{path} is not a reactloop journal (first line has no format)")
     version = header.get("version")
     if type(version) is not int or not 1 <= version <= VERSION:
         raise JournalError(f"{path} has journal version {version!r}; this reads {VERSION}")
+    units = all(header.get(key) == value for key, value in UNITS.items())
     for number, line in enumerate(complete[1:], start=2):
         if line.strip():
-            yield _parse_line(path, number, line)
+            yield _parse_line(path, number, line, units=units)
 
 
 def read_journal(path: str | Path) -> list[dict[str, Any]]:
     return list(iter_journal(path))
 
 
-def _parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
+def _decode(text: str, units: bool) -> Any:
+    if units:
+        return loads_units(text, max_depth=JOURNAL_DEPTH)
+    return safe_loads(text, max_depth=JOURNAL_DEPTH)
+
+
+def _parse_line(path: Path, number: int, line: bytes, *, units: bool) -> dict[str, Any]:
     try:
-        value = json.loads(line.decode("utf-8"))
+        text = line.decode("utf-8")
     except UnicodeDecodeError:
         raise JournalError(f"{path}:{number}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise JournalError(f"{path}:{number}: not JSON ({exc.msg})") from None
-    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
-        raise JournalError(f"{path}:{number}: cannot be read ({exc})") from None
+    try:
+        value = _decode(text, units)
+    except JSONRefused as exc:  # not JSON, a number too long, nesting too deep
+        raise JournalError(f"{path}:{number}: not JSON ({exc})") from None
     if not isinstance(value, dict) or "type" not in value:
         raise JournalError(f"{path}:{number}: not a journal event")
     return value

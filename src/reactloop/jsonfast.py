@@ -10,13 +10,20 @@ from typing import Any
 
 import orjson
 
+from reactloop.errors import UsageError
+from reactloop.safejson import escape_surrogates, nesting_exceeds, safe_form
+from reactloop.safejson import loads as loads  # re-exported: the fast decoder's old home
+
+JOURNAL_DEPTH = 254
+"""The deepest nesting of a journal line (orjson's own limit); deeper parts are cut."""
+
 dumps: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, default=str).encode
 """Compact-enough JSON text, non-ASCII kept, unknown objects through ``str``."""
 
 _std_canonical = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str
 ).encode
-_std_line = json.JSONEncoder(default=str).encode
+_std_line = json.JSONEncoder(ensure_ascii=False, default=str).encode
 # Dataclasses and dates go through ``default`` (``str``), as the standard library sends them.
 _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _LINE_OPTIONS = _PASSTHROUGH | orjson.OPT_APPEND_NEWLINE
@@ -30,34 +37,29 @@ def canonical(value: Any) -> str:
     """
     try:
         text = orjson.dumps(value, default=str, option=_PASSTHROUGH | orjson.OPT_SORT_KEYS)
-    except TypeError:  # big integers, lone surrogates, non-string keys
-        return _std_canonical(value)
-    return _std_canonical(value) if b"null" in text else text.decode()
+    except TypeError:  # big integers, lone surrogates, non-string keys, deep nesting
+        return _canonical_text(value)
+    return _canonical_text(value) if b"null" in text else text.decode()
 
 
-_decoder = json.JSONDecoder()
-_scan_json: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
-
-
-def loads(text: str) -> Any:
-    """``json.loads(text)`` for a text without surrounding whitespace, in one call to C when it
-    parses (``json.loads`` makes five); its errors are ``json.loads``'s own."""
+def _canonical_text(value: Any) -> str:
     try:
-        value, end = _scan_json(text, 0)
-    except (StopIteration, ValueError):
-        end = -1
-    return value if end == len(text) else json.loads(text)
+        return _std_canonical(value)
+    except Exception:  # nesting beyond the recursion limit, a cycle, a huge integer
+        return _std_canonical(safe_form(value, max_depth=JOURNAL_DEPTH))
 
 
 def json_line(record: Any, *, verify: bool = True) -> bytes:
-    """``record`` as one line of UTF-8 JSON, newline included, that reads back equal to it.
+    """``record`` as one line of UTF-8 JSON, newline included, that reads back equal to it
+    (with ``safejson.loads_units``); it never raises.
 
     orjson is ten times faster than the standard library, but it writes NaN and infinities as
-    ``null`` and refuses big integers, lone surrogates and non-string keys. So its line is kept
-    only when it decodes back to a value equal to ``record``; otherwise the standard library
-    writes the line (NaN as ``NaN``, non-ASCII escaped), as the journal always did. A caller
-    that knows ``record`` holds no float but finite ones passes ``verify=False`` to skip the
-    decoding.
+    ``null`` and refuses big integers, lone surrogates, non-string keys and nesting beyond 254
+    levels. So its line is kept only when it decodes back to a value equal to ``record``;
+    otherwise the standard library writes the line (NaN as ``NaN``, each surrogate code point
+    as its own escape). What no encoder can write (nesting beyond ``JOURNAL_DEPTH``, a cycle,
+    a ``str`` that raises) is written in ``safejson.safe_form``. A caller that knows ``record``
+    holds no float but finite ones passes ``verify=False`` to skip the decoding.
     """
     try:
         line = orjson.dumps(record, default=str, option=_LINE_OPTIONS)
@@ -65,7 +67,13 @@ def json_line(record: Any, *, verify: bool = True) -> bytes:
             return line
     except Exception:  # any doubt: the standard library below
         pass
-    return (_std_line(record) + "\n").encode("ascii")
+    try:
+        text = _std_line(record)
+    except Exception:  # RecursionError, a cycle, a failing __str__, a huge integer
+        text = ""
+    if not text or nesting_exceeds(text, JOURNAL_DEPTH):
+        text = _std_line(safe_form(record, max_depth=JOURNAL_DEPTH))
+    return (escape_surrogates(text) + "\n").encode("utf-8")
 
 
 def is_plain(value: Any) -> bool:
@@ -89,8 +97,6 @@ def json_number(value: Any) -> float | None:
 
 def read_json_file(path: str | Path, what: str) -> Any:
     """The JSON value in a user's file; any problem is a one-line ``UsageError`` naming ``what``."""
-    from reactloop.errors import UsageError
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

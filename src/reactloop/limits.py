@@ -25,6 +25,7 @@ class StopReason(StrEnum):
     TRUNCATED = "truncated"
     CONTENT_FILTER = "content_filter"
     CANCELLED = "cancelled"
+    JOURNAL_ERROR = "journal_error"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +40,17 @@ class Limits:
     ``max_format_errors``: replies in a row that could not be understood. ``wind_down``: tell
     the model to answer when one model call is left, when tool calls run out, or when the
     token or dollar budget leaves room for one more call like the last one but not for two.
+
+    Long runs (docs/long_runs.md): ``max_observation_chars`` is the observation budget, the
+    most one result sends to the model (None: the toolbox's own, 8,000 by default); what is
+    cut stays readable with the built-in ``read_output``. ``near_repeat_warn`` and
+    ``near_repeat_stop``: the calls in a row of one tool, with arguments that differ only
+    slightly, whose results bring nothing new, that warn and stop (None: not checked).
+    ``context_tokens`` is the prompt size the history must stay within (None: the model's
+    window when its adapter knows it, else unchecked); ``context_policy`` is what happens
+    near it: ``"none"`` stops with ``max_tokens``, ``"trim"`` cuts the oldest results to a
+    stub, ``"summarize"`` has the model summarise the oldest steps. ``remind`` repeats a line
+    of the task after each compaction.
     """
 
     max_model_calls: int = 8
@@ -53,6 +65,12 @@ class Limits:
     max_format_errors: int = 3
     max_truncation_retries: int = 1
     wind_down: bool = True
+    max_observation_chars: int | None = None
+    near_repeat_warn: int | None = 4
+    near_repeat_stop: int | None = 5
+    context_tokens: int | None = None
+    context_policy: str = "none"
+    remind: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_model_calls", "max_tool_calls", "max_format_errors"):
@@ -62,6 +80,23 @@ class Limits:
             raise ValueError("need 2 <= repeat_warn <= repeat_stop")
         if not 2 <= self.pingpong_warn <= self.pingpong_stop:
             raise ValueError("need 2 <= pingpong_warn <= pingpong_stop")
+        self._check_long_runs()
+
+    def _check_long_runs(self) -> None:
+        if self.max_observation_chars is not None and self.max_observation_chars < 200:
+            raise ValueError("max_observation_chars must be at least 200")
+        warn, stop = self.near_repeat_warn, self.near_repeat_stop
+        if (warn is None) != (stop is None) or (
+            warn is not None and stop is not None and not 2 <= warn <= stop
+        ):
+            raise ValueError("need 2 <= near_repeat_warn <= near_repeat_stop, or both None")
+        if self.context_policy not in CONTEXT_POLICIES:
+            raise ValueError(f"context_policy must be one of {', '.join(CONTEXT_POLICIES)}")
+        if self.context_tokens is not None and self.context_tokens < 256:
+            raise ValueError("context_tokens must be at least 256")
+
+
+CONTEXT_POLICIES = ("none", "trim", "summarize")
 
 
 class Pricer(Protocol):
@@ -96,6 +131,13 @@ class Budget:
         if self.limits.max_seconds is None:
             return None
         return self.limits.max_seconds - self.elapsed
+
+    @property
+    def deadline(self) -> float | None:
+        """The ``time.monotonic()`` value at which the run's time is up, or None."""
+        if self.limits.max_seconds is None:
+            return None
+        return self.started + self.limits.max_seconds
 
     @property
     def model_calls_left(self) -> int:

@@ -1,24 +1,25 @@
 """One run of the loop: ask the model, check its calls, run them, append the results, repeat.
 
 ``RunLoop`` holds what belongs to a single run — history, budget, loop guard, counters — and
-``execute`` is the loop itself. Every decision is emitted as an event, so the journal shows why.
+``execute`` is the loop itself. It reads its ``RunSettings``, never the ``Agent``. Every
+decision is emitted as an event, so the journal shows why; a journal that cannot take an
+event ends the run with ``journal_error`` (a run is never journaled with holes, silently).
 """
 
 from __future__ import annotations
 
-import time
-import traceback
+import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 from reactloop.calls import CallRunner
-from reactloop.errors import ModelError
-from reactloop.events import Event, Observer, micros
+from reactloop.compaction import ContextKeeper
+from reactloop.events import Emitter, Observer, micros
 from reactloop.history import History
 from reactloop.limits import Budget, StopReason
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall
-from reactloop.models.base import ModelRequest
+from reactloop.modelcall import ModelFailure, ask
 from reactloop.notices import (
     empty_reply_notice,
     format_error_notice,
@@ -26,106 +27,149 @@ from reactloop.notices import (
     truncated_notice,
     wind_down_notice,
 )
-from reactloop.result import RunResult
+from reactloop.output import AnswerGate, Judged
+from reactloop.result import RunResult, Stop
+from reactloop.settings import RunSettings
 
-if TYPE_CHECKING:
-    from reactloop.agent import Agent
 
-Stop = tuple[StopReason, str | None, str | None]
+@dataclass(slots=True)
+class _Flags:
+    format_errors: int = 0
+    truncations: int = 0
+    wound_down: bool = False
+    answer_now: bool = False
+    forced: bool = False  # the latest model call was told to answer now, without tools
 
 
 class RunLoop:
     """The state of one run. ``execute`` is the loop."""
 
-    def __init__(self, agent: Agent, task: str) -> None:
-        self.agent = agent
-        self.observers = list(agent.observers)
+    def __init__(
+        self,
+        settings: RunSettings,
+        task: str,
+        history: Sequence[Message] = (),
+        continues: str | None = None,
+    ) -> None:
+        """``history``: the messages of the runs this one continues (``continues`` names
+        their journal, when they had one): the task is appended to them as a follow-up."""
+        toolbox = settings.toolbox.for_run(settings.limits.max_observation_chars)
+        settings = dataclasses.replace(settings, toolbox=toolbox)  # the run's own kept outputs
+        self.settings = settings
         self.task = task
-        self.budget = Budget(agent.limits, agent.price)
-        self.history = History()
+        self.budget = Budget(settings.limits, settings.price)
+        self.history = History(_opening(history, settings.instructions))
+        self.prior = len(history)
+        self.continues = continues
         self.step = 0
         self.sent = 0
-        self.format_errors = 0
-        self.truncations = 0
-        self.wound_down = False
+        self.flags = _Flags()
         self.model_seconds = 0.0
-        self.answer_now = False
-        self.warnings: list[str] = []
+        self.events = Emitter(settings.journal, settings.observers, lambda: self.step)
+        self.emit, self.warn = self.events.emit, self.events.warn
+        self.observed = self.events.observed
         self.calls = CallRunner(
-            toolbox=agent.toolbox,
+            toolbox=settings.toolbox,
             budget=self.budget,
-            guard=LoopGuard(agent.limits),
-            approve=agent.approve,
+            guard=LoopGuard(settings.limits),
+            approve=settings.approve,
             emit=self.emit,
             warn=self.warn,
-            observed=bool(agent.observers),
+            record=self.history.append,
+            observed=self.observed,
+        )
+        self.calls.executor.cancel = settings.cancel
+        if history:
+            self.calls.remember([call for m in history for call in m.tool_calls])
+        self.answers = AnswerGate(settings.output, self.calls) if settings.output else None
+        self.context = ContextKeeper.for_run(
+            settings, self.budget, self.history, self.emit, self.observed
         )
 
-    def emit(self, event_type: str, /, **data: Any) -> None:
-        event = Event(event_type, self.step, data)
-        for observer in self.observers:
-            try:
-                observer(event)
-            except Exception as exc:  # a broken observer must not end the run: drop it
-                self.observers = [o for o in self.observers if o is not observer]
-                self.warnings.append(f"observer_failed: {observer!r} raised {exc!r}; dropped")
+    @property
+    def journal_error(self) -> str | None:
+        return self.events.journal_error
 
-    def warn(self, kind: str, message: str, **data: Any) -> None:
-        self.warnings.append(f"{kind}: {message}")
-        self.emit("warning", kind=kind, message=message, **data)
+    @property
+    def warnings(self) -> list[str]:
+        return self.events.warnings
 
     def execute(self) -> RunResult:
-        self.start()
         try:
-            while True:
+            self.start()
+            stop = None
+            while stop is None:
                 stop = self.step_once()
-                if stop is not None:
-                    return self.finish(*stop)
         except KeyboardInterrupt:
-            return self.finish(StopReason.CANCELLED, None, "interrupted")
+            stop = Stop(StopReason.CANCELLED, None, "interrupted")
+        return self.finish(stop)
 
     def start(self) -> None:
-        agent = self.agent
-        if agent.instructions:
-            self.history.append(Message(role="system", content=agent.instructions))
+        settings = self.settings
         self.history.append(Message(role="user", content=self.task, kind="task"))
         self.emit(
             "run_start",
             task=self.task,
-            model=agent.model.name,
-            protocol=agent.protocol,
-            tools=[spec.to_dict() for spec in agent.toolbox.specs],
-            limits=vars(agent.limits),
-            instructions=agent.instructions,
-            config=agent.config,
+            model=settings.model.name,
+            protocol=settings.protocol,
+            tools=[spec.to_dict() for spec in settings.toolbox.specs],
+            limits=vars(settings.limits),
+            instructions=settings.instructions,
+            config=dict(settings.config),
+            **self._start_extras(),
         )
 
+    def _start_extras(self) -> dict[str, object]:
+        extras: dict[str, object] = {}
+        if self.settings.output is not None:
+            extras["output_schema"] = self.settings.output.schema
+        if self.prior:
+            extras["continues"] = {"trace": self.continues, "messages": self.prior}
+        return extras
+
     def step_once(self) -> Stop | None:
-        """One step; returns (stop reason, answer, error) when the run must end."""
-        if self.agent.cancel_requested:
-            return StopReason.CANCELLED, None, "cancelled"
-        stop = self.budget.stop_before_model_call()
-        if stop is not None:
-            return stop, None, f"limit reached: {stop}"
+        """One step; returns how the run ends when it must end."""
+        if self.journal_error is not None:
+            return Stop(StopReason.JOURNAL_ERROR, None, self.journal_error)
+        if self.settings.cancel.is_set():
+            return Stop(StopReason.CANCELLED, None, "cancelled")
+        reason = self.budget.stop_before_model_call()
+        if reason is not None:
+            return Stop(reason, None, f"limit reached: {reason}")
+        if self.context is not None and (full := self.keep_context()) is not None:
+            return full
         self.step += 1
         turn = self.ask_model()
-        if isinstance(turn, str):
+        if isinstance(turn, ModelFailure):
             ran_out = self.budget.timed_out()  # the call failed because the run's time did
-            return StopReason.TIMEOUT if ran_out else StopReason.MODEL_ERROR, None, turn
+            return Stop(
+                StopReason.TIMEOUT if ran_out else StopReason.MODEL_ERROR, None, turn.message
+            )
         return self.handle_turn(turn)
 
-    def ask_model(self) -> ModelTurn | str:
-        wind_down = self.answer_now or self.budget.wind_down_due()
-        if wind_down and not self.wound_down:
-            self.wound_down = True
+    def keep_context(self) -> Stop | None:
+        """Compact the history when it nears the context limit (``reactloop.compaction``)."""
+        assert self.context is not None
+        checked = self.context.check(self.step, self.sent)
+        if checked is None:
+            return None
+        self.sent = checked.sent
+        return None if checked.stop is None else Stop(StopReason.MAX_TOKENS, None, checked.stop)
+
+    def ask_model(self) -> ModelTurn | ModelFailure:
+        flags = self.flags
+        wind_down = flags.answer_now or self.budget.wind_down_due()
+        if wind_down and not flags.wound_down:
+            flags.wound_down = True
             notice = wind_down_notice(tools_exhausted=self.budget.tool_calls_left <= 0)
             self.history.append(Message(role="user", content=notice, kind="wind_down"))
             self.warn("wind_down", notice)
         changed = self.history.take_prefix_change()
         if changed is not None:
             self.warn("prefix_changed", f"message {changed} was rewritten", index=changed)
-        tool_choice = "none" if wind_down else self.agent.tool_choice
-        if self.observers:
+        tool_choice = "none" if wind_down else self.settings.tool_choice
+        flags.forced = wind_down
+        if self.observed:
             self.emit(
                 "request",
                 n_messages=len(self.history),
@@ -134,42 +178,14 @@ class RunLoop:
                 wind_down=wind_down,
             )
         self.sent = len(self.history)
-        wire: list[Any] = []
-        request = ModelRequest(
-            messages=self.history,
-            tools=self.agent.toolbox.specs,
-            tool_choice=tool_choice,
-            timeout=self.budget.seconds_left,
-            step=self.step,
-            on_text=self.agent.on_text,
-            on_raw=wire.append,
-        )
-        started = time.perf_counter()
-        try:
-            turn = self.agent.model.complete(request)
-        except ModelError as exc:
-            self.budget.record_model_call_failed()
-            self.emit(  # the request as sent, and why no turn came back
-                "warning",
-                kind="model_error",
-                message=str(exc),
-                request=wire[-1] if wire else None,
-                seconds=micros(time.perf_counter() - started),
-            )
-            return str(exc)
-        except Exception as exc:  # an adapter bug must not crash the harness
-            self.budget.record_model_call_failed()
-            self.emit("warning", kind="internal_error", message=traceback.format_exc())
-            return f"{type(exc).__name__}: {exc}"
-        self.budget.record_model_call(turn.usage)
-        self.model_seconds = time.perf_counter() - started
-        if self.observers and (turn.raw is not None or wire):
-            self.emit("response", raw=turn.raw, request=wire[-1] if wire else None)
-        return turn
+        emit = self.emit if self.observed else None
+        asked = ask(self.settings, self.history, tool_choice, self.budget, self.step, emit)
+        self.model_seconds = asked.seconds
+        return asked.turn
 
     def record_turn(self, turn: ModelTurn) -> ModelTurn:
         turn = self.calls.unique_ids(turn, self.step)
-        if self.observers:
+        if self.observed:
             self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
         self.history.append(
             Message(
@@ -180,113 +196,167 @@ class RunLoop:
                 raw=turn.raw_message,
             )
         )
+        self.calls.open_turn(turn.tool_calls)
         return turn
 
     def handle_turn(self, turn: ModelTurn) -> Stop | None:
         turn = self.record_turn(turn)
         if turn.finish_reason == "content_filter":
-            return (
-                StopReason.CONTENT_FILTER,
-                None,
-                "the provider's content filter stopped the reply",
-            )
+            error = "the provider's content filter stopped the reply"
+            return Stop(StopReason.CONTENT_FILTER, None, error)
         if turn.finish_reason == "length":
             return self.on_truncated(turn)
+        if self.answers is not None:
+            judged = self.answers.judge(turn)
+            if judged is not None:
+                return self.on_answer(judged)
         if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
             return self.on_format_error(turn)
-        self.format_errors = 0
+        self.flags.format_errors = 0
         if not turn.tool_calls:
-            return StopReason.FINAL_ANSWER, turn.answer, None
+            return Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=self.flags.forced)
         return self.on_tool_calls(turn.tool_calls)
 
     def on_truncated(self, turn: ModelTurn) -> Stop | None:
-        if self.truncations >= self.agent.limits.max_truncation_retries:
-            return StopReason.TRUNCATED, None, "the reply was cut off at the output token limit"
-        self.truncations += 1
+        if self.flags.truncations >= self.settings.limits.max_truncation_retries:
+            error = "the reply was cut off at the output token limit"
+            return Stop(StopReason.TRUNCATED, None, error)
+        self.flags.truncations += 1
         self.warn("truncated", "reply cut off at the output limit; nothing in it was run")
-        self.history.extend(self.calls.refuse(turn.tool_calls, "the reply was cut off"))
+        self.calls.refuse(turn.tool_calls, "the reply was cut off")
         self.history.append(Message(role="user", content=truncated_notice(), kind="truncated"))
         return None
 
     def on_format_error(self, turn: ModelTurn) -> Stop | None:
-        self.format_errors += 1
+        flags = self.flags
+        flags.format_errors += 1
         if turn.format_error is not None:
             kind, notice = "format_error", format_error_notice(turn.format_error)
         else:
             kind, notice = "empty_reply", empty_reply_notice()
-        self.warn(kind, notice, count=self.format_errors)
-        self.history.extend(self.calls.refuse(turn.tool_calls, "the reply could not be read"))
+        self.warn(kind, notice, count=flags.format_errors)
+        self.calls.refuse(turn.tool_calls, "the reply could not be read")
         self.history.append(Message(role="user", content=notice, kind="format_error"))
-        if self.format_errors >= self.agent.limits.max_format_errors:
-            return (
-                StopReason.FORMAT_ERRORS,
-                None,
-                f"{self.format_errors} replies in a row were unusable",
-            )
+        if flags.format_errors >= self.settings.limits.max_format_errors:
+            error = f"{flags.format_errors} replies in a row were unusable"
+            return Stop(StopReason.FORMAT_ERRORS, None, error)
+        return None
+
+    def on_answer(self, judged: Judged) -> Stop | None:
+        """A typed answer: valid, it ends the run; invalid, the model is told why."""
+        if judged.others:  # ``final_answer`` called beside other tools: they run first
+            return self.on_tool_calls(judged.others)
+        flags = self.flags
+        if judged.error is None:
+            flags.format_errors = 0
+            forced = flags.forced
+            return Stop(StopReason.FINAL_ANSWER, judged.text, None, forced, judged.value)
+        flags.format_errors += 1
+        self.warn("invalid_output", judged.error, count=flags.format_errors)
+        if not judged.by_tool:  # a tool's error result already told the model
+            notice = self.answers.notice(judged.error) if self.answers else judged.error
+            self.history.append(Message(role="user", content=notice, kind="format_error"))
+        if flags.format_errors >= self.settings.limits.max_format_errors:
+            error = f"{flags.format_errors} answers in a row were invalid: {judged.error}"
+            return Stop(StopReason.FORMAT_ERRORS, None, error)
         return None
 
     def on_tool_calls(self, calls: tuple[ToolCall, ...]) -> Stop | None:
         if self.budget.model_calls_left <= 0:
             self.warn("not_executed", "no model call is left to read the results")
-            return StopReason.MAX_MODEL_CALLS, None, "the model still called tools on its last call"
+            error = "the model still called tools on its last call"
+            return Stop(StopReason.MAX_MODEL_CALLS, None, error)
         if self.budget.tool_calls_left <= 0:
             self.warn("not_executed", "no tool call is left")
-            return StopReason.MAX_TOOL_CALLS, None, "the model still called tools after the limit"
+            error = "the model still called tools after the limit"
+            return Stop(StopReason.MAX_TOOL_CALLS, None, error)
         outcome = self.calls.run(calls)
-        self.history.extend(outcome.messages)
+        if outcome.cancelled:
+            return Stop(StopReason.CANCELLED, None, "interrupted while a tool ran")
         if outcome.loop is not None:
             return self.last_word(StopReason.LOOP_DETECTED, outcome.loop)
         if self.budget.timed_out():
-            return StopReason.TIMEOUT, None, "the time limit ran out while tools ran"
+            return Stop(StopReason.TIMEOUT, None, "the time limit ran out while tools ran")
         return None
 
     def last_word(self, reason: StopReason, error: str) -> Stop:
         """Before stopping for ``reason``, let the model answer once more, without tools."""
         if (
-            not self.agent.limits.wind_down
-            or self.agent.cancel_requested
+            not self.settings.limits.wind_down
+            or self.settings.cancel.is_set()
+            or self.journal_error is not None
             or self.budget.stop_before_model_call() is not None
         ):
-            return reason, None, error
+            return Stop(reason, None, error)
         notice = loop_notice()
         self.history.append(Message(role="user", content=notice, kind="wind_down"))
         self.warn("wind_down", notice)
-        self.wound_down = self.answer_now = True
+        self.flags.wound_down = self.flags.answer_now = True
         self.step += 1
         turn = self.ask_model()
-        if isinstance(turn, str):
-            return reason, None, f"{error}; then: {turn}"
-        return reason, self.record_turn(turn).answer, error
+        if isinstance(turn, ModelFailure):
+            return Stop(reason, None, f"{error}; then: {turn.message}")
+        turn = self.record_turn(turn)
+        answer, output = turn.answer, None
+        judged = self.answers.judge(turn) if self.answers is not None else None
+        if judged is not None:
+            answer, output = judged.text, judged.value
+        return Stop(reason, answer, error, answer is not None, output)
 
-    def finish(self, reason: StopReason, answer: str | None, error: str | None) -> RunResult:
-        result = RunResult(
-            answer=answer,
-            stop_reason=reason,
-            model_calls=self.budget.model_calls,
-            tool_calls=self.budget.tool_calls,
-            usage=self.budget.usage,
-            cost=self.budget.cost,
-            history=tuple(self.history),
-            seconds=self.budget.elapsed,
-            error=error,
-            trace=_trace_path(self.agent.observers),
-            warnings=tuple(self.warnings),
-        )
+    def finish(self, stop: Stop) -> RunResult:
+        self.calls.close_open(str(stop.reason))  # calls the run ended before answering
+        self.calls.executor.close()
+        stop = self._final_stop(stop)
+        result = self._result(stop)
         self.emit(
             "stop",
-            stop_reason=str(reason),
-            answer=answer,
-            error=error,
+            stop_reason=str(stop.reason),
+            answer=stop.answer,
+            error=stop.error,
+            forced=stop.forced,
             model_calls=result.model_calls,
             tool_calls=result.tool_calls,
             usage=result.usage.to_dict(),
             cost=result.cost,
             seconds=micros(result.seconds),
         )
+        if self.journal_error is not None and stop.reason is not StopReason.JOURNAL_ERROR:
+            result = self._result(self._final_stop(stop))  # the stop event itself was lost
         return result
 
+    def _final_stop(self, stop: Stop) -> Stop:
+        """A run whose journal failed ends with ``journal_error``, whatever else it ended by."""
+        if self.journal_error is None or stop.reason is StopReason.JOURNAL_ERROR:
+            return stop
+        error = f"{self.journal_error} (the run itself ended by {stop.reason})"
+        return Stop(StopReason.JOURNAL_ERROR, stop.answer, error, stop.forced, stop.output)
 
-def _trace_path(observers: Sequence[Observer]) -> str | None:
+    def _result(self, stop: Stop) -> RunResult:
+        return RunResult(
+            answer=stop.answer,
+            stop_reason=stop.reason,
+            model_calls=self.budget.model_calls,
+            tool_calls=self.budget.tool_calls,
+            usage=self.budget.usage,
+            cost=self.budget.cost,
+            history=tuple(self.history),
+            seconds=self.budget.elapsed,
+            error=stop.error,
+            trace=_trace_path((self.settings.journal, *self.settings.observers)),
+            warnings=tuple(self.warnings),
+            forced=stop.forced,
+            output=stop.output,
+        )
+
+
+def _opening(history: Sequence[Message], instructions: str | None) -> list[Message]:
+    """The messages a run starts from: the system message first, then ``history``."""
+    if instructions and not (history and history[0].role == "system"):
+        return [Message(role="system", content=instructions), *history]
+    return list(history)
+
+
+def _trace_path(observers: Sequence[Observer | None]) -> str | None:
     for observer in observers:
         path = getattr(observer, "path", None)
         if path is not None:

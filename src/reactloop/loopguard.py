@@ -6,17 +6,20 @@ earlier result instead; ``Limits.repeat_stop`` ends the run. A call with side ef
 change what later calls see, so it forgets the record of every other call. Going round the
 same two or three calls is caught by counting the rounds in a row (``Limits.pingpong_warn``,
 ``Limits.pingpong_stop``), whatever the side effects: editing a file back and forth between
-the same contents, or write → test → revert → write → test → revert, is a loop too.
+the same contents, or write → test → revert → write → test → revert, is a loop too. The same
+tool called again and again with slightly different arguments while its results bring nothing
+new is caught too (``reactloop.nearrepeat``; ``Limits.near_repeat_warn``, ``near_repeat_stop``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, NamedTuple
 
 from reactloop.jsonfast import canonical
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
+from reactloop.nearrepeat import NearRepeats, NearVerdict
+from reactloop.safejson import JSONRefused, safe_loads
 
 Action = Literal["run", "warn", "stop"]
 _SEVERITY = {"run": 0, "warn": 1, "stop": 2}
@@ -28,15 +31,17 @@ class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
     key: str
     kind: str = ""
     message: str = ""
+    evidence: dict[str, Any] | None = None  # why the calls count as one (near repeats)
 
 
 def canonical_key(call: ToolCall, parsed: dict[str, Any] | None = None) -> str:
-    """Tool name and arguments in one spelling; ``parsed`` saves decoding them again."""
+    """Tool name and arguments in one spelling; ``parsed`` saves decoding them again (in the
+    loop, ``PreparedCall.key`` is this key, made when the call was prepared)."""
     if parsed is None:
         text = call.arguments.strip()
         try:
-            parsed = json.loads(text) if text else {}
-        except json.JSONDecodeError:
+            parsed = safe_loads(text) if text else {}
+        except JSONRefused:
             return f"{call.name}\x00{text}"
     return f"{call.name}\x00{canonical(parsed)}"
 
@@ -51,18 +56,34 @@ class LoopGuard:
         # (three) calls that are not all the same one: A,B,A,B gives 2; A,B,C,A,B,C gives 3.
         self._run_of_two = 0
         self._run_of_three = 0
+        warn, stop = limits.near_repeat_warn, limits.near_repeat_stop
+        self._near = NearRepeats(warn, stop) if warn is not None and stop is not None else None
 
-    def check(self, call: ToolCall, parsed: dict[str, Any] | None = None) -> Verdict:
-        """Judge a proposed call before it runs, and remember that it was proposed."""
-        key = canonical_key(call, parsed)
+    def check(
+        self, call: ToolCall, parsed: dict[str, Any] | None = None, *, key: str | None = None
+    ) -> Verdict:
+        """Judge a proposed call before it runs, and remember that it was proposed. ``key``
+        is the call's ``canonical_key`` when the caller has it; ``parsed``, its decoded
+        arguments (without them, near repeats are not judged)."""
+        if key is None:
+            key = canonical_key(call, parsed)
         count = self._counts.get(key, 0) + 1
         self._counts[key] = count
         self._track_cycles(key)
-        if count < self.limits.repeat_warn and self._run_of_two < 2 and self._run_of_three < 3:
+        near = self._near.check(call.name, parsed, key) if self._near is not None else None
+        if (
+            count < self.limits.repeat_warn
+            and self._run_of_two < 2
+            and self._run_of_three < 3
+            and near is None
+        ):
             return Verdict(action="run", key=key)  # the common case (no second round yet)
-        repeat = self._repeat_verdict(call, key, count)
-        cycle = self._cycle_verdict(call, key)
-        return repeat if _SEVERITY[repeat.action] >= _SEVERITY[cycle.action] else cycle
+        verdicts = (
+            self._repeat_verdict(call, key, count),
+            self._cycle_verdict(call, key),
+            _near_verdict(near, key),
+        )
+        return max(verdicts, key=lambda verdict: _SEVERITY[verdict.action])
 
     def record(self, key: str, content: str, *, side_effects: bool) -> None:
         """Remember what an executed call (``Verdict.key``) returned."""
@@ -71,6 +92,8 @@ class LoopGuard:
             self._counts = {key: count}
             self._results.clear()
         self._results[key] = content
+        if self._near is not None:
+            self._near.record(key, content, side_effects=side_effects)
 
     def _repeat_verdict(self, call: ToolCall, key: str, count: int) -> Verdict:
         if count >= self.limits.repeat_stop:
@@ -135,3 +158,10 @@ class LoopGuard:
         two = (self._run_of_two + 2) // 2 if self._run_of_two >= 2 else 0
         three = (self._run_of_three + 3) // 3 if self._run_of_three >= 3 else 0
         return (3, three) if three > two else (2, two)
+
+
+def _near_verdict(near: NearVerdict | None, key: str) -> Verdict:
+    if near is None:
+        return Verdict(action="run", key=key)
+    action: Action = "stop" if near.action == "stop" else "warn"
+    return Verdict(action, key, "near_repeat", near.message, near.evidence)

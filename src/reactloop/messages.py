@@ -13,6 +13,7 @@ from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from reactloop.jsonfast import dumps
+from reactloop.safejson import MAX_DEPTH, safe_form
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -82,13 +83,18 @@ class ToolCall:
     ``id`` is unique within a run (our bookkeeping); ``wire_id`` is the id the provider sent,
     which may be missing, empty or repeated, and is what adapters echo back; None means the
     provider's id is ``id`` itself (see ``echo_id``). ``arguments`` is
-    the argument text exactly as the model wrote it (JSON for native calls; it may be invalid).
+    the argument text exactly as the model wrote it (JSON for native calls; it may be invalid);
+    a dict (or any other value) given instead is stored as its JSON text, None as ``""``.
     """
 
     id: str
     name: str
     arguments: str = ""
     wire_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not type(self.arguments) is type(self.name) is type(self.id) is str:
+            _normalise_call(self)
 
     @property
     def echo_id(self) -> str:
@@ -111,6 +117,27 @@ class ToolCall:
             arguments=str(data.get("arguments") or ""),
             wire_id=data.get("wire_id"),
         )
+
+
+def _normalise_call(call: ToolCall) -> None:
+    """Text fields from whatever an adapter or a test passed (a frozen value: set once, here)."""
+    arguments: Any = call.arguments
+    if arguments is None:
+        arguments = ""
+    elif not isinstance(arguments, str):
+        try:
+            arguments = dumps(arguments)
+        except Exception:  # deep nesting, a cycle, a failing __str__: still an argument text
+            arguments = dumps(safe_form(arguments, max_depth=MAX_DEPTH))
+    object.__setattr__(call, "arguments", str(arguments))
+    object.__setattr__(call, "name", _text(call.name))
+    object.__setattr__(call, "id", _text(call.id))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return str(value)
+    return "" if value is None else dumps(safe_form(value, max_depth=1))[:200].strip('"')
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -35,3 +35,40 @@ def truncated_notice() -> str:
         "Your reply was cut off at the output limit and nothing in it was run. "
         "Reply again, shorter."
     )
+
+
+def trimmed_stub(name: str, chars: int) -> str:
+    """What stays of a tool result whose body was trimmed to save context."""
+    return f"[{chars} characters of {name} output trimmed to save context; call again if needed]"
+
+
+def summary_request_notice(messages: int) -> str:
+    return (
+        "The context is nearly full. Write a summary of the work so far, to replace the oldest "
+        f"{messages} messages: what you did, what you found (facts, numbers, names, output "
+        "handles), what failed, and what is left to do. Reply with the summary only; do not "
+        "call a tool."
+    )
+
+
+def summary_block(summary: str, messages: int) -> str:
+    return f"[Summary of {messages} earlier messages, replaced to save context]\n{summary}"
+
+
+def reminder_notice(task: str) -> str:
+    line = task.strip().splitlines()[0] if task.strip() else ""
+    if len(line) > 300:
+        line = line[:300] + "…"
+    return f"Reminder of the task: {line}"
+
+
+def context_full_message(tokens: int, limit: int, policy: str) -> str:
+    if policy == "none":
+        return (
+            f"the history (about {tokens} tokens) reached the context limit ({limit} tokens); "
+            "--context-policy trim or summarize would compact it and go on"
+        )
+    return (
+        f"the history (about {tokens} tokens) reached the context limit ({limit} tokens) and "
+        "nothing more can be compacted"
+    )

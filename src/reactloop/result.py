@@ -9,6 +9,19 @@ from reactloop.limits import StopReason
 from reactloop.messages import Message, Usage
 
 
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """How a run ends: the reason, the answer (if any), what went wrong (if anything),
+    whether the answer was forced (the model was told to answer now, without tools), and the
+    answer as a typed value when the run has an output type."""
+
+    reason: StopReason
+    answer: str | None = None
+    error: str | None = None
+    forced: bool = False
+    output: Any = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunResult:
     """The answer (or None), why the run stopped, what it spent, and the whole history.
@@ -16,8 +29,12 @@ class RunResult:
     ``error`` explains stops other than ``final_answer`` (the provider's message for
     ``model_error``, the loop found for ``loop_detected``, ...). A run stopped by
     ``loop_detected`` may still carry an answer: before it ends, the model is told to answer
-    once more, without tools. ``trace`` is the journal path
+    once more, without tools. ``forced`` is True when the answer came from such a call, or
+    from a call told to answer now because a budget ran out (wind-down, tool choice
+    ``none``): an answer to check, not a finished task. ``trace`` is the journal path
     when the run was journaled to a file; ``cost`` is in dollars when a price was given.
+    ``output`` is the answer as a validated value of the agent's ``output_type`` (None without
+    one, or when the run gave no valid answer); ``answer`` stays its text.
     """
 
     answer: str | None
@@ -31,6 +48,8 @@ class RunResult:
     trace: str | None = None
     cost: float | None = None
     warnings: tuple[str, ...] = ()
+    forced: bool = False
+    output: Any = None
 
     @property
     def ok(self) -> bool:
@@ -40,6 +59,7 @@ class RunResult:
         return {
             "answer": self.answer,
             "stop_reason": str(self.stop_reason),
+            "forced": self.forced,
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
             "usage": self.usage.to_dict(),

@@ -14,8 +14,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 
-from reactloop.models.catalog import DEFAULT_EMBEDDED
+from reactloop.models.registry import PROVIDERS
 
+# The embedded model used when nothing else is configured; chosen by measurement
+# (docs/local_models.md, benchmarks/local_models.py).
+DEFAULT_EMBEDDED = "smollm2-135m"
 OLLAMA_DEFAULT_HOST = "127.0.0.1:11434"
 OLLAMA_TIMEOUT = 0.3
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -63,9 +66,7 @@ def _configured_provider(env: Mapping[str, str]) -> tuple[str, str] | None:
 
 
 def _available(provider: str) -> bool:
-    """Whether this version has an adapter for ``provider`` (Anthropic's is not built yet)."""
-    from reactloop.models import PROVIDERS
-
+    """Whether this version has an adapter for ``provider``."""
     return provider in PROVIDERS
 
 

@@ -5,13 +5,13 @@ asks a Python function. Both drive the loop deterministically in demos and tests
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reactloop.errors import ModelError, UsageError
+from reactloop.errors import ModelError, UsageError, describe_exception
+from reactloop.history import History
 from reactloop.jsonfast import read_json_file
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
@@ -31,8 +31,9 @@ class ScriptedModel:
     ``finish_reason`` and ``usage`` may be given too; the entry itself is the turn's ``raw``.
     ``native_tools`` is True when any turn has tool calls; a script of plain text is meant for
     the text ReAct protocol.
-    ``requests`` keeps a snapshot of every request (turn it off with ``keep_requests=False``
-    where the copies would cost, as in benchmarks).
+    ``requests`` keeps every request, its ``messages`` as they were when it was made (a view
+    of the run's history, not a copy: keeping them costs nothing per message). Turn it off
+    with ``keep_requests=False`` where nothing reads them.
     """
 
     def __init__(
@@ -71,19 +72,26 @@ class ScriptedModel:
             turn = self._turns[self._next]
             self._next += 1
         if self.keep_requests:
-            snapshot = dataclasses.replace(request, messages=tuple(request.messages))
-            self.requests.append(snapshot)
+            self.requests.append(_kept(request))
         if request.on_text and turn.text:
             request.on_text(turn.text)
         return turn
 
 
+def _kept(request: ModelRequest) -> ModelRequest:
+    messages = request.messages
+    kept = messages.view() if isinstance(messages, History) else tuple(messages)
+    return dataclasses.replace(request, messages=kept)
+
+
 class FunctionModel:
-    """A model whose replies come from ``function(request)``: a ``ModelTurn`` or a string."""
+    """A model whose replies come from ``function(request)``: a ``ModelTurn``, a string (the
+    reply text) or a dict shaped like a ``ScriptedModel`` turn. Anything else, or a dict that
+    is not a turn, is a ``ModelError`` that says so."""
 
     def __init__(
         self,
-        function: Callable[[ModelRequest], ModelTurn | str],
+        function: Callable[[ModelRequest], ModelTurn | str | Mapping[str, Any]],
         *,
         native_tools: bool = True,
         name: str = "function",
@@ -94,7 +102,19 @@ class FunctionModel:
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         reply = self.function(request)
-        return ModelTurn(text=reply) if isinstance(reply, str) else reply
+        if isinstance(reply, ModelTurn):
+            return reply
+        if isinstance(reply, str):
+            return ModelTurn(text=reply)
+        if isinstance(reply, Mapping):
+            try:
+                return to_turn(reply, request.step)
+            except Exception as exc:  # a dict that is not a turn: say what is wrong with it
+                raise ModelError(f"{self.name}: {describe_exception(exc)}") from None
+        raise ModelError(
+            f"{self.name} returned {type(reply).__name__}; return a ModelTurn, a string "
+            "or a dict shaped like a ScriptedModel turn"
+        )
 
 
 def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
@@ -128,10 +148,10 @@ def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
 def _to_call(call: Any, turn_index: int, call_index: int) -> ToolCall:
     if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
         raise ValueError(f"turn {turn_index}: each tool call needs a string 'name'")
-    arguments = call.get("arguments", {})
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     call_id = str(call.get("id") or f"call_{turn_index}_{call_index}")
-    return ToolCall(id=call_id, name=call["name"], arguments=text, wire_id=call_id)
+    # A dict of arguments becomes its JSON text in ToolCall; a string is kept as written.
+    arguments = call.get("arguments", {})
+    return ToolCall(id=call_id, name=call["name"], arguments=arguments, wire_id=call_id)
 
 
 def from_spec(provider: str, name: str, settings: ModelSettings) -> ScriptedModel:

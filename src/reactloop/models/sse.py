@@ -22,18 +22,18 @@ by the end of the stream (no blank line after it) is discarded, as the spec says
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from reactloop.errors import ModelError
+from reactloop.models import jsonsafe
 
 DONE = "[DONE]"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Event:
+class SSEEvent:
     """One dispatched server-sent event. ``event`` is ``"message"`` unless the server named it."""
 
     event: str = "message"
@@ -43,7 +43,7 @@ class Event:
 
 
 class SSEDecoder:
-    """Turns a byte stream into ``Event`` values; one instance per stream."""
+    """Turns a byte stream into ``SSEEvent`` values; one instance per stream."""
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -56,12 +56,12 @@ class SSEDecoder:
         self.discarded = ""
         """The text of an event that the end of the stream cut off (kept for diagnostics)."""
 
-    def feed(self, chunk: bytes | str) -> list[Event]:
+    def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         """Decode one network read; return the events it completed, in order."""
         text = chunk if isinstance(chunk, str) else self._utf8.decode(chunk)
         return self._consume(text, final=False)
 
-    def close(self) -> list[Event]:
+    def close(self) -> list[SSEEvent]:
         """End of stream: finish the last line; an event without its blank line is discarded."""
         events = self._consume(self._utf8.decode(b"", final=True), final=True)
         if self._data:
@@ -70,7 +70,7 @@ class SSEDecoder:
         self._event_type = ""
         return events
 
-    def _consume(self, text: str, *, final: bool) -> list[Event]:
+    def _consume(self, text: str, *, final: bool) -> list[SSEEvent]:
         if not final and not self._at_start and not _has_line_break(text, self._partial_line):
             self._partial_line.append(text)  # no line ends here: avoid rescanning a long line
             return []
@@ -79,7 +79,7 @@ class SSEDecoder:
         if self._at_start and buffer:
             buffer = buffer.removeprefix("\ufeff")
             self._at_start = False
-        events: list[Event] = []
+        events: list[SSEEvent] = []
         start = 0
         while (end := _line_end(buffer, start)) is not None:
             line_stop, next_start = end
@@ -96,7 +96,7 @@ class SSEDecoder:
             self._partial_line.append(rest)
         return events
 
-    def _process_line(self, line: str) -> Event | None:
+    def _process_line(self, line: str) -> SSEEvent | None:
         if not line:
             return self._dispatch()
         if line.startswith(":"):
@@ -114,12 +114,12 @@ class SSEDecoder:
             self._retry = int(value)
         return None
 
-    def _dispatch(self) -> Event | None:
+    def _dispatch(self) -> SSEEvent | None:
         event_type, self._event_type = self._event_type, ""
         if not self._data:
             return None
         data, self._data = "\n".join(self._data), []
-        return Event(
+        return SSEEvent(
             event=event_type or "message",
             data=data,
             id=self._last_event_id,
@@ -144,7 +144,7 @@ def _line_end(buffer: str, start: int) -> tuple[int, int] | None:
     return None
 
 
-def iter_sse_events(source: bytes | str | Iterable[bytes | str]) -> Iterator[Event]:
+def iter_sse_events(source: bytes | str | Iterable[bytes | str]) -> Iterator[SSEEvent]:
     """Every event of a stream given whole (bytes or text) or as an iterable of reads."""
     decoder = SSEDecoder()
     reads: Iterable[bytes | str] = [source] if isinstance(source, bytes | str) else source
@@ -168,12 +168,19 @@ def iter_sse_json(source: bytes | str | Iterable[bytes | str]) -> Iterator[dict[
 def parse_json_payload(data: str) -> dict[str, Any]:
     """One ``data:`` payload as a dict, or ``ModelError`` showing the start of the bad text."""
     try:
-        payload = json.loads(data)
-    except (ValueError, RecursionError) as exc:
+        payload = jsonsafe.loads(data)
+    except jsonsafe.JSONError as exc:
         raise ModelError(f"stream payload is not valid JSON ({exc}): {data[:200]!r}") from None
     if not isinstance(payload, dict):
         raise ModelError(f"stream payload is not a JSON object: {data[:200]!r}")
     return payload
 
 
-__all__ = ["DONE", "Event", "SSEDecoder", "iter_sse_events", "iter_sse_json", "parse_json_payload"]
+__all__ = [
+    "DONE",
+    "SSEDecoder",
+    "SSEEvent",
+    "iter_sse_events",
+    "iter_sse_json",
+    "parse_json_payload",
+]

@@ -19,10 +19,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from reactloop.sandbox.bwrap import bwrap_argv, bwrap_path
+from reactloop.sandbox.budget import DiskBudget
+from reactloop.sandbox.bwrap import (
+    PrivateDirs,
+    bwrap_argv,
+    bwrap_path,
+    bwrap_supports_size,
+    interpreter_binds,
+)
 from reactloop.sandbox.caps import hide_from_same_user
 from reactloop.sandbox.cgroup import PidsCgroup
-from reactloop.sandbox.limits import ResourceLimits, prlimit_argv, processes_of_user, rlimits
+from reactloop.sandbox.rlimits import ResourceLimits, prlimit_argv, processes_of_user, rlimits
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -37,17 +44,22 @@ class Setup:
     sandbox: str
     limits: ResourceLimits
     read_only: bool
+    pid_namespace: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
 class Launch:
-    """A started command: its process (bwrap or the supervisor), output pipe and pidfd."""
+    """A started command: its process (bwrap or the supervisor), output pipe and pidfd.
+
+    ``budget`` took the free space of the file systems the command may fill before it began.
+    """
 
     process: subprocess.Popen[bytes]
     read_fd: int
     pidfd: int
     sandbox: str
     cgroup: PidsCgroup | None
+    budget: DiskBudget
 
 
 def minimal_env(workspace: Path, tmpdir: str) -> dict[str, str]:
@@ -68,12 +80,15 @@ def launched(command: str, setup: Setup) -> Iterator[Launch]:
     read_fd, write_fd = os.pipe()
     cgroup = PidsCgroup.create(setup.limits.processes)
     temp_dirs: list[Path] = []
+    budget = DiskBudget((), 0)
     try:
         if setup.sandbox == "bwrap":
-            argv, env = _bwrap_launch(command, setup, cgroup)
+            private = None if bwrap_supports_size() else _private_dirs(temp_dirs)
+            argv, env = _bwrap_launch(command, setup, cgroup, private)
         else:
             temp_dirs.append(Path(tempfile.mkdtemp(prefix="reactloop-tmp-")))
             argv, env = _weak_launch(command, setup, cgroup, temp_dirs[0])
+        budget = DiskBudget(_watched(setup, temp_dirs), setup.limits.disk_bytes)
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -87,6 +102,7 @@ def launched(command: str, setup: Setup) -> Iterator[Launch]:
     except BaseException:
         os.close(read_fd)
         os.close(write_fd)
+        budget.close()
         _cleanup(cgroup, temp_dirs)
         raise
     os.close(write_fd)
@@ -96,6 +112,7 @@ def launched(command: str, setup: Setup) -> Iterator[Launch]:
         pidfd=os.pidfd_open(process.pid),
         sandbox=setup.sandbox,
         cgroup=cgroup,
+        budget=budget,
     )
     try:
         yield launch
@@ -104,11 +121,27 @@ def launched(command: str, setup: Setup) -> Iterator[Launch]:
             kill(launch)
         os.close(launch.pidfd)
         os.close(read_fd)
+        budget.close()
         _cleanup(cgroup, temp_dirs)
 
 
+def _private_dirs(temp_dirs: list[Path]) -> PrivateDirs:
+    """Folders on disk for /tmp and /dev/shm, for a bwrap that cannot size a tmpfs."""
+    temp_dirs.append(Path(tempfile.mkdtemp(prefix="reactloop-tmp-")))
+    private = PrivateDirs(tmp=temp_dirs[-1] / "tmp", shm=temp_dirs[-1] / "shm")
+    private.tmp.mkdir()
+    private.shm.mkdir()
+    return private
+
+
+def _watched(setup: Setup, temp_dirs: list[Path]) -> tuple[Path, ...]:
+    """The workspace, the private folders, and in the weak mode the shared /dev/shm."""
+    shared = [Path("/dev/shm")] if setup.sandbox != "bwrap" and Path("/dev/shm").is_dir() else []
+    return (setup.workspace, *temp_dirs, *shared)
+
+
 def _bwrap_launch(
-    command: str, setup: Setup, cgroup: PidsCgroup | None
+    command: str, setup: Setup, cgroup: PidsCgroup | None, private: PrivateDirs | None
 ) -> tuple[list[str], dict[str, str]]:
     env = minimal_env(setup.workspace, "/tmp")
     prlimit = shutil.which("prlimit")
@@ -119,6 +152,9 @@ def _bwrap_launch(
         limits_inside=None if prlimit else setup.limits,
         executable=bwrap_path() or "bwrap",
         read_only_workspace=setup.read_only,
+        tmp_bytes=setup.limits.tmp_bytes,
+        private_dirs=private,
+        read_only_paths=interpreter_binds(),
     )
     if prlimit:  # limits set on bwrap itself are inherited inside and cannot be raised there
         argv = [*prlimit_argv(setup.limits, nproc=_nproc(setup.limits), executable=prlimit), *argv]
@@ -137,6 +173,10 @@ def _weak_launch(
     options += ["--remove-after", str(tmpdir)]
     if cgroup is not None:
         options += ["--cgroup", str(cgroup.path)]
+    if setup.pid_namespace:
+        options.append("--pidns")
+    if setup.sandbox == "weak" and os.geteuid() == 0:
+        options.append("--seal")  # no Landlock: cgroup files and /proc/sys read-only
     if setup.sandbox == "weak+landlock":
         options.append("--landlock")
         for path in writable:

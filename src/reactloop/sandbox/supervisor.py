@@ -3,10 +3,13 @@
 It runs as ``python -I -S supervisor.py OPTIONS -- PROGRAM ARGS...`` (see ``parse_args``;
 standard library only, so it starts without importing reactloop). It makes itself a child
 subreaper, so every process the command starts — including double-forked and ``setsid``
-children — stays its descendant. It forks the command with rlimits, Landlock and no
-capabilities, waits for it, then kills whatever the command left behind and exits the way the
-command did. SIGTERM (sent by the harness on a timeout, or by the kernel when the harness
-dies) kills the whole tree first.
+children — stays its descendant. With ``--pidns`` the command also runs in a PID namespace
+of its own (see ``pidns``), where it cannot reach the supervisor, and whose processes the
+kernel kills when the command ends; with ``--seal`` (root without Landlock) it sees the
+cgroup files and ``/proc/sys`` read-only (see ``mounts``). It forks the command with rlimits,
+Landlock and no capabilities, waits for it, then kills whatever the command left behind and
+exits the way the command did. SIGTERM (sent by the harness on a timeout, or by the kernel
+when the harness dies) kills the whole tree first.
 """
 
 from __future__ import annotations
@@ -84,20 +87,22 @@ def kill_tree() -> None:
 
 
 def parse_args(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """``--parent PID [--cgroup DIR] [--landlock] [--writable DIR]... [--rlimit NAME=N]...
-    -- PROGRAM ARGS...`` (parsed by hand: argparse and json cost milliseconds to import)."""
+    """``--parent PID [--cgroup DIR] [--landlock] [--pidns] [--seal] [--writable DIR]...
+    [--rlimit NAME=N]... -- PROGRAM ARGS...`` (parsed by hand: argparse costs milliseconds)."""
     config: dict[str, Any] = {
         "writable": [],
         "rlimits": [],
         "landlock": False,
+        "pidns": False,
+        "seal": False,
         "cgroup": None,
         "remove_after": None,
     }
     index = 1
     while argv[index] != "--":
         flag = argv[index]
-        if flag == "--landlock":
-            config["landlock"] = True
+        if flag in ("--landlock", "--pidns", "--seal"):
+            config[flag[2:]] = True
             index += 1
             continue
         value = argv[index + 1]
@@ -157,6 +162,10 @@ def _exec_command(config: dict[str, Any], program: list[str]) -> NoReturn:
             signal.signal(signum, signal.SIG_DFL)
         _apply_rlimits(config["rlimits"])
         sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib
+        if config["seal"]:
+            import mounts
+
+            mounts.seal_system()
         if config["landlock"]:
             import landlock
 
@@ -207,9 +216,11 @@ def main(argv: list[str]) -> NoReturn:
     if os.getppid() != config["parent"]:  # the harness died before PDEATHSIG was armed
         os._exit(125)
     try:
+        if config["pidns"]:
+            _enter_pid_namespace()
         child = os.fork()
         if child == 0:
-            _exec_command(config, program)
+            _start_child(config, program)
         status = _wait_for(child)
     except _Stop:
         for signum in _STOP_SIGNALS:
@@ -220,6 +231,29 @@ def main(argv: list[str]) -> NoReturn:
         signal.signal(signum, signal.SIG_IGN)
     _clean_up(config)
     _exit_like(status)
+
+
+def _enter_pid_namespace() -> None:
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import pidns
+
+    try:
+        pidns.unshare_pid_namespace()
+    except OSError as exc:
+        os.write(2, f"reactloop sandbox: {exc}\n".encode())
+        os._exit(125)
+
+
+def _start_child(config: dict[str, Any], program: list[str]) -> NoReturn:
+    if not config["pidns"]:
+        _exec_command(config, program)
+    try:
+        import pidns
+
+        pidns.run_as_init(lambda: _exec_command(config, program))
+    except BaseException as exc:  # never return into the supervisor's code in the child
+        os.write(2, f"reactloop sandbox: cannot start process 1: {exc}\n".encode())
+    os._exit(126)
 
 
 def _clean_up(config: dict[str, Any]) -> None:

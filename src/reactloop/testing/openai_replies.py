@@ -128,7 +128,7 @@ def completion(
 
 
 def fixture_replies(path: str | Path) -> list[Reply]:
-    """Replies from a recorded wire file (``../shared/wire-formats`` conventions).
+    """Replies from a recorded wire file (the conventions of ``tests/wire_formats``).
 
     ``error_*.json`` (``{"status", "headers", "body"}``) -> that error; other ``.json`` -> the
     body (a JSON array gives one reply per element); ``.jsonl`` -> an SSE stream of its lines

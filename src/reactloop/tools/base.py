@@ -31,7 +31,10 @@ class Tool:
 
     ``read_only`` tools have no side effects: they may run in parallel with each other and
     repeating them with the same arguments cannot change anything. ``side_effects`` tools
-    (writes, commands) are the ones an approval policy asks about.
+    (writes, commands) are the ones an approval policy asks about. ``bounded`` tools end
+    within the run's time limit by themselves (their own timeout, or they cannot block): a
+    sync one runs on the loop's thread, where the limit cannot abandon it; every other sync
+    tool runs on a worker thread when the run has a time limit, so that it can be.
     """
 
     name: str
@@ -39,6 +42,7 @@ class Tool:
     function: Callable[..., Any]
     arguments_model: type[BaseModel]
     read_only: bool = False
+    bounded: bool = False
 
     @cached_property
     def spec(self) -> ToolSpec:
@@ -52,10 +56,23 @@ class Tool:
     def _validate(self) -> Callable[[Any], BaseModel]:
         return self.arguments_model.__pydantic_validator__.validate_python
 
-    def run(self, arguments: dict[str, Any]) -> Any:
-        """Validate ``arguments`` and call the function (pydantic's errors propagate)."""
+    @cached_property
+    def is_async(self) -> bool:
+        """Whether calling the function gives a coroutine to await (``async def``)."""
+        fn = self.function
+        return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004  (an object with ``async def __call__``)
+        )
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments the function gets (pydantic's ``ValidationError`` propagates)."""
         # The model forbids extra keys, so its ``__dict__`` holds exactly the parameters.
-        return self.function(**self._validate(arguments).__dict__)
+        values: dict[str, Any] = self._validate(arguments).__dict__
+        return values
+
+    def run(self, arguments: dict[str, Any]) -> Any:
+        """Validate ``arguments`` and call the function (a coroutine for an async tool)."""
+        return self.function(**self.validate(arguments))
 
 
 @overload
@@ -64,7 +81,11 @@ def tool(function: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, read_only: bool = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    bounded: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -75,11 +96,14 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     read_only: bool = False,
+    bounded: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a ``Tool``; usable as ``@tool`` or ``@tool(read_only=True)``."""
 
     def wrap(fn: Callable[..., Any]) -> Tool:
-        return make_tool(fn, name=name, description=description, read_only=read_only)
+        return make_tool(
+            fn, name=name, description=description, read_only=read_only, bounded=bounded
+        )
 
     return wrap(function) if function is not None else wrap
 
@@ -90,6 +114,7 @@ def make_tool(
     name: str | None = None,
     description: str | None = None,
     read_only: bool = False,
+    bounded: bool = False,
 ) -> Tool:
     summary, param_docs = parse_docstring(inspect.getdoc(fn) or "")
     tool_name = name or fn.__name__
@@ -99,6 +124,7 @@ def make_tool(
         function=fn,
         arguments_model=_arguments_model(fn, tool_name, param_docs),
         read_only=read_only,
+        bounded=bounded,
     )
 
 
@@ -125,7 +151,7 @@ def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
         import typing
 
-        return typing.get_type_hints(fn)
+        return typing.get_type_hints(fn, include_extras=True)  # keep Annotated metadata
     except Exception:  # unresolved forward references: fall back to raw annotations
         return dict(getattr(fn, "__annotations__", {}))
 

@@ -116,7 +116,7 @@ def calculator(expression: str) -> str:
 
 
 def calculator_tool() -> Tool:
-    return make_tool(calculator, read_only=True)
+    return make_tool(calculator, read_only=True, bounded=True)
 
 
 def tools(context: ToolContext | None = None) -> list[Tool]:

@@ -2,7 +2,9 @@
 
 The walk starts from a descriptor of the workspace root and opens every folder and file with
 ``O_NOFOLLOW`` relative to its parent: symlinks are never followed, only regular files with a
-single link are read, and binary or large files are skipped.
+single link are read, and binary or large files are skipped. The pattern runs in a worker
+process (``regex_process``) that is killed at the search's deadline: ``SEARCH_SECONDS``, or
+the run's remaining time (``registry.run_deadline``) when that comes first.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ import os
 import time
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
-from typing import Any
 
 from reactloop.errors import ToolError
 from reactloop.sandbox.paths import Workspace, open_entry
+from reactloop.tools.regex_process import RegexProcess
+from reactloop.tools.regex_worker import cut_line
+from reactloop.tools.registry import run_deadline
+
+__all__ = ["cut_line", "looks_binary", "search_workspace"]
 
 SEARCH_MAX_MATCHES = 50
 SEARCH_MAX_FILE_BYTES = 1_000_000
@@ -30,35 +36,29 @@ BINARY_SNIFF_BYTES = 8192
 
 def search_workspace(workspace: Workspace, pattern: str, glob: str | None = None) -> str:
     """Matching lines as ``path:line: text``, then a summary line."""
-    return _Search(workspace, _compile(pattern), glob).run()
+    deadline = time.monotonic() + SEARCH_SECONDS
+    run_ends = run_deadline()
+    why = f"the search took over {SEARCH_SECONDS:g} s"
+    if run_ends is not None and run_ends < deadline:
+        deadline, why = run_ends, "the run's time limit came"
+    matcher = RegexProcess(pattern, deadline)
+    try:
+        return _Search(workspace, matcher, glob, why).run()
+    finally:
+        matcher.close()
 
 
 def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
 
 
-def cut_line(line: str, limit: int = 2000) -> str:
-    return line if len(line) <= limit else f"{line[:limit]}[… {len(line) - limit} chars cut]"
-
-
-def _compile(pattern: str) -> Any:
-    """Compile with the ``regex`` package when installed (it can time out), else ``re``."""
-    try:
-        import regex as engine
-    except ImportError:  # pragma: no cover - depends on the environment
-        import re as engine
-    try:
-        return engine.compile(pattern, engine.MULTILINE)
-    except (engine.error, OverflowError, RecursionError, ValueError) as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
-
-
 class _Search:
     """One walk over the workspace; symlinks are never followed, only regular files read."""
 
-    def __init__(self, workspace: Workspace, compiled: Any, glob: str | None) -> None:
-        self.workspace, self.compiled, self.glob = workspace, compiled, glob
-        self.deadline = time.monotonic() + SEARCH_SECONDS
+    def __init__(
+        self, workspace: Workspace, matcher: RegexProcess, glob: str | None, why: str
+    ) -> None:
+        self.workspace, self.matcher, self.glob, self.why = workspace, matcher, glob, why
         self.matches: list[str] = []
         self.files = 0
         self.skipped = 0
@@ -109,7 +109,7 @@ class _Search:
 
     def _search_file(self, relpath: str, dir_fd: int, name: str) -> None:
         self.files += 1
-        if self.files > SEARCH_MAX_FILES or time.monotonic() > self.deadline:
+        if self.files > SEARCH_MAX_FILES or time.monotonic() > self.matcher.deadline:
             self.stopped = f"stopped after {self.files - 1} files (search limit reached)"
             return
         text = self._read_text(relpath, dir_fd, name)
@@ -118,7 +118,7 @@ class _Search:
         try:
             self._collect(relpath, text)
         except TimeoutError:
-            self.stopped = f"stopped: the pattern took over {SEARCH_SECONDS:g} s"
+            self.stopped = f"stopped in {relpath}: {self.why}"
 
     def _read_text(self, relpath: str, dir_fd: int, name: str) -> str | None:
         try:
@@ -139,28 +139,11 @@ class _Search:
         return data.decode("utf-8", "replace")
 
     def _collect(self, relpath: str, text: str) -> None:
-        last_line = 0
-        line_number, scanned = 1, 0
-        for found in self._finditer(text):
-            line_number += text.count("\n", scanned, found.start())
-            scanned = found.start()
-            if line_number == last_line:
-                continue
-            last_line = line_number
-            start = text.rfind("\n", 0, found.start()) + 1
-            end = text.find("\n", found.start())
-            line = text[start : end if end >= 0 else len(text)]
-            self.matches.append(f"{relpath}:{line_number}: {cut_line(line.strip(), 200)}")
-            if len(self.matches) >= SEARCH_MAX_MATCHES:
-                self.stopped = f"showing the first {SEARCH_MAX_MATCHES} matches; narrow the search"
-                return
-
-    def _finditer(self, text: str) -> Iterator[Any]:
-        if not _has_timeout(self.compiled):
-            yield from self.compiled.finditer(text)
-            return
-        remaining = max(self.deadline - time.monotonic(), 0.001)
-        yield from self.compiled.finditer(text, timeout=remaining)
+        room = SEARCH_MAX_MATCHES - len(self.matches)
+        for line_number, line in self.matcher.matching_lines(text, room):
+            self.matches.append(f"{relpath}:{line_number}: {line}")
+        if len(self.matches) >= SEARCH_MAX_MATCHES:
+            self.stopped = f"showing the first {SEARCH_MAX_MATCHES} matches; narrow the search"
 
     def _report(self) -> str:
         skipped = f"; {self.skipped} skipped (binary, too large, or not regular)"
@@ -171,7 +154,3 @@ class _Search:
         if not self.matches:
             lines[0:0] = ["no matches"]
         return "\n".join(lines)
-
-
-def _has_timeout(compiled: Any) -> bool:
-    return type(compiled).__module__ in ("_regex", "regex")  # the ``regex`` package

@@ -36,7 +36,7 @@ def file_tools(workspace: Workspace, *, read_only: bool = False) -> list[Tool]:
     reading = [
         make_tool(files.read_file, read_only=True),
         make_tool(files.list_dir, read_only=True),
-        make_tool(files.search, read_only=True),
+        make_tool(files.search, read_only=True, bounded=True),
     ]
     if read_only:
         return reading

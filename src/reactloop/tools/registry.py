@@ -1,12 +1,16 @@
 """Built-in tool families by name, for ``--tools a,b`` on the command line.
 
 Each family is a module with ``tools(context) -> list[Tool]``; modules are imported only when
-their family is asked for.
+their family is asked for. ``run_deadline_scope`` tells the tools that honour it (``bash``,
+``search``) when the run must end, so that none of them outlives the run's time limit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,11 +20,28 @@ from reactloop.tools.base import Tool
 
 FAMILIES: dict[str, str] = {
     "calculator": "reactloop.tools.calculator:tools",
-    "lookup": "reactloop.tools.notes:tools",
+    "lookup": "reactloop.tools.lookup:tools",
     "files": "reactloop.tools.files:tools",
-    "bash": "reactloop.tools.shell:tools",
+    "bash": "reactloop.tools.bash:tools",
+    "web": "reactloop.tools.web:tools",
 }
 DEFAULT_FAMILIES = ("calculator", "lookup")
+_RUN_DEADLINE: ContextVar[float | None] = ContextVar("reactloop_run_deadline", default=None)
+
+
+def run_deadline() -> float | None:
+    """When the current run must end (``time.monotonic()``), or None when it has no limit."""
+    return _RUN_DEADLINE.get()
+
+
+@contextlib.contextmanager
+def run_deadline_scope(deadline: float | None) -> Iterator[None]:
+    """Run a tool call with ``run_deadline()`` set (in the thread that runs the tool)."""
+    token = _RUN_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _RUN_DEADLINE.reset(token)
 
 
 @dataclass(frozen=True, kw_only=True)

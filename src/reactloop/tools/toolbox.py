@@ -7,18 +7,28 @@ with ``ok=False`` or ``truncated=True`` — an observation for the model, never 
 
 from __future__ import annotations
 
-import functools
+import asyncio
+import dataclasses
 import json
+import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reactloop.errors import ToolError
-from reactloop.jsonfast import loads
+from reactloop.errors import ToolError, describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
+from reactloop.prepared import (
+    ArgumentsError,
+    PreparedCall,
+    decode_arguments,
+    invalid_arguments,
+    prepare,
+)
+from reactloop.safejson import MAX_DEPTH, nesting_exceeds
 from reactloop.tools.base import Tool
+from reactloop.tools.execution import ToolExecutor
+from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -30,8 +40,11 @@ _strict_dumps = json.JSONEncoder(ensure_ascii=False).encode
 class Toolbox:
     """The tools of one agent, by name.
 
-    ``max_output_chars`` caps what one result sends to the model: longer output keeps its head
-    and tail, is marked ``truncated``, and is saved whole under ``spill_dir`` when one is set.
+    ``max_output_chars`` caps what one result sends to the model (its observation budget):
+    longer output, or a longer error, keeps its head and tail, is marked ``truncated``, is
+    saved whole under ``spill_dir`` when one is set, and is kept in ``outputs`` under a handle
+    the cut names; from the first cut on, the built-in ``read_output`` tool is offered to read
+    the rest. ``for_run`` gives each run a toolbox of its own, with its own kept outputs.
     """
 
     def __init__(
@@ -46,9 +59,21 @@ class Toolbox:
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
+        if max_output_chars < 1:
+            raise ValueError("max_output_chars must be at least 1")
         self.max_output_chars = max_output_chars
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self._specs = tuple(t.spec for t in self._tools.values())
+        self.outputs = OutputStore()
+        self._reader: Tool | None = None  # the built-in read_output, once offered
+        self._offer_lock = threading.Lock()
+
+    def for_run(self, max_output_chars: int | None = None) -> Toolbox:
+        """A toolbox with the same tools, its own kept outputs, and ``max_output_chars`` when
+        given (a run's ``Limits.max_observation_chars``)."""
+        tools = (t for t in self._tools.values() if t is not self._reader)
+        limit = self.max_output_chars if max_output_chars is None else max_output_chars
+        return Toolbox(tools, max_output_chars=limit, spill_dir=self.spill_dir)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -67,67 +92,69 @@ class Toolbox:
     def specs(self) -> tuple[ToolSpec, ...]:
         return self._specs
 
+    def prepare(self, call: ToolCall) -> PreparedCall:
+        """The call decoded and validated once (see ``reactloop.prepared``)."""
+        tool = self._tools.get(call.name)
+        unknown = self._unknown_tool_message(call.name) if tool is None else ""
+        return prepare(call, tool, unknown)
+
     def parse_arguments(self, call: ToolCall) -> dict[str, Any]:
         """The call's arguments as a dict; raises ToolError with a message for the model."""
-        text = call.arguments.strip()
-        if not text:
-            return {}
         try:
-            value = loads(text)
-        except json.JSONDecodeError as exc:
-            raise ToolError(
-                f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
-                "send a JSON object"
-            ) from None
-        if not isinstance(value, dict):
-            raise ToolError(f"arguments must be a JSON object, got {type(value).__name__}")
-        return value
+            return decode_arguments(call.arguments)
+        except ArgumentsError as exc:
+            raise ToolError(str(exc)) from None
 
-    def execute(self, call: ToolCall, arguments: dict[str, Any] | None = None) -> ToolResult:
-        """Run one call; every failure becomes an error result.
+    def execute(self, call: ToolCall) -> ToolResult:
+        """Run one call now, without a time limit; every failure becomes an error result."""
+        return self.execute_many([call])[0]
 
-        ``arguments`` are the call's arguments already parsed (by ``parse_arguments``), if so.
-        """
+    def execute_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run calls concurrently when all are read-only, else in order; results keep call order."""
+        executor = ToolExecutor(self)
+        try:
+            return executor.run_batch([self.prepare(call) for call in calls], None)
+        finally:
+            executor.close()
+
+    def invoke(self, prepared: PreparedCall) -> ToolResult:
+        """Run a prepared call of a sync tool here; KeyboardInterrupt from the tool propagates."""
         started = time.perf_counter()
-        tool = self._tools.get(call.name)
-        if tool is None:
-            return self._error(call, self._unknown_tool_message(call.name), started, False)
-        if arguments is None:
-            try:
-                arguments = self.parse_arguments(call)
-            except ToolError as exc:
-                return self._error(call, str(exc), started, False)
+        if prepared.values is None or prepared.tool is None:
+            return self.refused(prepared, started)
         try:
-            output = tool.run(arguments)
-        except _validation_error() as exc:
-            return self._error(
-                call, f"invalid arguments: {describe_validation(exc)}", started, False
-            )
-        except ToolError as exc:
-            return self._error(call, str(exc), started, True)
-        except KeyboardInterrupt:  # Ctrl-C stops the run
+            output = prepared.tool.function(**prepared.values)
+        except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a tool bug, sys.exit included, is an observation
-            return self._error(call, f"{type(exc).__name__}: {exc}", started, True)
-        return self._success(call, output, started)
+            return self._failed(prepared.call, exc, started)
+        return self._success(prepared.call, output, started)
 
-    def execute_many(
-        self,
-        calls: Sequence[ToolCall],
-        arguments: Sequence[dict[str, Any] | None] | None = None,
-    ) -> list[ToolResult]:
-        """Run calls concurrently when all are read-only, else in order; results keep call order."""
-        parsed = list(arguments) if arguments is not None else [None] * len(calls)
-        if len(calls) == 1:
-            return [self.execute(calls[0], parsed[0])]
-        if len(calls) > 1 and all(self._parallel_safe(c) for c in calls):
-            with ThreadPoolExecutor(max_workers=min(8, len(calls))) as pool:
-                return list(pool.map(self.execute, calls, parsed))
-        return [self.execute(c, a) for c, a in zip(calls, parsed, strict=True)]
+    async def ainvoke(self, prepared: PreparedCall) -> ToolResult:
+        """Run a prepared call of an async tool on the running event loop."""
+        started = time.perf_counter()
+        if prepared.values is None or prepared.tool is None:
+            return self.refused(prepared, started)
+        try:
+            output = await prepared.tool.function(**prepared.values)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            return self._failed(prepared.call, exc, started)
+        return self._success(prepared.call, output, started)
 
-    def _parallel_safe(self, call: ToolCall) -> bool:
-        found = self._tools.get(call.name)
-        return found is not None and found.read_only
+    def refused(self, prepared: PreparedCall, started: float) -> ToolResult:
+        """The error result of a call that cannot run (unknown tool, invalid arguments)."""
+        error = prepared.error or "the call cannot run"
+        return self._error(prepared.call, error, started, False)
+
+    def _failed(self, call: ToolCall, exc: BaseException, started: float) -> ToolResult:
+        message = _failure_message(exc)
+        if len(message) <= self.max_output_chars:
+            return self._error(call, message, started, True)
+        cut, path = self._cut(call, message)
+        result = self._error(call, cut, started, True)
+        return dataclasses.replace(result, truncated=True, full_output_path=path)
 
     def is_read_only(self, name: str) -> bool:
         found = self._tools.get(name)
@@ -150,14 +177,13 @@ class Toolbox:
     def _success(self, call: ToolCall, output: Any, started: float) -> ToolResult:
         try:
             output, text = _as_text(output)
-        except Exception as exc:  # no text form: a huge int, a failing __str__, deep nesting
-            message = f"the output cannot be shown ({type(exc).__name__}: {exc})"
+        except BaseException as exc:  # no text form: a huge int, a failing __str__, deep nesting
+            message = f"the output cannot be shown ({describe_exception(exc)})"
             return self._error(call, message, started, True)
         truncated = len(text) > self.max_output_chars
         spill_path = None
         if truncated:
-            spill_path = self._spill(call, text)
-            output = cut_head_tail(text, self.max_output_chars)
+            output, spill_path = self._cut(call, text)
         return ToolResult(
             call_id=call.id,
             name=call.name,
@@ -167,6 +193,23 @@ class Toolbox:
             full_output_path=spill_path,
             seconds=time.perf_counter() - started,
         )
+
+    def _cut(self, call: ToolCall, text: str) -> tuple[str, str | None]:
+        """The head and tail of ``text`` with a handle to the rest, and the file it was saved
+        in; the first cut offers ``read_output``."""
+        path = self._spill(call, text)
+        handle = self.outputs.keep(call.id, call.name, text, path)
+        self._offer_read_output()
+        return cut_head_tail(text, self.max_output_chars, handle=handle), path
+
+    def _offer_read_output(self) -> None:
+        if self._reader is not None or READ_OUTPUT in self._tools:
+            return  # offered already, or the user has a tool of that name
+        with self._offer_lock:
+            if self._reader is None:
+                reader = read_output_tool(self.outputs, self.max_output_chars)
+                self._tools[READ_OUTPUT] = self._reader = reader
+                self._specs = (*self._specs, reader.spec)
 
     def _spill(self, call: ToolCall, text: str) -> str | None:
         """Save the whole output; None when there is nowhere to, or saving fails (a full disk):
@@ -183,6 +226,16 @@ class Toolbox:
         return str(path)
 
 
+def _failure_message(exc: BaseException) -> str:
+    """A ToolError's own message (what the model is meant to see), else ``Type: message``."""
+    if isinstance(exc, ToolError):
+        try:
+            return str(exc)
+        except BaseException:  # a hostile __str__: say what it was instead
+            pass
+    return describe_exception(exc)
+
+
 def _as_text(output: Any) -> tuple[Any, str]:
     """The output as sent (JSON-able, else its ``str``) and its text, to measure its length."""
     if isinstance(output, str):
@@ -190,33 +243,26 @@ def _as_text(output: Any) -> tuple[Any, str]:
     if output is None or isinstance(output, bool | int | float):
         return output, str(output)  # short: only its length matters here
     try:
-        return output, _strict_dumps(output)
+        text = _strict_dumps(output)
     except (TypeError, ValueError):
         text = str(output)
         return text, text
+    if nesting_exceeds(text, MAX_DEPTH):
+        raise ValueError(f"it is nested deeper than {MAX_DEPTH} levels")
+    return output, text
 
 
-@functools.cache
-def _validation_error() -> type[ValidationError]:
-    from pydantic import ValidationError  # pydantic loads on first use, not on import
-
-    return ValidationError
-
-
-def cut_head_tail(text: str, limit: int) -> str:
-    """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut."""
+def cut_head_tail(text: str, limit: int, *, handle: str | None = None) -> str:
+    """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut;
+    with ``handle``, the mark says how to read what was cut."""
     if len(text) <= limit:
         return text
-    marker = f"\n[... {len(text) - limit} characters cut ...]\n"
-    keep = max(limit - len(marker), 0)
+    keep = max(limit - len(cut_marker(len(text), handle, len(text))), 0)  # the widest mark
     head = keep // 2
     tail = keep - head
-    return text[:head] + marker + (text[-tail:] if tail else "")
+    marker = cut_marker(len(text) - head - tail, handle, head)
+    return text[:head] + marker + (text[len(text) - tail :] if tail else "")
 
 
 def describe_validation(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return "; ".join(parts)
+    return invalid_arguments(exc).removeprefix("invalid arguments: ")

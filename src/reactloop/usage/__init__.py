@@ -1,4 +1,4 @@
-"""Token and money accounting from a journal, the seeds' cost model, and a prefix-stability check.
+"""Token and money accounting from a journal, a quadratic cost model, and a prefix-stability check.
 
 Every step resends the whole history. With ``S`` tokens of system prompt and tools and ``d``
 tokens added per step, ``n`` steps cost ``n*S + d*n*(n-1)/2`` input tokens: quadratic in ``n``.
@@ -13,6 +13,7 @@ from reactloop.usage.costmodel import CostModel, fit_cost_model, predicted_input
 from reactloop.usage.prefix import PrefixIssue, check_prefix
 from reactloop.usage.prices import Price, PriceTable
 from reactloop.usage.report import UsageReport, usage_report
+from reactloop.usage.step_quality import StepQuality, step_quality
 from reactloop.usage.steps import (
     CHARS_PER_TOKEN,
     StepUsage,
@@ -28,6 +29,7 @@ __all__ = [
     "PrefixIssue",
     "Price",
     "PriceTable",
+    "StepQuality",
     "StepUsage",
     "UsageReport",
     "check_prefix",
@@ -35,6 +37,7 @@ __all__ = [
     "fit_cost_model",
     "predicted_input_tokens",
     "step_of",
+    "step_quality",
     "step_usages",
     "usage_from",
     "usage_report",

@@ -1,4 +1,4 @@
-"""The seeds' cost model: ``n`` steps cost ``n*S + d*n*(n-1)/2`` input tokens."""
+"""The cost of resending history: ``n`` steps cost ``n*S + d*n*(n-1)/2`` input tokens."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 
 def predicted_input_tokens(system_tokens: float, step_tokens: float, steps: int) -> float:
-    """The seeds' cost model: ``n*S + d*n*(n-1)/2`` input tokens over ``n`` steps."""
+    """The cost model: ``n*S + d*n*(n-1)/2`` input tokens over ``n`` steps."""
     if steps < 0:
         raise ValueError("steps must be >= 0")
     return steps * system_tokens + step_tokens * steps * (steps - 1) / 2
@@ -29,7 +29,7 @@ class CostModel:
 
     @property
     def new_tokens(self) -> float:
-        """What the run actually added to the conversation: ``S + d*n`` (the seeds' 'new' part)."""
+        """What the run actually added to the conversation: ``S + d*n`` (its new part)."""
         return self.system_tokens + self.step_tokens * self.steps
 
     def describe(self) -> str:

@@ -1,4 +1,11 @@
-"""``render_html(trace)``: a journal as one self-contained HTML page (``reactloop view``)."""
+"""``render_html(trace)``: a journal as one self-contained HTML page (``reactloop view``).
+
+- ``render.py``: the page: summary cards, token charts and table, then the steps.
+- ``step_html.py``: one step's HTML: turns, tool calls with their results, warnings.
+- ``page_data.py``: what the page shows, read from the journal's events (``RunView``).
+- ``chart.py``: inline SVG charts of tokens per model call.
+- ``template.html``: the page's frame and CSS (no script, no external resource).
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,78 @@
+"""The click plumbing every command shares: the group, one-line usage errors, finite floats."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+USAGE_ERROR = 2
+INTERRUPTED = 130  # the shell's convention for a run ended by Ctrl-C (128 + SIGINT)
+
+
+class CliError(click.ClickException):
+    exit_code = USAGE_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"reactloop: error: {self.message}", err=True)
+
+
+class OneLineErrorGroup(click.Group):
+    """Turns click's usage errors (three lines with a hint) into the one-line ``CliError``."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
+
+# click >= 8.2 shows the help of ``reactloop`` alone by raising this usage error; keep it.
+# (Older click shows it otherwise; CliError, never a click.UsageError, then matches nothing.)
+_HELP_ERROR: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", CliError)
+
+
+@contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except click.UsageError as exc:
+        if isinstance(exc, _HELP_ERROR):
+            raise
+        raise CliError(exc.format_message()) from None
+
+
+class FiniteFloat(click.FloatRange):
+    """A ``FloatRange`` that also refuses NaN and the infinities, which click lets through."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+@click.group(cls=OneLineErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="reactloop")
+def main() -> None:
+    """A harness for ReAct agents: the model proposes, the code decides."""
+    _escape_what_the_terminal_cannot_encode()
+
+
+def _escape_what_the_terminal_cannot_encode() -> None:
+    """An answer in a script the terminal's encoding lacks is printed escaped, not a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")

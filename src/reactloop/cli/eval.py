@@ -1,0 +1,118 @@
+"""``reactloop eval``: the model ladder on a suite, repeated; exit 0 when every episode ran,
+130 when Ctrl-C stopped it (it says how to resume), 2 on a usage error."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reactloop import Limits
+from reactloop.errors import MissingDependency, UsageError
+from reactloop.eval import EvalConfig, EvalOutcome, load_suite, run_eval
+from reactloop.eval.ladder import load_models_file, parse_protocols, rungs_from_specs
+from reactloop.eval.summary import summarize
+
+INTERRUPTED = 130
+
+
+class EvalUsageError(click.ClickException):
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"reactloop: error: {self.message}", err=True)
+
+
+@click.command("eval")
+@click.option("--suite", required=True, help="arithmetic, notes, bet, coding, or FILE.jsonl")
+@click.option("--model", "models", multiple=True, metavar="SPEC", help="a rung (repeatable)")
+@click.option("--models", "models_file", type=click.Path(dir_okay=False), help="TOML or JSON")
+@click.option("--base-url", help="for every --model rung (a models file names its own)")
+@click.option("--repeats", type=click.IntRange(1, 1000), default=3, show_default=True)
+@click.option("--protocol", "protocols", default="native", show_default=True, help="native,text")
+@click.option("--concurrency", type=click.IntRange(1, 4096), default=4, show_default=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="results folder")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", help="an existing Ray cluster (default: start a local Ray)")
+@click.option("--ray-actors", type=click.IntRange(1, 1024), default=2, show_default=True)
+@click.option("--resume", is_flag=True, help="keep recorded episodes, rerun errored ones")
+@click.option("--seed", type=int, help="repeat r runs with seed N + r")
+@click.option("--temperature", type=click.FloatRange(0, 2))
+@click.option("--max-steps", type=click.IntRange(1, 1000), default=8, show_default=True)
+@click.option("--max-tool-calls", type=click.IntRange(1, 1000), default=16, show_default=True)
+@click.option("--max-seconds", type=click.FloatRange(0.1, 86400), default=300, show_default=True)
+@click.option("--limit", type=click.IntRange(1), help="only the first N tasks of the suite")
+@click.option("--progress/--no-progress", default=None, help="default: when stderr is a terminal")
+def eval_command(**options: Any) -> None:
+    """Run a ladder of models on a suite, K times each; write the report into --out."""
+    try:
+        outcome = _run(options)
+    except (UsageError, MissingDependency) as exc:
+        raise EvalUsageError(str(exc)) from None
+    for row in _summary_lines(outcome):
+        click.echo(row)
+    click.echo(f"report: {outcome.out / 'report.md'} · {outcome.out / 'index.html'}", err=True)
+    if not outcome.completed:
+        click.echo(
+            f"interrupted: {len(outcome.records)} episodes recorded in {outcome.out}; "
+            f"resume with: {_resume_command()}",
+            err=True,
+        )
+        sys.exit(INTERRUPTED)
+
+
+def _run(options: dict[str, Any]) -> EvalOutcome:
+    protocols = parse_protocols(options["protocols"])
+    rungs = rungs_from_specs(options["models"], protocols, options["base_url"])
+    if options["models_file"]:
+        rungs += load_models_file(options["models_file"], protocols)
+    tasks = load_suite(options["suite"])
+    if options["limit"]:
+        tasks = tasks[: options["limit"]]
+    progress = options["progress"]
+    config = EvalConfig(
+        suite=options["suite"],
+        rungs=tuple(rungs),
+        out=Path(options["out"]),
+        repeats=options["repeats"],
+        concurrency=options["concurrency"],
+        backend=options["backend"],
+        ray_address=options["ray_address"],
+        ray_actors=options["ray_actors"],
+        resume=options["resume"],
+        seed=options["seed"],
+        temperature=options["temperature"],
+        limits=Limits(
+            max_model_calls=options["max_steps"],
+            max_tool_calls=options["max_tool_calls"],
+            max_seconds=options["max_seconds"],
+        ),
+        tasks=tuple(tasks),
+        progress=sys.stderr.isatty() if progress is None else progress,
+    )
+    return run_eval(config)
+
+
+def _summary_lines(outcome: EvalOutcome) -> list[str]:
+    rows = summarize(outcome.records, k=outcome.repeats)
+    lines = []
+    for row in rows:
+        success = "–" if row["success"] is None else f"{row['success']:.1%}"
+        hat = "–" if row["pass_hat_k"] is None else f"{row['pass_hat_k']:.1%}"
+        lines.append(
+            f"{row['rung']} · {row['protocol']}: success {success} "
+            f"[{row['ci_low']:.1%}–{row['ci_high']:.1%}], pass^{row['k']} {hat}, "
+            f"{row['passed']} passed, {row['failed']} failed, {row['errored']} errored"
+        )
+    return lines
+
+
+def _resume_command() -> str:
+    args = sys.argv[1:]
+    if "eval" not in args:
+        return "the same command with --resume"
+    args = args[args.index("eval") :]
+    return shlex.join(["reactloop", *args, *([] if "--resume" in args else ["--resume"])])

@@ -1,0 +1,75 @@
+"""``reactloop run``'s parsed options, and what they build: the limits and the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from reactloop.limits import Limits
+from reactloop.models import Model, ModelSettings, resolve_model
+from reactloop.models.default import choose_default_model
+
+MAX_SECONDS = 365 * 24 * 3600.0  # a year; far longer deadlines overflow the platform's time_t
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    task: str
+    model: str | None
+    base_url: str | None
+    protocol: str
+    tool_choice: str
+    tools: str | None
+    notes: Path | None
+    workspace: Path | None
+    read_only: bool
+    approve: bool
+    allow: tuple[str, ...]
+    stream: bool
+    seed: int | None
+    temperature: float | None
+    max_output_tokens: int | None
+    sandbox: str
+    system: str | None
+    max_steps: int
+    max_tool_calls: int
+    max_seconds: float | None
+    max_tokens: int | None
+    max_cost: float | None
+    prices: Path | None
+    trace: Path | None
+    no_trace: bool
+    fsync: bool
+    as_json: bool
+    mcp: tuple[str, ...] = ()
+    mcp_url: tuple[str, ...] = ()
+    mcp_config: Path | None = None
+
+
+def build_limits(options: RunOptions) -> Limits:
+    return Limits(
+        max_model_calls=options.max_steps,
+        max_tool_calls=options.max_tool_calls,
+        max_seconds=options.max_seconds,
+        max_tokens=options.max_tokens,
+        max_cost=options.max_cost,
+    )
+
+
+def model_settings(options: RunOptions) -> ModelSettings:
+    return ModelSettings(
+        base_url=options.base_url,
+        stream=options.stream,
+        seed=options.seed,
+        temperature=options.temperature,
+        max_output_tokens=options.max_output_tokens,
+    )
+
+
+def pick_model(options: RunOptions) -> tuple[Model, str]:
+    """The model ``--model`` names, else the default one, and why it was chosen."""
+    settings = model_settings(options)
+    if options.model is not None:
+        return resolve_model(options.model, settings), "chosen with --model"
+    spec, reason = choose_default_model()
+    return resolve_model(spec, settings), reason

@@ -1,0 +1,109 @@
+"""``reactloop run TASK``: the options, then ``runner.run_from_cli`` does the work."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reactloop.cli.app import CliError, FiniteFloat
+from reactloop.cli.mcp_options import mcp_options
+from reactloop.cli.options import MAX_SECONDS, RunOptions
+from reactloop.cli.runner import run_from_cli
+from reactloop.errors import ModelError, UsageError
+from reactloop.tools.registry import FAMILIES
+
+_PROTOCOL_HELP = (
+    "How tools reach the model: native (the provider's tool calling), text (Thought / Action "
+    "/ Observation in plain text, with a stop sequence), auto (native where the model has it)."
+)
+
+
+@click.command()
+@click.argument("task")
+@click.option("--model", help="PROVIDER[:NAME], e.g. openai:gpt-4o-mini, scripted:FILE, local.")
+@click.option("--base-url", help="Base URL of an OpenAI-compatible server (…/v1).")
+@click.option(
+    "--protocol",
+    type=click.Choice(["auto", "native", "text"]),
+    default="auto",
+    show_default=True,
+    help=_PROTOCOL_HELP,
+)
+@click.option(
+    "--tool-choice",
+    default="auto",
+    show_default=True,
+    help="auto, none, required or a tool name.",
+)
+@click.option(
+    "--tools",
+    help=f"Tool families, comma-separated: {', '.join(FAMILIES)}. "
+    "[default: calculator, plus lookup with --notes]",
+)
+@click.option("--notes", type=click.Path(path_type=Path), help="JSON notes file for lookup.")
+@click.option("--workspace", type=click.Path(path_type=Path), help="Folder for file tools.")
+@click.option("--read-only", is_flag=True, help="No tools that write.")
+@click.option("--approve", is_flag=True, help="Ask before every call with side effects.")
+@click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
+@click.option("--stream", is_flag=True, help="Stream the model's text as it arrives.")
+@click.option("--seed", type=int, help="Sampling seed, where the model supports one.")
+@click.option("--temperature", type=FiniteFloat(min=0), help="Sampling temperature.")
+@click.option("--max-output-tokens", type=click.IntRange(min=1), help="Cap on each reply.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "weak"]),
+    default="auto",
+    show_default=True,
+    help="How the bash tool isolates commands (auto: bubblewrap when it works).",
+)
+@click.option("--system", help="Instructions for the system message.")
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Most model calls (steps) in the run; the last one is asked for the answer.",
+)
+@click.option(
+    "--max-tool-calls",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="Most tool calls in the run.",
+)
+@click.option(
+    "--max-seconds",
+    type=FiniteFloat(min=0, min_open=True, max=MAX_SECONDS),
+    default=600.0,
+    show_default=True,
+    help="Wall-clock limit of the run; no model call or tool outlives it.",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the run.")
+@click.option("--max-cost", type=FiniteFloat(min=0, min_open=True), help="Dollar budget.")
+@click.option("--prices", type=click.Path(path_type=Path), help="Price table (JSON) for cost.")
+@click.option(
+    "--trace",
+    type=click.Path(path_type=Path),
+    help="Journal file (JSONL). [default: a new file in ./runs, or $REACTLOOP_RUNS_DIR]",
+)
+@click.option("--no-trace", is_flag=True, help="Do not write a journal.")
+@click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@mcp_options
+def run(**kwargs: Any) -> None:
+    """Run an agent on TASK and print its answer.
+
+    Exit 0 with an answer, 1 without one, 2 on a usage error, 130 when interrupted (Ctrl-C).
+    """
+    options = RunOptions(**kwargs)
+    try:
+        code = run_from_cli(options)
+    except UsageError as exc:
+        raise CliError(str(exc)) from None
+    except ModelError as exc:  # the model could not even start (a local model's load)
+        click.echo(f"reactloop: error: {exc}", err=True)
+        sys.exit(1)
+    sys.exit(code)

@@ -1,0 +1,207 @@
+"""What ``reactloop run`` does once its options are parsed: build, run, report, exit code."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from reactloop.agent import Agent
+from reactloop.approval import TerminalApprover
+from reactloop.cli.app import INTERRUPTED
+from reactloop.cli.console import ConsoleObserver, print_result
+from reactloop.cli.files import check_input_file, check_output_file, default_trace_path, model_file
+from reactloop.cli.options import RunOptions, build_limits, pick_model
+from reactloop.errors import UsageError
+from reactloop.journal import open_journal
+from reactloop.limits import StopReason
+from reactloop.result import RunResult
+from reactloop.tools.mcp import open_mcp_tools
+from reactloop.tools.registry import ToolContext, build_tools, parse_families
+from reactloop.tools.toolbox import Toolbox
+from reactloop.usage import PriceTable
+
+TOOL_CHOICES = ("auto", "none", "required")
+
+
+def run_from_cli(options: RunOptions) -> int:
+    families = _families(options)
+    _check_files(options)
+    trace_path = _trace_path(options)
+    output_dir = _output_dir(trace_path)
+    try:
+        return _run(options, families, trace_path, output_dir)
+    finally:
+        if trace_path is None:
+            _remove_if_empty(output_dir)
+
+
+def _run(
+    options: RunOptions, families: tuple[str, ...], trace_path: Path | None, output_dir: Path
+) -> int:
+    """Build the run, then open the journal: a usage error found first leaves no file behind."""
+
+    context = ToolContext(
+        notes=options.notes,
+        workspace=(options.workspace or Path.cwd()).resolve(),
+        read_only=options.read_only,
+        output_dir=output_dir,
+        extra={"sandbox_mode": options.sandbox},
+    )
+    builtin = build_tools(families, context)
+    if options.mcp_config is not None:
+        check_input_file(options.mcp_config, "MCP config")
+    reserved = [item.name for item in builtin]
+    with open_mcp_tools(options.mcp, options.mcp_url, options.mcp_config, reserved=reserved) as mcp:
+        tools = Toolbox([*builtin, *mcp], spill_dir=context.output_dir)
+        return _run_agent(options, families, trace_path, tools)
+
+
+def _run_agent(
+    options: RunOptions, families: tuple[str, ...], trace_path: Path | None, tools: Toolbox
+) -> int:
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    _check_tool_choice(options.tool_choice, tools)
+    model, reason = pick_model(options)
+    price = _price(options, model.name)
+    approve = _approver(options)
+    if not options.as_json:
+        stderr.print(f"[dim]model: {model.name} ({reason})[/]")
+    new_runs_dir = trace_path is not None and not options.trace and not trace_path.parent.exists()
+    journal = open_journal(trace_path, fsync=options.fsync) if trace_path else None
+    if new_runs_dir and trace_path is not None and not options.as_json:
+        stderr.print(
+            f"[dim]journals go to {trace_path.parent}/ (created now; --trace FILE, --no-trace "
+            "or $REACTLOOP_RUNS_DIR to change)[/]",
+        )
+    console = None if options.as_json else ConsoleObserver(stderr)
+    try:
+        agent = Agent(
+            model,
+            tools,
+            limits=build_limits(options),
+            journal=journal,
+            observers=[console] if console else [],
+            instructions=options.system,
+            protocol=options.protocol,  # type: ignore[arg-type]
+            tool_choice=options.tool_choice,
+            approve=approve,
+            config=_config(options, families),
+            on_text=console.on_text if console and options.stream else None,
+            price=price,
+        )
+        result = agent.run(options.task)
+    finally:
+        if journal is not None:
+            journal.close()
+    _report(options, result, model.name, stderr)
+    if result.stop_reason == StopReason.CANCELLED:
+        return INTERRUPTED
+    return 0 if result.answer is not None else 1
+
+
+def _families(options: RunOptions) -> tuple[str, ...]:
+    if options.tools is not None:
+        return parse_families(options.tools)
+    return ("calculator", "lookup") if options.notes else ("calculator",)
+
+
+def _check_files(options: RunOptions) -> None:
+    source = model_file(options.model)
+    if source is not None and source.exists():  # a missing one: the model names it
+        check_input_file(source, "model file")
+    if options.notes is not None:
+        check_input_file(options.notes, "notes file")
+    if options.prices is not None:
+        check_input_file(options.prices, "price table")
+    if options.workspace is not None and not options.workspace.is_dir():
+        raise UsageError(f"workspace is not a folder: {options.workspace}")
+
+
+def _trace_path(options: RunOptions) -> Path | None:
+    """Where the journal goes: never a folder, a FIFO or one of the files the run reads."""
+    if options.no_trace:
+        if options.trace is not None:
+            raise UsageError("--trace and --no-trace exclude each other")
+        return None
+    path = options.trace or default_trace_path()
+    check_output_file(path, "journal", (options.notes, options.prices, model_file(options.model)))
+    return path
+
+
+def _check_tool_choice(choice: str, tools: Toolbox) -> None:
+    names = [spec.name for spec in tools.specs]
+    if choice not in TOOL_CHOICES and choice not in names:
+        raise UsageError(
+            f"--tool-choice {choice!r} is not {', '.join(TOOL_CHOICES)} or a tool name "
+            f"({', '.join(names) or 'no tools'})"
+        )
+
+
+def _price(options: RunOptions, model_name: str) -> Any:
+    if options.prices is None:
+        if options.max_cost is not None:
+            raise UsageError("--max-cost needs a price table: --prices FILE.json")
+        return None
+    found = PriceTable.from_file(options.prices).lookup(model_name)
+    if found is None:
+        if options.max_cost is not None:
+            raise UsageError(f"no price for model {model_name!r} in {options.prices}")
+        return None
+    return found[1]
+
+
+def _output_dir(trace_path: Path | None) -> Path:
+    """Where full tool output is kept: beside the journal, or a temporary folder without one."""
+    if trace_path is None:
+        return Path(tempfile.mkdtemp(prefix="reactloop-outputs-"))
+    folder = trace_path.with_name(trace_path.stem + "-outputs")
+    if folder.exists() and not folder.is_dir():  # the first long output would end the run
+        raise UsageError(f"{folder} (for full tool output beside the journal) is not a folder")
+    return folder
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """The temporary output folder of a run without a journal, unless a tool kept output there."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def _approver(options: RunOptions) -> Any:
+    if not options.approve:
+        return None
+    return TerminalApprover(allow=list(options.allow))
+
+
+def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "tools": list(families),
+        "notes": str(options.notes.resolve()) if options.notes else None,
+        "workspace": str((options.workspace or Path.cwd()).resolve()),
+        "read_only": options.read_only,
+        "protocol": options.protocol,
+        "tool_choice": options.tool_choice,
+    }
+    if options.mcp or options.mcp_url or options.mcp_config:
+        config["mcp"] = {
+            "stdio": list(options.mcp),
+            "urls": list(options.mcp_url),
+            "config": str(options.mcp_config.resolve()) if options.mcp_config else None,
+        }
+    return config
+
+
+def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any) -> None:
+    if options.as_json:
+        payload = result.to_dict()
+        payload["model"] = model_name
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        return
+    print_result(stderr, result)
+    if result.answer is not None:
+        sys.stdout.write(result.answer + "\n")

@@ -1,0 +1,161 @@
+"""``reactloop replay | view | cost``: commands that read a journal.
+
+Exit codes: 0 success (``replay``: identical), 1 ``replay``
+found a divergence, 2 a usage error (missing or unreadable journal, bad price table).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reactloop.cli.app import USAGE_ERROR
+from reactloop.cli.files import check_input_file, check_output_file
+from reactloop.errors import JournalError, UsageError
+from reactloop.replay import replay as run_replay
+from reactloop.usage import PriceTable, usage_report
+from reactloop.viewer import render_html
+
+# What reading a journal or a price table may raise for bad input; all are usage errors.
+# UnicodeDecodeError: a binary file given as a journal (the reader does not catch it yet).
+_BAD_INPUT = (JournalError, UsageError, UnicodeDecodeError)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"reactloop: error: {message}", err=True)
+    raise SystemExit(USAGE_ERROR)
+
+
+def _load_prices(path: Path | None) -> Any:
+    if path is None:
+        return None
+
+    check_input_file(path, "price table")
+    return PriceTable.from_file(path)
+
+
+_TRACE = click.argument("trace", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+_PRICES = click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSON price table: {model: {input, cached_input, output}} in $ per million tokens.",
+)
+
+
+@click.command()
+@_TRACE
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option(
+    "--journal",
+    "replay_journal",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the replay's own journal to this file.",
+)
+def replay(trace: Path, as_json: bool, replay_journal: Path | None) -> None:
+    """Re-run TRACE's model turns against the real tools; report the first divergence.
+
+    Exit 0 when identical, 1 when the replay diverged, 2 on a usage error.
+    """
+
+    try:
+        check_input_file(trace, "journal")
+        if replay_journal is not None:
+            check_output_file(replay_journal, "journal", (trace,))
+        report = run_replay(trace, journal=replay_journal)
+    except _BAD_INPUT as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, default=str))
+    else:
+        click.echo(report.describe())
+    raise SystemExit(0 if report.identical else 1)
+
+
+@click.command()
+@_TRACE
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the page (default: TRACE with .html).",
+)
+@_PRICES
+def view(trace: Path, output: Path | None, prices: Path | None) -> None:
+    """Write TRACE as one self-contained HTML page (no network needed to open it)."""
+
+    target = output or trace.with_suffix(".html")
+    try:
+        check_input_file(trace, "journal")
+        check_output_file(target, "page", (trace, prices))
+        page = render_html(trace, prices=_load_prices(prices))
+        target.write_text(page, encoding="utf-8")
+    except _BAD_INPUT as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write {target}: {exc.strerror}")
+    click.echo(str(target))
+
+
+@click.command()
+@_TRACE
+@_PRICES
+@click.option("--json", "as_json", is_flag=True, help="Print the accounting as one JSON object.")
+def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
+    """Tokens per step and per run, the quadratic cost model, money and prefix warnings."""
+
+    try:
+        check_input_file(trace, "journal")
+        report = usage_report(trace, prices=_load_prices(prices))
+    except _BAD_INPUT as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        return
+    _print_cost(report, priced=prices is not None)
+
+
+def _print_cost(report: Any, *, priced: bool) -> None:
+
+    console = Console(emoji=False)
+    table = Table(title=f"tokens — {report.model or 'unknown model'}")
+    for column in ("call", "step", "input", "cached", "output", "reasoning"):
+        table.add_column(column, justify="right")
+    for number, step in enumerate(report.steps, start=1):
+        u = step.usage
+        table.add_row(
+            str(number),
+            str(step.step),
+            f"{u.input_tokens:,}",
+            f"{u.cached_tokens:,}",
+            f"{u.output_tokens:,}",
+            f"{u.reasoning_tokens:,}",
+        )
+    t = report.total
+    table.add_row(
+        "total",
+        "",
+        f"{t.input_tokens:,}",
+        f"{t.cached_tokens:,}",
+        f"{t.output_tokens:,}",
+        f"{t.reasoning_tokens:,}",
+        style="bold",
+    )
+    console.print(table)
+    if report.estimated:
+        console.print("the provider reported no usage: tokens estimated from text (~4 chars/token)")
+    if report.cost_model is not None:
+        console.print(report.cost_model.describe(), markup=False)
+    if report.money is not None:
+        console.print(f"cost: ${report.money:.6f} (price {report.price_name})", markup=False)
+    elif priced:
+        console.print(f"no price for model {report.model!r} in the price table", markup=False)
+    for issue in report.prefix_issues:
+        console.print(
+            Text.assemble((f"prefix changed at step {issue.step}: ", "yellow"), issue.message)
+        )

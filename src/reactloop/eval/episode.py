@@ -1,0 +1,242 @@
+"""One episode: a task, a rung of the ladder, a protocol and a repeat, run through ``Agent.run``
+with its own journal, then checked. The record it returns is plain JSON.
+
+``errored`` (the provider failed: ``model_error``, or the harness could not run the episode)
+is kept apart from ``failed`` (the model's answer or trajectory did not solve the task). A
+cancelled episode returns None: it is not recorded, so ``--resume`` runs it again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import reactloop
+from reactloop import (
+    Agent,
+    Journal,
+    Limits,
+    Model,
+    ModelSettings,
+    StopReason,
+    read_journal,
+    resolve_model,
+)
+from reactloop.eval.health import journal_stats
+from reactloop.eval.tasks import Task, check_answer
+from reactloop.eval.toolset import episode_tools, make_workspace
+
+ERRORED_STOPS = frozenset({StopReason.MODEL_ERROR, StopReason.JOURNAL_ERROR})
+STATEFUL_PROVIDERS = frozenset({"scripted", "replay"})
+_THREAD_MODELS = threading.local()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rung:
+    """One model of the ladder. ``factory`` (Python API only) builds the model of an episode
+    instead of ``resolve_model(spec)``; ``concurrency`` caps the episodes in flight on its
+    endpoint (``base_url``, or the label when there is none)."""
+
+    label: str
+    spec: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    prices: dict[str, float] | None = None
+    protocols: tuple[str, ...] = ("native",)
+    concurrency: int | None = None
+    max_retries: int = 2
+    factory: Callable[[EpisodeSpec], Model] | None = field(default=None, compare=False)
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url or self.label
+
+    def settings(self, seed: int | None, temperature: float | None) -> ModelSettings:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return ModelSettings(
+            base_url=self.base_url,
+            api_key=key,
+            seed=seed,
+            temperature=temperature,
+            max_retries=self.max_retries,
+        )
+
+    def build(self, episode: EpisodeSpec) -> Model:
+        """The episode's model: from ``factory``, else resolved from ``spec``. A stateful spec
+        (``scripted:``, ``replay:``) is resolved afresh each time; any other is resolved once
+        per thread and settings and reused, as one agent serves many runs."""
+        if self.factory is not None:
+            return self.factory(episode)
+        settings = self.settings(episode.seed, episode.temperature)
+        if self.spec.partition(":")[0].strip().lower() in STATEFUL_PROVIDERS:
+            return resolve_model(self.spec, settings)
+        cache: dict[Any, Model] = _THREAD_MODELS.__dict__.setdefault("models", {})
+        key = (self.spec, self.base_url, episode.seed, episode.temperature)
+        if key not in cache:
+            cache[key] = resolve_model(self.spec, settings)
+        return cache[key]
+
+    def cost(self, usage: dict[str, int]) -> float | None:
+        """Dollars for ``usage`` at ``prices`` (per million tokens), None without prices."""
+        if not self.prices:
+            return None
+        rate_in = self.prices.get("input", 0.0)
+        rate_cached = self.prices.get("cached_input", rate_in)
+        cached = usage.get("cached_tokens", 0)
+        fresh = usage.get("input_tokens", 0) - cached
+        out = usage.get("output_tokens", 0) * self.prices.get("output", 0.0)
+        return (fresh * rate_in + cached * rate_cached + out) / 1e6
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeSpec:
+    suite: str
+    task: Task
+    rung: Rung
+    protocol: str
+    repeat: int
+    seed: int | None = None
+    temperature: float | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def key(self) -> str:
+        return f"{self.rung.label}/{self.protocol}/{self.task.id}/{self.repeat}"
+
+    @property
+    def file_stem(self) -> str:
+        return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.key.replace("/", "__"))
+
+
+class CancelScope:
+    """The agents running now, so that Ctrl-C can cancel every one of them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._agents: set[Agent] = set()
+        self.cancelled = threading.Event()
+
+    def add(self, agent: Agent) -> None:
+        with self._lock:
+            self._agents.add(agent)
+            if self.cancelled.is_set():
+                agent.cancel()
+
+    def discard(self, agent: Agent) -> None:
+        with self._lock:
+            self._agents.discard(agent)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled.set()
+            for agent in self._agents:
+                agent.cancel()
+
+
+def run_episode(
+    spec: EpisodeSpec, trace: Path, scope: CancelScope | None = None
+) -> dict[str, Any] | None:
+    """Run and check one episode; its journal goes to ``trace``. None when cancelled."""
+    if scope is not None and scope.cancelled.is_set():
+        return None
+    started = time.time()
+    workspace = None
+    try:
+        workspace = make_workspace(spec.task)
+        return _run(spec, trace, workspace, scope, started)
+    except Exception as exc:  # the harness could not run it: errored, retried by --resume
+        return base_record(spec, started) | {
+            "status": "errored",
+            "error": f"{type(exc).__name__}: {exc}",
+        }
+    finally:
+        if workspace is not None:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _run(
+    spec: EpisodeSpec,
+    trace: Path,
+    workspace: Path | None,
+    scope: CancelScope | None,
+    started: float,
+) -> dict[str, Any] | None:
+    tools = episode_tools(spec.task, workspace)
+    model = spec.rung.build(spec)
+    with Journal(trace) as journal:
+        agent = Agent(
+            model,
+            tools,
+            limits=spec.limits,
+            journal=journal,
+            protocol="text" if spec.protocol == "text" else "native",
+        )
+        if scope is not None:
+            scope.add(agent)
+        try:
+            result = agent.run(spec.task.task)
+        finally:
+            if scope is not None:
+                scope.discard(agent)
+    if result.stop_reason == StopReason.CANCELLED:
+        return None
+    stats = journal_stats(read_journal(trace))
+    record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung)
+    record["tools"] = sorted(t.name for t in tools)
+    if result.stop_reason in ERRORED_STOPS:
+        record["status"] = "errored"
+        return record
+    verdict = check_answer(
+        spec.task,
+        result.answer,
+        called=stats["called"],
+        attempted=stats["attempted"],
+        workspace=workspace,
+    )
+    record["status"] = "passed" if verdict.passed else "failed"
+    record["check_detail"] = verdict.detail
+    return record
+
+
+def base_record(spec: EpisodeSpec, started: float) -> dict[str, Any]:
+    return {
+        "key": spec.key,
+        "suite": spec.suite,
+        "task_id": spec.task.id,
+        "repeat": spec.repeat,
+        "rung": spec.rung.label,
+        "model": spec.rung.spec,
+        "base_url": spec.rung.base_url,
+        "protocol": spec.protocol,
+        "seed": spec.seed,
+        "temperature": spec.temperature,
+        "reactloop_version": reactloop.__version__,
+        "expected": spec.task.expected,
+        "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+        "trace": f"traces/{spec.file_stem}.jsonl",
+    }
+
+
+def outcome(result: dict[str, Any], stats: dict[str, Any], rung: Rung) -> dict[str, Any]:
+    return {
+        "answer": result["answer"],
+        "stop_reason": result["stop_reason"],
+        "forced": result["forced"],
+        "error": result["error"],
+        "model_calls": result["model_calls"],
+        "tool_calls": result["tool_calls"],
+        "usage": result["usage"],
+        "cost": rung.cost(result["usage"]),
+        "seconds": result["seconds"],
+        "server_model": stats["server_model"],
+        "health": stats["health"],
+        "steps": stats["steps"],
+        "called": stats["attempted"],
+    }

@@ -1,0 +1,99 @@
+"""``index.html``: the summary, the charts, and every episode linked to its own viewer page.
+
+Each episode's journal is rendered once by ``reactloop.viewer.render_html`` into
+``pages/<episode>.html`` (again only when the journal is newer than its page). No script, no
+network: everything from a record is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from reactloop.eval.store import ResultsStore
+from reactloop.viewer import render_html
+
+_STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem}
+th{background:#f3f3f3}.passed{color:#17632a}.failed{color:#a11}.errored{color:#a60}
+img{max-width:100%;margin:1rem 0}"""
+_SUMMARY = ("rung", "protocol", "episodes", "passed", "failed", "errored", "success",
+            "ci_low", "ci_high", "pass_at_k", "pass_hat_k")  # fmt: skip
+
+
+def write_html(out: Path, data: dict[str, Any], *, charts: Sequence[str] = ()) -> Path:
+    store = ResultsStore(out, fsync=False)
+    pages = out / "pages"
+    pages.mkdir(exist_ok=True)
+    links = {r["key"]: render_page(out, r, store) for r in data["episodes"]}
+    body = [
+        "<h1>Evaluation</h1>",
+        '<p><a href="report.md">report.md</a> · <a href="results.csv">results.csv</a> · '
+        '<a href="results.json">results.json</a></p>',
+        _summary_table(data["summary"]),
+        *(f'<img src="{escape(name)}" alt="{escape(name)}">' for name in charts),
+        _episode_table(data["episodes"], links),
+    ]
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "img-src 'self'; style-src 'unsafe-inline'\">"
+        f"<title>reactloop eval</title><style>{_STYLE}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )
+    path = out / "index.html"
+    store.write_text(path, page)
+    return path
+
+
+def render_page(out: Path, record: dict[str, Any], store: ResultsStore) -> str | None:
+    """The page's path relative to ``out`` (rendered if missing or stale), or None."""
+    trace = out / str(record.get("trace") or "")
+    if not record.get("trace") or not trace.is_file():
+        return None
+    page = out / "pages" / (trace.stem + ".html")
+    if not page.exists() or page.stat().st_mtime < trace.stat().st_mtime:
+        try:
+            store.write_text(page, render_html(trace))
+        except Exception:  # a journal the viewer cannot read: the index links the journal
+            return str(trace.relative_to(out))
+    return f"pages/{page.name}"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{100 * value:.1f}%"
+    return "–" if value is None else escape(str(value))
+
+
+def _summary_table(summary: Sequence[dict[str, Any]]) -> str:
+    k = summary[0]["k"] if summary else "k"
+    names = {"ci_low": "95% CI low", "ci_high": "high", "pass_at_k": f"pass@{k}",
+             "pass_hat_k": f"pass^{k}"}  # fmt: skip
+    head = "".join(f"<th>{escape(names.get(name, name))}</th>" for name in _SUMMARY)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_cell(row.get(name))}</td>" for name in _SUMMARY) + "</tr>"
+        for row in summary
+    )
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
+def _episode_table(records: Sequence[dict[str, Any]], links: dict[str, str | None]) -> str:
+    head = "<tr><th>episode</th><th>status</th><th>stop</th><th>answer</th><th>steps</th></tr>"
+    rows = []
+    for record in records:
+        link = links.get(record["key"])
+        name = escape(record["key"])
+        label = f'<a href="{escape(link)}">{name}</a>' if link else name
+        status = escape(str(record["status"]))
+        answer = escape(str(record.get("answer") or record.get("error") or "")[:120])
+        rows.append(
+            f'<tr><td>{label}</td><td class="{status}">{status}</td>'
+            f"<td>{escape(str(record.get('stop_reason') or '–'))}</td><td>{answer}</td>"
+            f"<td>{record.get('model_calls', '–')}</td></tr>"
+        )
+    return f"<h2>Episodes</h2><table>{head}{''.join(rows)}</table>"

@@ -1,0 +1,59 @@
+"""The progress bar on stderr: episodes done, the share passed so far, errored, and the ETA."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+
+class EvalProgress:
+    def __init__(
+        self,
+        total: int,
+        recorded: dict[str, dict[str, Any]],
+        keys: Sequence[str],
+        *,
+        enabled: bool,
+    ) -> None:
+        done = [
+            recorded[k] for k in keys if recorded.get(k, {}).get("status") in ("passed", "failed")
+        ]
+        self.passed = sum(r["status"] == "passed" for r in done)
+        self.scored = len(done)
+        self.errored = 0
+        self.enabled = enabled
+        self._progress = Progress(
+            TextColumn("eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            disable=not enabled,
+        )
+        self._task = self._progress.add_task(
+            "eval", total=total, completed=len(done), status=self._status()
+        )
+
+    def _status(self) -> str:
+        share = f"{self.passed / self.scored:.0%}" if self.scored else "–"
+        errored = f", {self.errored} errored" if self.errored else ""
+        return f"passed {self.passed}/{self.scored} ({share}){errored}"
+
+    def advance(self, record: dict[str, Any]) -> None:
+        if record["status"] == "errored":
+            self.errored += 1
+        else:
+            self.scored += 1
+            self.passed += record["status"] == "passed"
+        self._progress.update(self._task, advance=1, status=self._status())
+
+    def __enter__(self) -> EvalProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()

@@ -1,0 +1,100 @@
+"""Episodes as calls to Ray actors: on a local Ray, or an existing cluster (``--ray-address``).
+
+Each actor is a threaded Ray actor running ``run_episode`` as the local backend does; it writes
+the episode's journal to its own temporary folder and returns it with the record, so the
+driver writes every result and journal into DIR itself and no shared filesystem is needed.
+Needs the ``ray`` extra.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import MissingDependency
+from reactloop.eval.episode import CancelScope, EpisodeSpec, run_episode
+
+Record = dict[str, Any]
+
+
+class _EpisodeActor:
+    def __init__(self) -> None:
+        self.scope = CancelScope()
+        self.folder = Path(tempfile.mkdtemp(prefix="reactloop-ray-"))
+
+    def run(self, spec: EpisodeSpec) -> tuple[Record | None, bytes | None]:
+        trace = self.folder / f"{spec.file_stem}.jsonl"
+        try:
+            record = run_episode(spec, trace, self.scope)
+            journal = trace.read_bytes() if trace.exists() else None
+        finally:
+            trace.unlink(missing_ok=True)
+        return record, journal
+
+    def cancel(self) -> None:
+        self.scope.cancel()
+
+
+class RayBackend:
+    """``actors`` Ray actors sharing ``concurrency`` threads; Ray is started when not running."""
+
+    def __init__(
+        self,
+        concurrency: int,
+        traces: Path,
+        *,
+        address: str | None = None,
+        actors: int = 2,
+        write: Callable[[Path, bytes], None],
+        save: Callable[[EpisodeSpec, Record], None],
+    ) -> None:
+        try:
+            import ray
+        except ModuleNotFoundError:
+            raise MissingDependency(
+                "--backend ray needs Ray: pip install 'reactloop[ray]'"
+            ) from None
+        self.ray: Any = ray
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        self.traces = traces
+        self.write = write
+        self.save = save
+        threads = math.ceil(concurrency / actors)
+        remote = self.ray.remote(num_cpus=0, max_concurrency=threads + 1)(_EpisodeActor)
+        self.actors = [remote.remote() for _ in range(max(1, actors))]
+        self._next = 0
+
+    def submit(self, spec: EpisodeSpec) -> Any:
+        actor = self.actors[self._next % len(self.actors)]
+        self._next += 1
+        return actor.run.remote(spec)
+
+    def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
+        ready, rest = self.ray.wait(list(handles), num_returns=1, timeout=timeout)
+        if ready and rest:
+            more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready.extend(more)
+        return list(ready)
+
+    def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+        try:
+            record, journal = self.ray.get(handle)
+        except self.ray.exceptions.RayError:  # cancelled, or the actor died: not recorded
+            return None
+        if record is not None:
+            if journal is not None:
+                self.write(self.traces / f"{spec.file_stem}.jsonl", journal)
+            self.save(spec, record)
+        return record  # type: ignore[no-any-return]
+
+    def cancel(self) -> None:
+        for actor in self.actors:
+            actor.cancel.remote()
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)

@@ -1,0 +1,197 @@
+"""``run_eval(config)``: plan the episodes, skip the ones already recorded, run the rest on a
+backend, store each record as it finishes, and write the report.
+
+Episode seeds: with ``seed`` given, repeat r of every task runs with seed ``seed + r``, so
+repeats differ from each other and a rerun with the same seed reproduces them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import reactloop
+from reactloop import Limits, resolve_model
+from reactloop.errors import UsageError
+from reactloop.eval.backends import Backend, LocalBackend, dispatch
+from reactloop.eval.episode import EpisodeSpec, Rung
+from reactloop.eval.progress import EvalProgress
+from reactloop.eval.ray_backend import RayBackend
+from reactloop.eval.report import write_report
+from reactloop.eval.store import ResultsStore, is_final
+from reactloop.eval.suites import load_suite
+from reactloop.eval.tasks import Task
+from reactloop.eval.toolset import EVAL_FAMILIES
+from reactloop.tools.registry import parse_families
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalConfig:
+    suite: str
+    rungs: tuple[Rung, ...]
+    out: Path
+    repeats: int = 3
+    concurrency: int = 4
+    backend: str = "local"
+    ray_address: str | None = None
+    ray_actors: int = 2
+    resume: bool = False
+    seed: int | None = None
+    temperature: float | None = None
+    limits: Limits = field(default_factory=lambda: Limits(max_seconds=300.0))
+    tasks: tuple[Task, ...] | None = None
+    progress: bool = False
+    report: bool = True
+    fsync: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalOutcome:
+    out: Path
+    records: list[dict[str, Any]]
+    completed: bool
+    ran: int
+    skipped: int
+    repeats: int
+
+    @property
+    def errored(self) -> int:
+        return sum(r["status"] == "errored" for r in self.records)
+
+
+def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
+    """Every episode, repeat-major so that partial results cover every task and rung."""
+    return [
+        EpisodeSpec(
+            suite=config.suite,
+            task=task,
+            rung=rung,
+            protocol=protocol,
+            repeat=repeat,
+            seed=None if config.seed is None else config.seed + repeat,
+            temperature=config.temperature,
+            limits=config.limits,
+        )
+        for repeat in range(config.repeats)
+        for task in tasks
+        for rung in config.rungs
+        for protocol in rung.protocols
+    ]
+
+
+def run_eval(
+    config: EvalConfig, *, on_record: Callable[[dict[str, Any]], None] | None = None
+) -> EvalOutcome:
+    _validate(config)
+    tasks = list(config.tasks) if config.tasks is not None else load_suite(config.suite)
+    _check_tools(tasks)
+    if config.backend == "local":
+        _check_models(config)
+    store = ResultsStore(config.out, fsync=config.fsync)
+    recorded = store.prepare(manifest(config, tasks), resume=config.resume)
+    specs = plan(config, tasks)
+    todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
+    progress = EvalProgress(len(specs), recorded, [s.key for s in specs], enabled=config.progress)
+
+    def done(spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
+        if record is None:
+            return
+        recorded[spec.key] = record
+        progress.advance(record)
+        if on_record is not None:
+            on_record(record)
+
+    backend = _backend(config, store)
+    caps = {r.endpoint: r.concurrency for r in config.rungs if r.concurrency is not None}
+    try:
+        with progress:
+            completed = dispatch(
+                backend, todo, concurrency=config.concurrency, caps=caps, on_done=done
+            )
+    finally:
+        backend.close()
+    records = [recorded[s.key] for s in specs if s.key in recorded]
+    outcome = EvalOutcome(
+        out=config.out,
+        records=records,
+        completed=completed,
+        ran=len(todo),
+        skipped=len(specs) - len(todo),
+        repeats=config.repeats,
+    )
+    if config.report:
+        write_report(config.out, records, k=config.repeats)
+    return outcome
+
+
+def _validate(config: EvalConfig) -> None:
+    if config.repeats < 1:
+        raise UsageError("--repeats must be at least 1")
+    if config.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if not config.rungs:
+        raise UsageError("name at least one model: --model SPEC or --models FILE")
+    if config.backend not in ("local", "ray"):
+        raise UsageError(f"--backend must be local or ray, not {config.backend!r}")
+    labels = [r.label for r in config.rungs]
+    if len(set(labels)) != len(labels):
+        raise UsageError("rung labels must be unique")
+
+
+def _check_tools(tasks: list[Task]) -> None:
+    for task in tasks:
+        try:
+            parse_families(",".join(n for n in task.tools if n not in EVAL_FAMILIES))
+        except UsageError as exc:
+            raise UsageError(f"task {task.id}: {exc}") from None
+
+
+def _check_models(config: EvalConfig) -> None:
+    """Resolve each spec once, so that a misspelt one is a usage error, not N errored episodes."""
+    for rung in config.rungs:
+        if rung.factory is None:
+            resolve_model(rung.spec, rung.settings(config.seed, config.temperature))
+
+
+def _backend(config: EvalConfig, store: ResultsStore) -> Backend:
+    def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
+        store.save(spec.file_stem, record)
+
+    if config.backend == "ray":
+        return RayBackend(
+            config.concurrency,
+            store.traces,
+            address=config.ray_address,
+            actors=config.ray_actors,
+            write=store.write_bytes,
+            save=save,
+        )
+    return LocalBackend(config.concurrency, store.traces, save)
+
+
+def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
+    return {
+        "suite": config.suite,
+        "tasks": [task.id for task in tasks],
+        "rungs": [
+            {
+                "label": r.label,
+                "spec": r.spec,
+                "base_url": r.base_url,
+                "protocols": list(r.protocols),
+                "concurrency": r.concurrency,
+                "prices": r.prices,
+            }
+            for r in config.rungs
+        ],
+        "repeats": config.repeats,
+        "seed": config.seed,
+        "temperature": config.temperature,
+        "concurrency": config.concurrency,
+        "backend": config.backend,
+        "reactloop_version": reactloop.__version__,
+        "python": sys.version.split()[0],
+    }

@@ -1,0 +1,171 @@
+"""Anthropic's errors: what the server said, and whether to try again.
+
+An error body is ``{"type": "error", "error": {"type": …, "message": …}, "request_id": …}``
+(``tests/wire_formats/error_anthropic_*``); a gateway may send anything else (an HTML page, a
+plain text, a body too deep or too odd to decode), which is reported by its start.
+``provider_error`` reads any of them into one ``ProviderError`` with Anthropic's own message:
+
+    retried      408, 409, 429 (rate_limit_error), 500 (api_error), 502, 503, 504,
+                 529 (overloaded_error), honouring ``retry-after``
+    not retried  400 (prompt too long, tool schema, missing tool_result), 401, 403, 404,
+                 413 (request_too_large), 422
+
+``x-should-retry: true|false`` from the server overrides the status. An ``error`` event in the
+middle of a stream is ``stream_error``; failures on the way (refused, timed out, cut off) are
+``transport_error``; a refused connection to this machine is not retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from reactloop.errors import ModelError, ProviderError
+from reactloop.models import jsonsafe
+from reactloop.models.retry import retry_after_seconds
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+MAX_MESSAGE_CHARS = 500
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+HINTS = {
+    401: " (check ANTHROPIC_API_KEY)",
+    403: " (the key may not be allowed to use this model)",
+    404: " (check the model name and --base-url: the SDK adds /v1/messages itself)",
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ErrorBody:
+    message: str
+    type: str | None = None
+
+
+def read_error_body(text: str) -> ErrorBody:
+    """The message and type of an error body of any shape; never raises."""
+    try:
+        body = jsonsafe.loads(text) if text.strip() else None
+    except jsonsafe.JSONError:
+        body = None
+    if isinstance(body, Mapping):
+        inner = body.get("error")
+        fields = inner if isinstance(inner, Mapping) else body
+        if isinstance(inner, str):
+            return ErrorBody(message=one_line(inner) or "(no message)")
+        if "message" in fields or "type" in fields:
+            return error_fields(fields)
+    return ErrorBody(message=one_line(text) or "(empty body)")
+
+
+def error_fields(fields: Mapping[str, Any]) -> ErrorBody:
+    kind = fields.get("type")
+    message = fields.get("message") or kind
+    kind_text = one_line(as_text(kind))[:100] if kind is not None else ""
+    return ErrorBody(message=one_line(as_text(message)) or "(no message)", type=kind_text or None)
+
+
+def as_text(value: Any) -> str:
+    """A field as text; a nested value or a huge number as the start of its JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return jsonsafe.dumps(value)[:MAX_MESSAGE_CHARS]
+    except jsonsafe.JSONError:
+        return f"(a {type(value).__name__} too big or too deep to show)"
+
+
+def one_line(text: str) -> str:
+    flat = " ".join(text[: MAX_MESSAGE_CHARS * 4].split())
+    if len(flat) > MAX_MESSAGE_CHARS:
+        return flat[: MAX_MESSAGE_CHARS - 3] + "..."
+    return flat
+
+
+def is_retryable(status: int, headers: Mapping[str, str]) -> bool:
+    should_retry = headers.get("x-should-retry", "").strip().lower()
+    if should_retry in ("true", "false"):
+        return should_retry == "true"
+    return status in RETRYABLE_STATUSES
+
+
+def provider_error(
+    provider: str, status: int, headers: Mapping[str, str], text: str
+) -> ProviderError:
+    """The ``ProviderError`` for an HTTP error reply."""
+    body = read_error_body(text)
+    kind = f" [{body.type}]" if body.type else ""
+    return ProviderError(
+        f"{provider} HTTP {status}{kind}: {body.message}{HINTS.get(status, '')}",
+        status=status,
+        code=body.type,
+        retryable=is_retryable(status, headers),
+        retry_after=retry_after_seconds(headers),
+    )
+
+
+def stream_error(provider: str, payload: Any, *, where: str = "stream error") -> ProviderError:
+    """An error reported inside a 200 reply (``event: error`` in a stream)."""
+    if isinstance(payload, Mapping):
+        body = error_fields(payload)
+    else:
+        body = ErrorBody(message=one_line(as_text(payload)) or "(no message)")
+    return ProviderError(
+        f"{provider} {where}: {body.message}" + (f" [{body.type}]" if body.type else ""),
+        code=body.type,
+        retryable=body.type in TRANSIENT_TYPES,
+    )
+
+
+Failure = Literal["timeout", "connect", "broken"]
+
+
+def transport_error(
+    name: str, base_url: str, exc: BaseException, failure: Failure, *, waited: str, what: str
+) -> ModelError:
+    """What went wrong on the wire, in one line; retryable unless nothing listens locally."""
+    if failure == "timeout":
+        return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
+    if failure == "connect":
+        if _refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
+            return ModelError(
+                f"{name}: nothing listens at {base_url} (connection refused); "
+                "start the server or pass the right --base-url"
+            )
+        return ModelError(
+            f"{name}: cannot reach {base_url} ({reason(exc)}); check the network or --base-url",
+            retryable=True,
+        )
+    return ModelError(
+        f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
+    )
+
+
+def _refused(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        text = str(current).lower()
+        if isinstance(current, ConnectionRefusedError) or "connection refused" in text:
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def body_text(response: Any) -> str:
+    try:
+        response.read()
+        return str(response.text)
+    except Exception:  # a body that cannot be read still leaves the status to report
+        return ""
+
+
+def reason(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__ or exc
+    return (" ".join(str(cause).split()) or type(cause).__name__)[:200]
+
+
+def preview(content: bytes | bytearray) -> str:
+    return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))

@@ -1,0 +1,292 @@
+"""``AnthropicModel``: the Messages API adapter (Claude, and compatible servers).
+
+Built on the official ``anthropic`` SDK, imported when a model is made (never at
+``import reactloop``), with the SDK's own retries off: ``RetryPolicy`` retries under the run's
+time limit, and ``ReplyDeadline`` keeps any reply from outlasting it::
+
+    model = AnthropicModel(model="claude-sonnet-4-6", api_key="sk-ant-...")
+    model = from_spec("anthropic", "claude-sonnet-4-6", ModelSettings(extra={"cache": True}))
+
+A ``pause_turn`` reply is sent back unchanged and continued (up to ``MAX_CONTINUATIONS``
+times) inside one ``complete``: the loop sees one turn, never a pause as an answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from reactloop.errors import MissingDependency, ModelError, UsageError
+from reactloop.messages import ModelTurn
+from reactloop.models.anthropic.caching import add_breakpoints, cache_notice
+from reactloop.models.anthropic.endpoint import (
+    DEFAULT_BASE_URL,
+    EXAMPLE_MODEL,
+    PLACEHOLDER_KEY,
+    normal_base_url,
+    resolve_endpoint,
+)
+from reactloop.models.anthropic.errors import (
+    Failure,
+    body_text,
+    provider_error,
+    transport_error,
+)
+from reactloop.models.anthropic.reply import (
+    blocks_of,
+    cache_counts,
+    is_paused,
+    merge_messages,
+    parse_usage,
+    turn_from_message,
+)
+from reactloop.models.anthropic.request import (
+    JournalEntries,
+    render_messages,
+    render_system,
+    render_tool_choice,
+    render_tools,
+)
+from reactloop.models.anthropic.stream import read_reply
+from reactloop.models.base import ModelRequest
+from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
+from reactloop.models.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from reactloop.models import ModelSettings
+
+log = logging.getLogger("reactloop.models.anthropic")
+
+SDK_PARAMETERS = frozenset(
+    {
+        "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences",
+        "temperature", "stream", "thinking", "metadata", "top_p", "top_k",
+    }
+)  # fmt: skip
+DEFAULT_MAX_TOKENS = 4096
+MAX_CONTINUATIONS = 4
+UNLIMITED_TIMEOUT = 600.0  # the SDK's own default; passing it skips its "use streaming" check
+Reply = tuple[dict[str, Any], Any]  # (message, raw as received)
+
+
+class AnthropicModel:
+    """A model behind Anthropic's ``/v1/messages`` (``native_tools``).
+
+    ``thinking_budget`` turns on extended thinking; ``cache`` places prompt-cache breakpoints;
+    ``parallel_tool_calls=False`` sends ``disable_parallel_tool_use``; ``extra_body`` adds
+    request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for tests.
+    ``notices`` collects what the run should know (a prompt too short to cache).
+    """
+
+    native_tools = True
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str = PLACEHOLDER_KEY,
+        stream: bool = False,
+        temperature: float | None = None,
+        max_output_tokens: int | None = None,
+        thinking_budget: int | None = None,
+        cache: bool = False,
+        parallel_tool_calls: bool = True,
+        timeout: float | None = None,
+        max_retries: int = 2,
+        extra_body: dict[str, Any] | None = None,
+        http_client: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self.base_url = normal_base_url(base_url)
+        self.stream = stream
+        self.cache = cache
+        self.parallel_tool_calls = parallel_tool_calls
+        self.thinking_budget = thinking_budget
+        self.timeout = timeout
+        self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
+        self.notices: list[str] = []
+        self._options = _options(temperature, max_output_tokens, thinking_budget)
+        self._options.update(extra_body or {})
+        self._journal = JournalEntries()
+        self._deadlines = ReplyDeadline()
+        self._sdk, self._httpx = _sdk_modules()  # before any run's clock starts
+        self._client = self._make_client(api_key, http_client)
+
+    def complete(self, request: ModelRequest) -> ModelTurn:
+        body = self.build_request(request)
+        if request.on_raw is not None:
+            entry = self._journal.entry(body, request.messages)
+            request.on_raw({**entry, "cache_breakpoints": True} if self.cache else entry)
+        deadline = time.monotonic() + request.timeout if request.timeout else None
+        replies = [self._call(add_breakpoints(body) if self.cache else body, request, deadline)]
+        while is_paused(replies[-1][0]):
+            if len(replies) > MAX_CONTINUATIONS:
+                raise ModelError(f"{self.name} paused its turn {len(replies)} times; gave up")
+            replies.append(self._call(self._continuation(body, replies), request, deadline))
+        message = merge_messages([m for m, _ in replies])
+        raw = replies[0][1] if len(replies) == 1 else [r for _, r in replies]
+        turn = turn_from_message(message, raw=raw, provider=self.name)
+        self._check_cache(message.get("usage"))
+        return turn
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of the ``/v1/messages`` call for ``request`` (before cache marks)."""
+        body: dict[str, Any] = {"model": self.model, "max_tokens": DEFAULT_MAX_TOKENS}
+        system = render_system(request.messages)
+        if system:
+            body["system"] = system
+        body["messages"] = render_messages(request.messages)
+        if request.tools:
+            body["tools"] = render_tools(request.tools)
+            body["tool_choice"] = render_tool_choice(
+                request.tool_choice,
+                request.tools,
+                parallel=self.parallel_tool_calls,
+                thinking=self.thinking_budget is not None,
+            )
+        if request.stop:
+            body["stop_sequences"] = list(request.stop)
+        if self.stream:
+            body["stream"] = True
+        body.update(self._options)
+        return body
+
+    def _continuation(self, body: dict[str, Any], replies: list[Reply]) -> dict[str, Any]:
+        """The request that continues a paused turn: its content sent back unchanged."""
+        content = [
+            block
+            for message, _ in replies
+            for block in blocks_of(message)
+            if block.get("type") != "text" or block.get("text")
+        ]
+        paused = {"role": "assistant", "content": content}
+        continued = {**body, "messages": [*body["messages"], paused]}
+        return add_breakpoints(continued) if self.cache else continued
+
+    def _call(self, body: dict[str, Any], request: ModelRequest, deadline: float | None) -> Reply:
+        return self.retry.run(lambda: self._attempt(body, request, deadline), deadline=deadline)
+
+    def _attempt(
+        self, body: dict[str, Any], request: ModelRequest, deadline: float | None
+    ) -> Reply:
+        sdk, httpx = self._sdk, self._httpx
+        timeout = time_left(deadline, self.timeout)
+        with self._deadlines.watch(deadline) as watch:
+            try:
+                with self._client.messages.with_streaming_response.create(
+                    **{k: v for k, v in body.items() if k in SDK_PARAMETERS},
+                    extra_body={k: v for k, v in body.items() if k not in SDK_PARAMETERS} or None,
+                    timeout=UNLIMITED_TIMEOUT if timeout is None else timeout,
+                ) as response:
+                    content_type = str(response.headers.get("content-type") or "")
+                    reads = watch.reads(response.iter_bytes())
+                    return read_reply(self.name, content_type, reads, request.on_text)
+            except sdk.APIStatusError as exc:
+                http = exc.response
+                raise provider_error(
+                    self.name, http.status_code, http.headers, body_text(http)
+                ) from None
+            except (sdk.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
+                if watch.expired or isinstance(exc, OutOfTime):
+                    left = seconds_text(request.timeout or 0.0)
+                    raise ModelError(
+                        f"{self.name}: no complete reply from {self.base_url} "
+                        f"in the {left} s left in the run"
+                    ) from None
+                raise self._transport_error(exc, timeout, bool(body.get("stream"))) from None
+
+    def _transport_error(
+        self, exc: Exception, timeout: float | None, streaming: bool
+    ) -> ModelError:
+        failure: Failure = "broken"
+        if isinstance(exc, self._sdk.APITimeoutError):
+            failure = "timeout"
+        elif isinstance(exc, self._sdk.APIConnectionError):
+            failure = "connect"
+        waited = "the timeout" if timeout is None else f"{seconds_text(timeout)} s"
+        what = "stream" if streaming else "reply"
+        return transport_error(self.name, self.base_url, exc, failure, waited=waited, what=what)
+
+    def _check_cache(self, usage: Any) -> None:
+        if not self.cache or self.notices:
+            return
+        written, read = cache_counts(usage)
+        notice = cache_notice(self.model, written, read, parse_usage(usage).input_tokens)
+        if notice is not None:
+            self.notices.append(notice)
+            log.warning("%s", notice)
+
+    def _make_client(self, api_key: str, http_client: Any) -> Any:
+        sdk = self._sdk
+        hooks = {"response": [self._deadlines.on_response]}
+        return sdk.Anthropic(
+            api_key=api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            http_client=http_client or sdk.DefaultHttpxClient(event_hooks=hooks),
+            **({"timeout": self.timeout} if self.timeout else {}),
+        )
+
+
+def from_spec(provider: str, name: str, settings: ModelSettings) -> AnthropicModel:
+    """Build the adapter for ``--model anthropic:NAME``; raises ``UsageError`` with the fix."""
+    if not name:
+        raise UsageError(f"anthropic needs a model name: --model anthropic:{EXAMPLE_MODEL}")
+    endpoint = resolve_endpoint(base_url=settings.base_url, api_key=settings.api_key)
+    extra = dict(settings.extra)
+    thinking = extra.pop("thinking", None)
+    if thinking is not None and (isinstance(thinking, bool) or not isinstance(thinking, int)):
+        raise UsageError(f"--thinking takes a token budget (an integer), not {thinking!r}")
+    return AnthropicModel(
+        model=name,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        stream=settings.stream,
+        temperature=settings.temperature,
+        max_output_tokens=settings.max_output_tokens,
+        thinking_budget=thinking,
+        cache=bool(extra.pop("cache", False)),
+        parallel_tool_calls=bool(extra.pop("parallel_tool_calls", True)),
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        http_client=extra.pop("http_client", None),
+        extra_body=extra.pop("extra_body", None) or extra or None,
+    )
+
+
+def _options(
+    temperature: float | None, max_tokens: int | None, thinking_budget: int | None
+) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if temperature is not None:
+        options["temperature"] = temperature
+    if thinking_budget is not None:
+        if thinking_budget < 1024:
+            raise UsageError(f"--thinking needs at least 1024 tokens, not {thinking_budget}")
+        if max_tokens is not None and max_tokens <= thinking_budget:
+            raise UsageError(
+                f"the output limit ({max_tokens}) must exceed the thinking budget "
+                f"({thinking_budget})"
+            )
+        options["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+        max_tokens = max_tokens or thinking_budget + DEFAULT_MAX_TOKENS
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    return options
+
+
+def _sdk_modules() -> tuple[Any, Any]:
+    """The ``anthropic`` SDK and its HTTP library, imported when the first model is made."""
+    try:
+        return importlib.import_module("anthropic"), importlib.import_module("httpx2")
+    except ModuleNotFoundError as exc:
+        raise MissingDependency(
+            f"the Anthropic adapter needs the anthropic SDK ({exc.name} is missing): "
+            "pip install 'reactloop[anthropic]'"
+        ) from None

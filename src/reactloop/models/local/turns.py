@@ -1,0 +1,133 @@
+"""What a local model reads and writes: history → turns, and a generated reply → ``ModelTurn``.
+
+In the native protocol the model writes one JSON object per step (the grammar guarantees its
+shape): ``{"thought": ..., "tool": NAME, "arguments": {...}}`` or
+``{"thought": ..., "answer": ...}``. The tools and that format are described in the system turn.
+In the text protocol the text ReAct adapter has already rendered everything; turns pass through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec
+from reactloop.models.local.chat_format import Turn
+
+RAW_TEXT_KEY = "local_text"
+
+_NATIVE_FORMAT = """Reply with exactly one JSON object per step. To call a tool:
+{"thought": "your reasoning", "tool": "TOOL NAME", "arguments": {...}}
+When you know the answer:
+{"thought": "your reasoning", "answer": "the final answer"}
+After a tool call, stop: the Observation comes back to you."""
+
+_NATIVE_EXAMPLE_CALCULATOR = (
+    "Example:\nQuestion: What is 6 times 7, plus 1?\n"
+    '{"thought": "I will compute it with the calculator.", "tool": "calculator", '
+    '"arguments": {"expression": "6 * 7 + 1"}}\n'
+    """Observation: {"ok": true, "output": "43"}
+{"thought": "I have the answer.", "answer": "43"}"""
+)
+
+_NATIVE_EXAMPLE_GENERIC = """Example:
+Question: What is the capital of France?
+{"thought": "I know this without a tool.", "answer": "Paris"}"""
+
+
+def native_system_prompt(tools: Sequence[ToolSpec], *, worked_example: bool) -> str:
+    lines = ["Answer the question. You can use these tools:"]
+    for spec in tools:
+        arguments = json.dumps(spec.parameters.get("properties") or {}, ensure_ascii=False)
+        lines.append(f"- {spec.name}: {spec.description} Arguments: {arguments}")
+    parts = ["\n".join(lines) if tools else "Answer the question.", _NATIVE_FORMAT]
+    if worked_example:
+        names = {spec.name for spec in tools}
+        parts.append(
+            _NATIVE_EXAMPLE_CALCULATOR if "calculator" in names else _NATIVE_EXAMPLE_GENERIC
+        )
+    return "\n\n".join(parts)
+
+
+def to_turns(
+    messages: Sequence[Message], tools: Sequence[ToolSpec], *, native: bool, worked_example: bool
+) -> list[Turn]:
+    """The conversation as chat turns. Native: the tool prompt leads the system turn."""
+    turns = [_to_turn(message) for message in messages]
+    if native:
+        prompt = native_system_prompt(tools, worked_example=worked_example)
+        if turns and turns[0].role == "system":
+            turns[0] = Turn(role="system", text=f"{prompt}\n\n{turns[0].text}".rstrip())
+        else:
+            turns.insert(0, Turn(role="system", text=prompt))
+    return turns
+
+
+def _to_turn(message: Message) -> Turn:
+    if message.role == "tool":
+        return Turn(role="user", text=f"Observation: {message.content}")
+    if message.role == "assistant":
+        return Turn(role="assistant", text=_assistant_text(message))
+    return Turn(role=message.role, text=message.content)
+
+
+def _assistant_text(message: Message) -> str:
+    raw = message.raw
+    if isinstance(raw, dict) and isinstance(raw.get(RAW_TEXT_KEY), str):
+        return str(raw[RAW_TEXT_KEY])
+    if not message.tool_calls:
+        return message.content
+    lines = []
+    for call in message.tool_calls:
+        try:
+            arguments: Any = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = call.arguments
+        body = {
+            "thought": message.reasoning or message.content,
+            "tool": call.name,
+            "arguments": arguments,
+        }
+        lines.append(json.dumps(body, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def native_turn(text: str, *, step: int, base: ModelTurn) -> ModelTurn:
+    """Read the JSON object the native grammar produced; anything else is a format error."""
+    raw_message = {RAW_TEXT_KEY: text}
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"the reply is not one JSON object ({exc.msg} at char {exc.pos})"
+        return _replace(base, text=text, format_error=problem, raw_message=raw_message)
+    if not isinstance(body, dict):
+        return _replace(
+            base, text=text, format_error="the reply is not a JSON object", raw_message=raw_message
+        )
+    thought = str(body.get("thought") or "") or None
+    if isinstance(body.get("tool"), str):
+        call_id = f"local_{step}"
+        arguments = json.dumps(body.get("arguments") or {}, ensure_ascii=False)
+        call = ToolCall(id=call_id, name=body["tool"], arguments=arguments, wire_id=call_id)
+        return _replace(
+            base,
+            text=thought or "",
+            reasoning=thought,
+            tool_calls=(call,),
+            finish_reason="tool_calls",
+            raw_message=raw_message,
+        )
+    if isinstance(body.get("answer"), str) and body["answer"].strip():
+        return _replace(base, text=body["answer"], reasoning=thought, raw_message=raw_message)
+    return _replace(
+        base,
+        text=text,
+        format_error='the reply has neither "tool" nor a non-empty "answer"',
+        raw_message=raw_message,
+    )
+
+
+def _replace(base: ModelTurn, **changes: Any) -> ModelTurn:
+    return dataclasses.replace(base, **changes)

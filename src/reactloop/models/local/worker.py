@@ -1,0 +1,114 @@
+"""The model process: ``python -m reactloop.models.local.worker FD``, driven over one socket.
+
+The parent sends pickled tuples and reads pickled replies (both ends are reactloop's own):
+
+- ``("load", path, options)`` → ``("ready", info)`` or ``("error", kind, message)``;
+- ``("complete", session, name, options, fields)`` → any number of ``("raw", dict)`` and
+  ``("text", str)``, then ``("turn", ModelTurn)`` or ``("error", kind, message)``;
+- ``("probe", prompt, max_tokens)`` → ``("probe", dict)``: one plain completion, for doctor.
+
+Ctrl-C is the parent's to handle: this process ignores SIGINT, and ends when the socket closes.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections import OrderedDict
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import ReactLoopError
+from reactloop.models.base import ModelRequest
+from reactloop.models.local.engine import Session, load_llama, system_info
+from reactloop.models.local.options import LocalOptions
+
+MAX_SESSIONS = 32  # the least recently used session is forgotten past this
+
+
+def _error(exc: BaseException) -> tuple[str, str, str]:
+    kind = type(exc).__name__ if isinstance(exc, ReactLoopError) else "ModelError"
+    message = str(exc) if isinstance(exc, ReactLoopError) else f"{type(exc).__name__}: {exc}"
+    return ("error", kind, message)
+
+
+class Worker:
+    def __init__(self, conn: Connection, llama: Any, options: LocalOptions) -> None:
+        self.conn = conn
+        self.llama = llama
+        self.options = options
+        self.sessions: OrderedDict[int, Session] = OrderedDict()
+
+    def session(self, key: int, name: str, options: LocalOptions) -> Session:
+        session = self.sessions.get(key)
+        if session is None:
+            session = self.sessions[key] = Session(self.llama, options, name)
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        self.sessions.move_to_end(key)
+        return session
+
+    def complete(
+        self, key: int, name: str, options: LocalOptions, fields: dict[str, Any]
+    ) -> None:
+        stream = bool(fields.pop("stream", False))
+        request = ModelRequest(
+            **fields,
+            on_raw=lambda raw: self.conn.send(("raw", raw)),
+            on_text=(lambda text: self.conn.send(("text", text))) if stream else None,
+        )
+        try:
+            turn = self.session(key, name, options).complete(request)
+        except Exception as exc:
+            self.conn.send(_error(exc))
+            return
+        self.conn.send(("turn", turn))
+
+    def probe(self, prompt: str, max_tokens: int) -> None:
+        started = time.monotonic()
+        try:
+            reply = self.llama(prompt, max_tokens=max_tokens, temperature=0.0)
+            text = str(reply["choices"][0]["text"])
+        except Exception as exc:
+            self.conn.send(_error(exc))
+            return
+        self.conn.send(("probe", {"text": text, "seconds": time.monotonic() - started}))
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message = self.conn.recv()
+            except (EOFError, OSError):
+                return
+            if message[0] == "complete":
+                self.complete(message[1], message[2], message[3], message[4])
+            elif message[0] == "probe":
+                self.probe(message[1], message[2])
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn = Connection(int(argv[1]))
+    try:
+        _, path, options = conn.recv()
+    except (EOFError, OSError):
+        return 0
+    try:
+        llama = load_llama(Path(path), options)
+        info = {
+            "use_extra_bufts": bool(llama.model_params.use_extra_bufts),
+            "system_info": system_info(),
+        }
+    except BaseException as exc:
+        conn.send(_error(exc))
+        return 1
+    conn.send(("ready", info))
+    Worker(conn, llama, options).serve()
+    llama.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,259 @@
+"""Provider errors of OpenAI-compatible servers: what they say, and whether to try again.
+
+Error bodies come in every shape (``tests/wire_formats``): an ``error`` object with a string
+``code`` (OpenAI, DeepSeek, DashScope) or an integer one (vLLM, llama.cpp), vLLM's older
+top-level fields, Ollama's plain ``{"error": "text"}``, or something that is not JSON at all
+(an HTML page from a proxy is reported by its title; a body too deep or too odd to decode is
+reported by its start). ``provider_error`` reads any of them into one ``ProviderError`` whose
+message is the provider's own, and decides ``retryable``:
+
+    retried      408, 409, 429 (rate limit), 5xx, 529, DeepSeek insufficient_system_resource
+    not retried  429 insufficient_quota, 429 "request too large", 400 (context length, schema,
+                 transcript), 401, 402, 403, 404, 422
+
+``x-should-retry: true|false`` from the server overrides the status. Failures on the way
+(refused, timed out, cut off) are ``transport_error``; a refused connection to this machine is
+not retried, since nothing will start listening in the next second.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from reactloop.errors import ModelError, ProviderError
+from reactloop.models import jsonsafe
+from reactloop.models.retry import retry_after_seconds
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+MAX_MESSAGE_CHARS = 500
+HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+HTML_TAG = re.compile(r"<[^>]*>")
+JSON_MESSAGE = re.compile(r'"message"\s*:\s*"((?:[^"\\]|\\.){0,2000})"')
+JSON_CODE = re.compile(r'"code"\s*:\s*("[^"\\]{1,100}"|\d{1,6})')
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ErrorBody:
+    message: str
+    code: str | None = None
+    type: str | None = None
+
+
+def read_error_body(text: str) -> ErrorBody:
+    """The message, code and type of an error body of any known shape; never raises."""
+    try:
+        body = jsonsafe.loads(text) if text.strip() else None
+    except jsonsafe.JSONError:
+        body = None
+    found = error_fields(body, fallback=text) if isinstance(body, Mapping) else None
+    return found or _scanned(text) or _plain(text)
+
+
+def _plain(text: str) -> ErrorBody:
+    return ErrorBody(message=_one_line(_page_text(text)) or "(empty body)")
+
+
+def _scanned(text: str) -> ErrorBody | None:
+    """The ``"message"`` of a JSON error body too deep (or too odd) to decode, if it has one."""
+    if not text.lstrip().startswith("{"):
+        return None
+    message = JSON_MESSAGE.search(text[:100_000])
+    if message is None:
+        return None
+    try:
+        found = jsonsafe.loads(f'"{message.group(1)}"')
+    except jsonsafe.JSONError:
+        return None
+    code = JSON_CODE.search(text[:100_000])
+    return ErrorBody(message=_one_line(found), code=code.group(1).strip('"') if code else None)
+
+
+def error_fields(body: Mapping[str, Any], *, fallback: str = "") -> ErrorBody | None:
+    """The error in a decoded body (``{"error": …}`` or top-level fields), if it has one."""
+    inner = body.get("error")
+    if isinstance(inner, Mapping):
+        return _from_fields(inner, fallback=fallback)
+    if isinstance(inner, str) and inner.strip():
+        return ErrorBody(message=_one_line(inner))
+    if "message" in body or "detail" in body:
+        return _from_fields(body, fallback=fallback)
+    return None
+
+
+def _page_text(text: str) -> str:
+    """An HTML error page (a proxy's 502) as its title, else its text without tags."""
+    if "<html" not in text[:1000].lower():
+        return text
+    title = HTML_TITLE.search(text)
+    return html.unescape(title.group(1) if title else HTML_TAG.sub(" ", text))
+
+
+def _from_fields(fields: Mapping[str, Any], *, fallback: str) -> ErrorBody:
+    message = fields.get("message") or fields.get("detail") or fields.get("type") or fallback
+    return ErrorBody(
+        message=_one_line(_text(message)) or "(no message)",
+        code=_optional_text(fields.get("code")),
+        type=_optional_text(fields.get("type")),
+    )
+
+
+def _text(value: Any) -> str:
+    """A field as text: a string as is, anything else as (the start of) its JSON, never a
+    ``repr`` (which recurses into a deep value and refuses an integer of 4300+ digits)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return jsonsafe.dumps(value)[:MAX_MESSAGE_CHARS]
+    except jsonsafe.JSONError:
+        return f"(a {type(value).__name__} that cannot be shown)"
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text[: MAX_MESSAGE_CHARS * 4].split())
+    if len(flat) > MAX_MESSAGE_CHARS:
+        return flat[: MAX_MESSAGE_CHARS - 3] + "..."
+    return flat
+
+
+def is_retryable(status: int, body: ErrorBody, headers: Mapping[str, str]) -> bool:
+    should_retry = headers.get("x-should-retry", "").strip().lower()
+    if should_retry in ("true", "false"):
+        return should_retry == "true"
+    if status not in RETRYABLE_STATUSES:
+        return False
+    if status == 429:
+        markers = {body.code or "", body.type or ""}
+        if markers & NOT_RETRYABLE_CODES:
+            return False
+        if "request too large" in body.message.lower():
+            return False
+    return True
+
+
+def provider_error(
+    provider: str, status: int, headers: Mapping[str, str], text: str, *, base_url: str = ""
+) -> ProviderError:
+    """The ``ProviderError`` for an HTTP error reply, with a hint when the cause is plain."""
+    body = read_error_body(text)
+    detail = f" [{body.code}]" if body.code and body.code != str(status) else ""
+    return ProviderError(
+        f"{provider} HTTP {status}{detail}: {body.message}{_hint(status, base_url)}",
+        status=status,
+        code=body.code or body.type,
+        retryable=is_retryable(status, body, headers),
+        retry_after=retry_after_seconds(headers),
+    )
+
+
+def _hint(status: int, base_url: str) -> str:
+    """``--base-url http://host:8123`` without ``/v1`` gives a 404 from most servers."""
+    if status != 404 or not base_url:
+        return ""
+    path = urlsplit(base_url).path.rstrip("/")
+    if path.endswith("/v1") or "/v1/" in path:
+        return ""
+    return f" (did you mean {base_url.rstrip('/')}/v1?)"
+
+
+def stream_error(provider: str, payload: Any, *, where: str = "stream error") -> ProviderError:
+    """An error reported inside a 200 reply (``data: {"error": {...}}`` in a stream)."""
+    if isinstance(payload, Mapping):
+        body = _from_fields(payload, fallback="")
+    else:
+        body = ErrorBody(message=_one_line(_text(payload)) or "(no message)")
+    transient = _status_code_is_transient(body.code) or any(
+        word in f"{body.code} {body.type} {body.message}".lower()
+        for word in ("overloaded", "server_error", "rate_limit", "timeout")
+    )
+    return ProviderError(
+        f"{provider} {where}: {body.message}",
+        status=None,
+        code=body.code or body.type,
+        retryable=transient,
+    )
+
+
+def _status_code_is_transient(code: str | None) -> bool:
+    """vLLM and llama.cpp put an HTTP status in ``code``: 429 and 5xx are worth a retry."""
+    text = (code or "").strip()
+    if not text.isdigit() or len(text) > 3:
+        return False
+    number = int(text)
+    return number == 429 or number >= 500
+
+
+Failure = Literal["timeout", "connect", "broken"]
+
+
+def transport_error(
+    name: str,
+    base_url: str,
+    exc: BaseException,
+    failure: Failure,
+    *,
+    waited: str = "the timeout",
+    what: str = "reply",
+    local: str = "",
+) -> ModelError:
+    """What went wrong on the wire, in one line; retryable unless nothing listens locally.
+
+    ``failure`` says where it failed: no reply in time, no connection, or a body that broke
+    off; ``waited`` describes the wait (``"2 s"``); ``what`` is ``"stream"`` or ``"reply"``;
+    ``local`` names the server kind when the provider runs on this machine (else ``""``).
+    """
+    if failure == "timeout":
+        return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
+    if failure == "connect":
+        if _refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
+            server = f"the {local} server" if local else "the server"
+            return ModelError(
+                f"{name}: nothing listens at {base_url} (connection refused); "
+                f"start {server} or pass the right --base-url"
+            )
+        hint = f"is the {local} server running?" if local else "check the network or --base-url"
+        return ModelError(f"cannot reach {base_url} ({reason(exc)}); {hint}", retryable=True)
+    return ModelError(
+        f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
+    )
+
+
+def _refused(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        if "connection refused" in str(current).lower() or "errno 111" in str(current).lower():
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def body_text(response: Any) -> str:
+    try:
+        response.read()
+        return str(response.text)
+    except Exception:  # a body that cannot be read still leaves the status to report
+        return ""
+
+
+def reason(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__ or exc
+    text = " ".join(str(cause).split()) or type(cause).__name__
+    return text[:200]
+
+
+def preview(content: bytes | bytearray) -> str:
+    return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))

@@ -1,0 +1,235 @@
+"""``OpenAIChatModel``: the Chat Completions adapter (OpenAI, DeepSeek, Qwen, Ollama, vLLM, …).
+
+Built on the official ``openai`` SDK, imported when a model is made (so that the import's
+second of CPU is never spent inside a run's time limit), with the SDK's own retries off::
+
+    model = OpenAIChatModel(model="gpt-4o-mini", api_key="sk-...")
+    model = from_spec("llamacpp", "", ModelSettings(base_url="http://127.0.0.1:8080/v1"))
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from reactloop.errors import ModelError, UsageError
+from reactloop.messages import Message, ModelTurn
+from reactloop.models import ModelSettings
+from reactloop.models.base import ModelRequest
+from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
+from reactloop.models.openai.endpoints import (
+    PLACEHOLDER_KEY,
+    Service,
+    get_service,
+    resolve_endpoint,
+)
+from reactloop.models.openai.errors import Failure, body_text, provider_error, transport_error
+from reactloop.models.openai.reply import parse_body
+from reactloop.models.openai.request import (
+    RequestRenderer,
+    WireMessage,
+    render_tool_choice,
+    render_tools,
+)
+from reactloop.models.openai.response import read_stream
+from reactloop.models.retry import RetryPolicy
+
+# Parameters the SDK's ``create`` takes by name; anything else travels in ``extra_body``.
+SDK_PARAMETERS = frozenset(
+    {
+        "model", "messages", "tools", "tool_choice", "stream", "stream_options", "stop",
+        "temperature", "seed", "max_tokens", "max_completion_tokens",
+    }
+)  # fmt: skip
+
+
+class OpenAIChatModel:
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint (``native_tools``).
+
+    ``provider`` selects quirks (see ``endpoints.SERVICES``); ``extra_body`` adds request
+    fields (``{"thinking": {"type": "enabled"}}``); ``http_client`` (an ``httpx2.Client``, the
+    SDK's HTTP library) and ``sleep`` are seams for tests.
+    """
+
+    native_tools = True
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str = PLACEHOLDER_KEY,
+        provider: str = "openai",
+        stream: bool = False,
+        seed: int | None = None,
+        temperature: float | None = None,
+        max_output_tokens: int | None = None,
+        timeout: float | None = None,
+        max_retries: int = 2,
+        extra_body: dict[str, Any] | None = None,
+        http_client: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.service: Service = get_service(provider)
+        self.model = model
+        self.name = f"{provider}:{model}"
+        self.base_url = base_url.rstrip("/")
+        self.stream = stream
+        self.timeout = timeout
+        self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
+        self._options = _sampling_options(self.service, seed, temperature, max_output_tokens)
+        self._options.update(extra_body or {})
+        self._renderer = RequestRenderer(echo_tool_name=self.service.echo_tool_name)
+        self._deadlines = ReplyDeadline()
+        self._openai, self._httpx = _sdk_modules()  # before any run's clock starts
+        self._client = self._make_client(api_key or PLACEHOLDER_KEY, http_client)
+
+    def complete(self, request: ModelRequest) -> ModelTurn:
+        body = self.build_request(request)
+        if request.on_raw is not None:
+            request.on_raw(self._renderer.journal_entry(body, request.messages))
+        deadline = time.monotonic() + request.timeout if request.timeout else None
+        return self.retry.run(lambda: self._attempt(body, request, deadline), deadline=deadline)
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of the ``/chat/completions`` call for ``request``."""
+        body: dict[str, Any] = {"model": self.model, "messages": self.render(request.messages)}
+        if request.tools:
+            body["tools"] = render_tools(request.tools)
+            if self.service.supports_tool_choice:
+                choice = render_tool_choice(request.tool_choice, request.tools)
+                if choice is not None:
+                    body["tool_choice"] = choice
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if self.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        body.update(self._options)
+        return body
+
+    def render(self, messages: Sequence[Message]) -> list[WireMessage]:
+        """Wire messages for the history; renders of an unchanged prefix are reused."""
+        return self._renderer.render(messages)
+
+    def _attempt(
+        self, body: dict[str, Any], request: ModelRequest, deadline: float | None
+    ) -> ModelTurn:
+        openai, httpx = self._openai, self._httpx
+        timeout = time_left(deadline, self.timeout)
+        with self._deadlines.watch(deadline) as watch:
+            try:
+                with self._client.chat.completions.with_streaming_response.create(
+                    **{k: v for k, v in body.items() if k in SDK_PARAMETERS},
+                    extra_body={k: v for k, v in body.items() if k not in SDK_PARAMETERS} or None,
+                    # without a limit the SDK's default (600 s a read) applies, not no timeout
+                    timeout=openai.NOT_GIVEN if timeout is None else timeout,
+                ) as response:
+                    reads = watch.reads(response.iter_bytes())
+                    if body.get("stream"):
+                        content_type = str(response.headers.get("content-type") or "")
+                        return read_stream(self.name, content_type, reads, request.on_text)
+                    return self._read_body(b"".join(reads), request)
+            except openai.APIStatusError as exc:
+                http = exc.response
+                raise provider_error(
+                    self.name,
+                    http.status_code,
+                    http.headers,
+                    body_text(http),
+                    base_url=self.base_url,
+                ) from None
+            except (openai.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
+                if watch.expired or isinstance(exc, OutOfTime):
+                    raise self._out_of_time(request.timeout) from None
+                raise self._transport_error(exc, timeout, bool(body.get("stream"))) from None
+
+    def _out_of_time(self, seconds_left: float | None) -> ModelError:
+        left = seconds_text(seconds_left or 0.0)
+        return ModelError(
+            f"{self.name}: no complete reply from {self.base_url} in the {left} s left in the run"
+        )
+
+    def _transport_error(
+        self, exc: Exception, timeout: float | None, streaming: bool
+    ) -> ModelError:
+        failure: Failure = "broken"  # the body broke off after the headers
+        if isinstance(exc, self._openai.APITimeoutError):
+            failure = "timeout"
+        elif isinstance(exc, self._openai.APIConnectionError):
+            failure = "connect"
+        return transport_error(
+            self.name,
+            self.base_url,
+            exc,
+            failure,
+            waited="the timeout" if timeout is None else f"{seconds_text(timeout)} s",
+            what="stream" if streaming else "reply",
+            local=self.service.name if self.service.is_local else "",
+        )
+
+    def _read_body(self, content: bytes, request: ModelRequest) -> ModelTurn:
+        turn = parse_body(content, provider=self.name)
+        if request.on_text is not None and turn.text:
+            request.on_text(turn.text)
+        return turn
+
+    def _make_client(self, api_key: str, http_client: Any) -> Any:
+        openai = self._openai
+        return openai.OpenAI(
+            api_key=api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            http_client=http_client
+            or openai.DefaultHttpxClient(event_hooks={"response": [self._deadlines.on_response]}),
+            **({"timeout": self.timeout} if self.timeout else {}),
+        )
+
+
+def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIChatModel:
+    """Build the adapter for ``--model PROVIDER:NAME``; raises ``UsageError`` with the fix."""
+    kind = get_service(provider)
+    if not name:
+        if kind.name != "llamacpp":
+            raise UsageError(
+                f"{provider} needs a model name: --model {provider}:{kind.example_model}"
+            )
+        name = kind.example_model  # llama.cpp serves one model and ignores the name
+    endpoint = resolve_endpoint(kind, base_url=settings.base_url, api_key=settings.api_key)
+    extra = dict(settings.extra)
+    http_client = extra.pop("http_client", None)
+    extra_body = extra.pop("extra_body", None) or extra
+    return OpenAIChatModel(
+        model=name,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        provider=kind.name,
+        stream=settings.stream,
+        seed=settings.seed,
+        temperature=settings.temperature,
+        max_output_tokens=settings.max_output_tokens,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        extra_body=extra_body or None,
+        http_client=http_client,
+    )
+
+
+def _sampling_options(
+    service: Service, seed: int | None, temperature: float | None, max_tokens: int | None
+) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if seed is not None:
+        options["seed"] = seed
+    if temperature is not None:
+        options["temperature"] = temperature
+    if max_tokens is not None:
+        options[service.max_tokens_field] = max_tokens
+    return options
+
+
+def _sdk_modules() -> tuple[Any, Any]:
+    """The ``openai`` SDK and its HTTP library, imported when the first model is made."""
+    return importlib.import_module("openai"), importlib.import_module("httpx2")

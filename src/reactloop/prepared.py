@@ -1,0 +1,109 @@
+"""``PreparedCall``: a tool call decoded and validated once, read by everything that judges it.
+
+The budget, the loop guard (``key``), the approver (``arguments``) and the executor
+(``values``) all read the same value, so the arguments that were judged are the arguments
+that run. A call that cannot run carries its reason in ``error``, worded for the model.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reactloop.errors import describe_exception
+from reactloop.jsonfast import canonical
+from reactloop.messages import ToolCall
+from reactloop.safejson import MAX_DEPTH, JSONRefused, safe_loads
+from reactloop.tools.base import Tool
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """``call`` as the model wrote it; ``tool`` (None when unknown); ``arguments``, the decoded
+    JSON object (None when the text is not one); ``values``, the validated keyword arguments
+    the function gets (None when the call cannot run, and then ``error`` says why); ``key``,
+    the tool name and canonical arguments the loop guard compares."""
+
+    call: ToolCall
+    tool: Tool | None
+    arguments: dict[str, Any] | None
+    values: dict[str, Any] | None
+    error: str | None
+    key: str
+
+    @property
+    def id(self) -> str:
+        return self.call.id
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def read_only(self) -> bool:
+        return self.tool is not None and self.tool.read_only
+
+
+class ArgumentsError(ValueError):
+    """The argument text of a call is not a JSON object the harness accepts."""
+
+
+def decode_arguments(text: str) -> dict[str, Any]:
+    """The arguments of a call as a dict; ``ArgumentsError`` with a message for the model."""
+    text = text.strip()
+    if not text:
+        return {}
+    try:
+        value = safe_loads(text)
+    except JSONRefused as exc:
+        if str(exc).startswith("nested deeper"):
+            raise ArgumentsError(
+                f"arguments are nested deeper than {MAX_DEPTH} levels; send a flatter object"
+            ) from None
+        raise ArgumentsError(f"arguments are not valid JSON ({exc}); send a JSON object") from None
+    if not isinstance(value, dict):
+        raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
+    """Decode and validate ``call`` for ``tool``; ``unknown`` is the error when tool is None."""
+    error: str | None
+    try:
+        arguments: dict[str, Any] | None = decode_arguments(call.arguments)
+    except ArgumentsError as exc:
+        arguments, error = None, str(exc)
+        key = f"{call.name}\x00{call.arguments.strip()}"
+    else:
+        error, key = None, f"{call.name}\x00{canonical(arguments)}"
+    if tool is None:
+        return PreparedCall(call, None, arguments, None, unknown, key)
+    if arguments is None:
+        return PreparedCall(call, tool, None, None, error, key)
+    try:
+        values = tool.validate(arguments)
+    except _validation_error() as exc:
+        return PreparedCall(call, tool, arguments, None, invalid_arguments(exc), key)
+    except Exception as exc:  # a validator of the tool's own that raised something else
+        error = f"invalid arguments: {describe_exception(exc)}"
+        return PreparedCall(call, tool, arguments, None, error, key)
+    return PreparedCall(call, tool, arguments, values, None, key)
+
+
+def invalid_arguments(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+@functools.cache
+def _validation_error() -> type[ValidationError]:
+    from pydantic import ValidationError  # pydantic loads on first use, not on import
+
+    return ValidationError

@@ -1,0 +1,149 @@
+"""Compare two runs' events: the first tool result (or stop) where the replay did otherwise."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reactloop.usage import step_of
+
+# Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
+_UNSTABLE_CONTENT_KEYS = ("full_output",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Divergence:
+    """The first place where the replay did not do what the recorded run did.
+
+    ``kind``: ``tool_result`` (a tool returned something else), ``missing_result`` (the
+    recorded run had more tool results), ``extra_result`` (the replay had more), ``stop``
+    (same tool results, but the run ended differently).
+    """
+
+    kind: str
+    step: int
+    tool: str | None = None
+    arguments: str | None = None
+    expected: Any = None
+    actual: Any = None
+
+    def describe(self) -> str:
+        where = f"step {self.step}" + (f", tool {self.tool}" if self.tool else "")
+        lines = [f"diverged at {where} ({self.kind})"]
+        if self.arguments is not None:
+            lines.append(f"  arguments: {self.arguments}")
+        lines.append(f"  expected:  {_show(self.expected)}")
+        lines.append(f"  actual:    {_show(self.actual)}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def compare(
+    recorded: Sequence[Mapping[str, Any]], replayed: Sequence[Mapping[str, Any]]
+) -> tuple[Divergence | None, int]:
+    """The first divergence between two runs' events, and how many tool results matched.
+
+    A recorded run without a ``stop`` event was interrupted: the replay may go further.
+    """
+    old = _tool_results(recorded)
+    new = _tool_results(replayed)
+    for count, (before, after) in enumerate(zip(old, new, strict=False)):
+        if _comparable(before) != _comparable(after):
+            return _result_divergence(before, after), count
+    interrupted = not any(e.get("type") == "stop" for e in recorded)
+    matched = min(len(old), len(new))
+    if len(old) > matched:
+        return _unmatched("missing_result", old[matched], recorded_side=True), matched
+    if len(new) > matched and not interrupted:
+        return _unmatched("extra_result", new[matched], recorded_side=False), matched
+    return _stop_divergence(recorded, replayed), matched
+
+
+def _unmatched(kind: str, item: Mapping[str, Any], *, recorded_side: bool) -> Divergence:
+    content = item["content"]
+    return Divergence(
+        kind=kind,
+        step=item["step"],
+        tool=item["tool"],
+        arguments=item["arguments"],
+        expected=content if recorded_side else None,
+        actual=None if recorded_side else content,
+    )
+
+
+def _tool_results(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    arguments: dict[str, str] = {}
+    results = []
+    for event in events:
+        if event.get("type") == "tool_call":
+            call = _mapping(event.get("call"))
+            arguments[str(call.get("id"))] = str(call.get("arguments") or "")
+        elif event.get("type") == "tool_result":
+            result = _mapping(event.get("result"))
+            call_id = str(result.get("call_id"))
+            results.append(
+                {
+                    "step": step_of(event),
+                    "tool": str(result.get("name") or ""),
+                    "call_id": call_id,
+                    "arguments": arguments.get(call_id, ""),
+                    "content": _content_value(event),
+                }
+            )
+    return results
+
+
+def _content_value(event: Mapping[str, Any]) -> Any:
+    text = event.get("content")
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return text
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in _UNSTABLE_CONTENT_KEYS}
+    return value
+
+
+def _comparable(item: Mapping[str, Any]) -> tuple[Any, ...]:
+    return item["tool"], item["arguments"], json.dumps(item["content"], sort_keys=True, default=str)
+
+
+def _result_divergence(before: Mapping[str, Any], after: Mapping[str, Any]) -> Divergence:
+    return Divergence(
+        kind="tool_result",
+        step=before["step"],
+        tool=before["tool"]
+        if before["tool"] == after["tool"]
+        else f"{before['tool']} → {after['tool']}",
+        arguments=before["arguments"],
+        expected=before["content"],
+        actual=after["content"],
+    )
+
+
+def _stop_divergence(
+    recorded: Sequence[Mapping[str, Any]], replayed: Sequence[Mapping[str, Any]]
+) -> Divergence | None:
+    old = next((e for e in reversed(recorded) if e.get("type") == "stop"), None)
+    new = next((e for e in reversed(replayed) if e.get("type") == "stop"), None)
+    if old is None or new is None:
+        return None
+    keys = ("stop_reason", "answer")
+    expected = {k: old.get(k) for k in keys}
+    actual = {k: new.get(k) for k in keys}
+    if expected == actual:
+        return None
+    return Divergence(kind="stop", step=int(new.get("step") or 0), expected=expected, actual=actual)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,179 @@
+"""Decoding JSON that anyone may have written: a model, a tool, a provider, a damaged file.
+
+``safe_loads`` never raises anything but ``JSONRefused``: text nested deeper than a limit is
+refused before the decoder sees it (the standard library's decoder recurses, and 100,000
+``[`` would raise ``RecursionError``), and an integer too long to convert (more than
+``sys.get_int_max_str_digits()`` digits) is refused instead of raising ``ValueError``.
+
+``safe_form`` is the reverse guard for values the harness must write: it returns a copy that
+any JSON encoder can write (nesting cut at a depth, a node budget for cycles, leaves whose
+``str`` fails named instead).
+
+The journal escapes each surrogate code point on its own (``\\ud83d`` then ``\\ude00`` for
+two code points); ``loads_units`` reads such a text back without joining the pair, so a
+string reads back exactly as it was written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from json.decoder import JSONDecoder
+from json.scanner import py_make_scanner  # type: ignore[attr-defined]
+from typing import Any
+
+MAX_DEPTH = 128
+"""The deepest nesting the harness accepts in a value from a model or a tool."""
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+_DELTA = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class JSONRefused(ValueError):
+    """JSON text that was not decoded: not JSON, nested too deeply, or a number too long."""
+
+
+def nesting_exceeds(text: str, limit: int) -> bool:
+    """Whether the JSON ``text`` nests arrays and objects deeper than ``limit`` levels."""
+    if len(text) <= limit:
+        return False
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    bare = _STRING.sub("", text) if '"' in text else text
+    deltas = map(_DELTA.__getitem__, _BRACKET.findall(bare))
+    return max(itertools.accumulate(deltas), default=0) > limit
+
+
+_decoder = json.JSONDecoder()
+_scan_json: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)`` for a text without surrounding whitespace, in one call to C when it
+    parses (``json.loads`` makes five); its errors are ``json.loads``'s own."""
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError):
+        end = -1
+    return value if end == len(text) else json.loads(text)
+
+
+def safe_loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads(text)``, or ``JSONRefused`` with a message a model can act on."""
+    if nesting_exceeds(text, max_depth):
+        raise JSONRefused(f"nested deeper than {max_depth} levels")
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONRefused(f"{exc.msg} at position {exc.pos}") from None
+    except (ValueError, RecursionError) as exc:  # an integer beyond the digit limit
+        raise JSONRefused(_first_clause(exc)) from None
+
+
+def _first_clause(exc: BaseException) -> str:
+    return str(exc).split(":", 1)[0] or type(exc).__name__
+
+
+# Reading one \uXXXX escape as one code point: surrogate pairs are not joined.
+_STRING_BODY = re.compile(r'([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code, simple = match.groups()
+    return chr(int(code, 16)) if code is not None else _SIMPLE[simple]
+
+
+def _scan_units(text: str, end: int, strict: bool = True) -> tuple[str, int]:
+    match = _STRING_BODY.match(text, end)
+    if match is None:
+        raise json.JSONDecodeError("Unterminated string", text, end - 1)
+    return _ESCAPE.sub(_unescape, match.group(1)), match.end()
+
+
+class _UnitsDecoder(JSONDecoder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parse_string = _scan_units
+        self.scan_once = py_make_scanner(self)
+
+
+_units_decoder = _UnitsDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def loads_units(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``safe_loads``, except that each ``\\uD800``–``\\uDFFF`` escape is one code point."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return safe_loads(text, max_depth=max_depth)
+    if nesting_exceeds(text, max_depth):
+        raise JSONRefused(f"nested deeper than {max_depth} levels")
+    try:
+        return _units_decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        raise JSONRefused(f"{exc.msg} at position {exc.pos}") from None
+    except (ValueError, RecursionError) as exc:
+        raise JSONRefused(_first_clause(exc)) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Spell every surrogate code point of a JSON text as its own ``\\uXXXX`` escape."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SCALARS = (str, bool, float, type(None))
+
+
+def safe_form(value: Any, *, max_depth: int, max_nodes: int = 100_000) -> Any:
+    """A copy of ``value`` that a JSON encoder writes without failing: containers deeper than
+    ``max_depth`` (and beyond ``max_nodes`` in all), integers too long for text and objects
+    whose ``str`` fails become strings that say so."""
+    budget = [max_nodes]
+    return _cut(value, max_depth, budget)
+
+
+def _cut(value: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return "<not written: the value is too large>"
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is int:
+        return value if value.bit_length() < 10_000 or _has_text(value) else _LONG_INT
+    if kind is dict or kind is list or kind is tuple:
+        if depth <= 0:
+            return "<not written: nested too deeply>"
+        if kind is dict:
+            return {_key(k): _cut(v, depth - 1, budget) for k, v in value.items()}
+        return [_cut(v, depth - 1, budget) for v in value]
+    return _text_of(value)
+
+
+_LONG_INT = "<not written: an integer too long>"
+
+
+def _has_text(value: int) -> bool:
+    try:
+        str(value)
+    except ValueError:  # beyond sys.get_int_max_str_digits()
+        return False
+    return True
+
+
+def _key(key: Any) -> str:
+    return key if type(key) is str else _text_of(key)
+
+
+def _text_of(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception as exc:  # a hostile __str__
+        return f"<not written: str() of {type(value).__name__} raised {type(exc).__name__}>"

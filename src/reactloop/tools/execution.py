@@ -1,0 +1,279 @@
+"""``ToolExecutor``: runs prepared calls under a deadline, sync and async tools alike.
+
+Sync tools run on daemon worker threads, reused from call to call; async tools run on one
+event loop the executor owns, in a thread of its own; both are made on first use and ended by
+``close``. At the deadline a sync tool is abandoned (Python cannot stop a thread: it runs on,
+and whatever it returns is discarded, as its result says) and an async tool is cancelled.
+Without a deadline, or for a tool that bounds its own time (``Tool.bounded``), a sync call
+runs on the caller's thread, at no cost. A turn of read-only
+calls runs concurrently, at most ``MAX_PARALLEL`` at a time.
+
+An interruption (Ctrl-C while a tool runs, or a tool raising ``KeyboardInterrupt``) never
+escapes: the call gets an error result and ``interrupted`` is set, for the caller to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import queue
+import threading
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import CancelledError, Future
+from typing import Any, Protocol
+
+from reactloop.messages import ToolResult
+from reactloop.prepared import PreparedCall
+from reactloop.tools.registry import run_deadline_scope
+
+MAX_PARALLEL = 8
+_SLICE = 0.05
+ABANDONED = "abandoned at the time limit"
+CANCELLED_AT_LIMIT = "cancelled at the time limit"
+GAVE_UP = (ABANDONED, CANCELLED_AT_LIMIT)  # how the error of a call given up on begins
+
+
+class Invoker(Protocol):
+    """What runs one prepared call and turns its outcome into a result (the ``Toolbox``)."""
+
+    def invoke(self, prepared: PreparedCall) -> ToolResult: ...
+
+    def ainvoke(self, prepared: PreparedCall) -> Coroutine[Any, Any, ToolResult]: ...
+
+    def refused(self, prepared: PreparedCall, started: float) -> ToolResult: ...
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class ToolExecutor:
+    def __init__(self, invoker: Invoker) -> None:
+        self._invoker = invoker
+        self._workers: _Workers | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self.interrupted = False
+        self.abandoned = 0  # sync tools left running past their deadline
+        self.cancel: threading.Event | None = None  # set: stop waiting, as for a Ctrl-C
+
+    def run_one(self, prepared: PreparedCall, deadline: float | None) -> ToolResult:
+        """Run one call; ``deadline`` is a ``time.monotonic()`` value, or None."""
+        tool = prepared.tool
+        if prepared.values is None or tool is None:
+            return self._invoker.refused(prepared, time.perf_counter())
+        if self.cancel is not None and self.cancel.is_set():
+            return self._not_started(prepared)
+        if (deadline is None or tool.bounded) and not tool.is_async:
+            try:
+                with _deadline_scope(deadline):
+                    return self._invoker.invoke(prepared)
+            except KeyboardInterrupt:
+                return self._interrupted(prepared, "the run was interrupted while it ran")
+        return self._collect([prepared], [self._submit(prepared, deadline)], deadline)[0]
+
+    def run_batch(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
+        """Concurrently when every call is read-only, else one after another, in order."""
+        if len(batch) > 1 and all(p.read_only for p in batch):
+            results: list[ToolResult] = []
+            for start in range(0, len(batch), MAX_PARALLEL):
+                chunk = batch[start : start + MAX_PARALLEL]
+                futures = [self._submit(p, deadline) for p in chunk]
+                results.extend(self._collect(chunk, futures, deadline))
+            return results
+        return [self.run_one(p, deadline) for p in batch]
+
+    def _submit(self, prepared: PreparedCall, deadline: float | None) -> Future[ToolResult]:
+        tool = prepared.tool
+        if prepared.values is None or tool is None:
+            done: Future[ToolResult] = Future()
+            done.set_result(self._invoker.refused(prepared, time.perf_counter()))
+            return done
+        if self.cancel is not None and self.cancel.is_set():
+            done = Future()
+            done.set_result(self._not_started(prepared))
+            return done
+        if tool.is_async:
+            coroutine = self._guarded(prepared)
+            return asyncio.run_coroutine_threadsafe(coroutine, self._event_loop())
+        if self._workers is None:
+            self._workers = _Workers()
+        return self._workers.submit(self._invoke_until, prepared, deadline)
+
+    def _invoke_until(self, prepared: PreparedCall, deadline: float | None) -> ToolResult:
+        """On a worker thread: the call, with ``run_deadline()`` telling it when the run ends."""
+        with _deadline_scope(deadline):
+            return self._invoker.invoke(prepared)
+
+    async def _guarded(self, prepared: PreparedCall) -> ToolResult:
+        try:
+            return await self._invoker.ainvoke(prepared)
+        except KeyboardInterrupt:  # out of the task, it would stop the loop's thread
+            raise _Interrupted from None
+
+    def _collect(
+        self,
+        batch: Sequence[PreparedCall],
+        futures: Sequence[Future[ToolResult]],
+        deadline: float | None,
+    ) -> list[ToolResult]:
+        try:
+            if _wait_all(futures, deadline, self.cancel):
+                self.interrupted = True
+        except KeyboardInterrupt:
+            self.interrupted = True
+        done = {f for f in futures if f.done()}
+        return [
+            self._outcome(prepared, future) if future in done else self._give_up(prepared, future)
+            for prepared, future in zip(batch, futures, strict=True)
+        ]
+
+    def _outcome(self, prepared: PreparedCall, future: Future[ToolResult]) -> ToolResult:
+        try:
+            return future.result()
+        except (KeyboardInterrupt, _Interrupted):
+            return self._interrupted(prepared, "the tool raised KeyboardInterrupt")
+        except BaseException as exc:  # a bug of the harness's own: still a result
+            return _error(prepared, f"the call failed in the harness ({exc!r})")
+
+    def _give_up(self, prepared: PreparedCall, future: Future[ToolResult]) -> ToolResult:
+        assert prepared.tool is not None
+        if self.interrupted:
+            future.cancel()
+            return self._interrupted(prepared, "the run was interrupted while it ran")
+        if prepared.tool.is_async:
+            future.cancel()
+            return _error(prepared, f"{CANCELLED_AT_LIMIT}: the tool was still running")
+        self.abandoned += 1
+        return _error(
+            prepared,
+            f"{ABANDONED}: the tool was still running; whatever it returns is discarded",
+        )
+
+    def _interrupted(self, prepared: PreparedCall, why: str) -> ToolResult:
+        self.interrupted = True
+        return _error(prepared, f"cancelled: {why}")
+
+    def _not_started(self, prepared: PreparedCall) -> ToolResult:
+        self.interrupted = True
+        error = "cancelled: the run was cancelled before it ran"
+        return ToolResult(
+            call_id=prepared.id, name=prepared.name, ok=False, error=error, executed=False
+        )
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=loop.run_forever, name="reactloop-async-tools", daemon=True
+            )
+            thread.start()
+            self._loop, self._loop_thread = loop, thread
+        return self._loop
+
+    def close(self) -> None:
+        """End the workers and the event loop; async tools still running are cancelled."""
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
+        loop, thread = self._loop, self._loop_thread
+        self._loop = self._loop_thread = None
+        if loop is None or thread is None:
+            return
+        with contextlib.suppress(Exception):  # tasks that refuse to end stay on the thread
+            asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(timeout=2)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=2)
+        if not thread.is_alive():
+            loop.close()
+
+
+def _deadline_scope(deadline: float | None) -> contextlib.AbstractContextManager[None]:
+    """The run's deadline for the tool to read (``run_deadline()``); none keeps the caller's."""
+    return contextlib.nullcontext() if deadline is None else run_deadline_scope(deadline)
+
+
+def _wait_all(
+    futures: Sequence[Future[ToolResult]],
+    deadline: float | None,
+    cancel: threading.Event | None = None,
+) -> bool:
+    """Wait until every future is done or the deadline passes (``concurrent.futures.wait``
+    costs twice as much per call: this is on every step's path). The wait wakes every
+    ``_SLICE`` seconds: a Ctrl-C that the kernel gave to a worker thread is only seen by the
+    main thread when it wakes. True when ``cancel`` was set before all were done."""
+    for future in futures:
+        while not future.done():
+            if cancel is not None and cancel.is_set():
+                return True
+            timeout = _SLICE if deadline is None else min(_SLICE, deadline - time.monotonic())
+            if timeout <= 0:
+                return False
+            with contextlib.suppress(CancelledError, TimeoutError):
+                future.exception(timeout)
+    return False
+
+
+def _error(prepared: PreparedCall, message: str) -> ToolResult:
+    return ToolResult(
+        call_id=prepared.id, name=prepared.name, ok=False, error=message, executed=True
+    )
+
+
+async def _cancel_all() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=1)
+
+
+_Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
+
+
+class _Workers:
+    """Daemon threads that run jobs, started as needed and reused. Unlike the threads of a
+    ``ThreadPoolExecutor``, a thread abandoned at a deadline does not hold up the process's
+    exit, and it is never given another job."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._closed = False
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._work, name="reactloop-tool", daemon=True).start()
+        self._jobs.put((future, contextvars.copy_context(), function, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, context, function, args = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(context.run(function, *args))
+                except BaseException as exc:  # handed to the waiting thread
+                    future.set_exception(exc)
+            with self._lock:
+                if self._closed:
+                    return
+                self._idle += 1
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._jobs.put(None)

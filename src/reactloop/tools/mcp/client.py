@@ -1,0 +1,146 @@
+"""``MCPServers``: the MCP servers of one run, started once, their tools, always shut down.
+
+Each server's tools become ``SchemaTool``s with the server's own (normalised) schemas; a name
+that two servers share, or that a built-in tool already has, is prefixed with the server's
+name (``time_get_current_time``). Tools annotated ``readOnlyHint`` are ``read_only``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from reactloop.errors import UsageError
+from reactloop.tools.base import Tool
+from reactloop.tools.mcp.background import BackgroundLoop
+from reactloop.tools.mcp.config import ServerConfig, unique_names
+from reactloop.tools.mcp.connection import ServerConnection, ServerFailure
+from reactloop.tools.mcp.results import convert_result
+from reactloop.tools.mcp.schema import WRAPPED_KEY, normalize_schema
+from reactloop.tools.mcp.schematool import schema_tool
+from reactloop.tools.registry import run_deadline
+
+SHUTDOWN_SECONDS = 8.0  # the SDK's own stdio shutdown takes at most about 4.5 s
+MAX_NAME = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class MCPStartError(UsageError):
+    """A server could not be started or did not list its tools."""
+
+
+class MCPServers:
+    """Start with ``with MCPServers(configs) as servers: servers.tools``; or ``start``/``close``.
+
+    ``deadline`` returns when the run must end (``time.monotonic()``) or None; every limit is
+    cut to it. By default it reads the run deadline the loop publishes to tools.
+    """
+
+    def __init__(
+        self,
+        servers: Iterable[ServerConfig],
+        *,
+        reserved: Iterable[str] = (),
+        dialect: str = "openai",
+        deadline: Callable[[], float | None] | None = None,
+    ) -> None:
+        self.configs = unique_names(servers)
+        self.reserved = frozenset(reserved)
+        self.dialect = dialect
+        self._deadline = deadline or run_deadline
+        self._loop: BackgroundLoop | None = None
+        self.connections: list[ServerConnection] = []
+        self.tools: list[Tool] = []
+
+    def __enter__(self) -> MCPServers:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def start(self) -> list[Tool]:
+        """Start every server (together), list their tools; ``MCPStartError`` names a failure."""
+        logging.getLogger("mcp").addHandler(logging.NullHandler())  # no SDK tracebacks on stderr
+        self._loop = BackgroundLoop()
+        self.connections = [ServerConnection(c, self._loop, self._deadline) for c in self.configs]
+        try:
+            for connection in self.connections:
+                connection.begin()
+            listed = [(c, self._started(c)) for c in self.connections]
+        except BaseException:
+            self.close()
+            raise
+        self.tools = build_tools(listed, self.reserved, self.dialect)
+        return self.tools
+
+    @staticmethod
+    def _started(connection: ServerConnection) -> list[Any]:
+        try:
+            connection.finish()
+            return connection.list_tools()
+        except ServerFailure as exc:
+            raise MCPStartError(str(exc)) from None
+
+    def close(self, timeout: float = SHUTDOWN_SECONDS) -> None:
+        """Stop every server and the loop; waits at most ``timeout`` s, Ctrl-C or not."""
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        waiting = [done for c in self.connections for done in c.request_close()]
+        ends = time.monotonic() + timeout
+        while waiting:
+            try:
+                concurrent.futures.wait(waiting, max(ends - time.monotonic(), 0))
+                break
+            except KeyboardInterrupt:  # a second Ctrl-C: the servers are still stopped
+                continue
+        loop.close()
+        for connection in self.connections:
+            connection.close_files()
+
+
+def build_tools(
+    listed: Iterable[tuple[ServerConnection, list[Any]]], reserved: frozenset[str], dialect: str
+) -> list[Tool]:
+    pairs = [(connection, item) for connection, items in listed for item in items]
+    counts = Counter(_safe(item.name) for _, item in pairs)
+    taken = set(reserved)
+    built: list[Tool] = []
+    for connection, item in pairs:
+        name = _safe(item.name)
+        if counts[name] > 1 or name in taken:
+            name = _safe(f"{connection.name}_{item.name}")
+        base, number = name, 1
+        while name in taken:
+            number += 1
+            name = f"{base[: MAX_NAME - 4]}_{number}"
+        taken.add(name)
+        built.append(_mcp_tool(connection, item, name, dialect))
+    return built
+
+
+def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) -> Tool:
+    schema, wrapped = normalize_schema(item.input_schema, dialect)
+    annotations = item.annotations
+    title = item.title or (annotations.title if annotations is not None else None)
+    description = item.description or title or item.name
+    read_only = annotations is not None and annotations.read_only_hint is True
+    remote = item.name
+
+    def call(**arguments: Any) -> Any:
+        if wrapped and isinstance(arguments.get(WRAPPED_KEY), dict):
+            arguments = arguments[WRAPPED_KEY]
+        return convert_result(connection.call(remote, arguments), connection.name)
+
+    call.__name__ = name
+    return schema_tool(name, description, schema, call, read_only=read_only)
+
+
+def _safe(name: str) -> str:
+    return _UNSAFE.sub("_", name)[:MAX_NAME] or "tool"

@@ -1,0 +1,205 @@
+"""Which MCP servers to start: ``--mcp 'COMMAND ARGS'``, ``--mcp-url URL`` and the
+``mcpServers`` JSON other clients use (``command``, ``args``, ``env``, ``cwd``; or ``url`` and
+``headers``), each with its three time limits. Every problem is a one-line ``UsageError``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from reactloop.errors import UsageError
+from reactloop.jsonfast import read_json_file
+
+STARTUP_SECONDS = 30.0
+LIST_TOOLS_SECONDS = 15.0
+CALL_SECONDS = 60.0
+_TIMEOUT_KEYS = {
+    "startupTimeout": STARTUP_SECONDS,
+    "listToolsTimeout": LIST_TOOLS_SECONDS,
+    "callTimeout": CALL_SECONDS,
+}
+_LAUNCHERS = {"npx", "uvx", "uv", "node", "python", "python3", "pipx", "bunx", "deno", "bun"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """One MCP server: a command to run (stdio) or a ``url`` (streamable HTTP).
+
+    The time limits are in seconds: ``startup_timeout`` for the start and the handshake,
+    ``list_tools_timeout`` for the whole tool listing, ``call_timeout`` for each call.
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    startup_timeout: float = STARTUP_SECONDS
+    list_tools_timeout: float = LIST_TOOLS_SECONDS
+    call_timeout: float = CALL_SECONDS
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise UsageError(f"MCP server {self.name!r} needs either a command or a url")
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+    def describe(self) -> str:
+        if self.url is not None:
+            return self.url
+        return shlex.join([self.command or "", *self.args])
+
+
+def stdio_server(command_line: str, *, name: str | None = None) -> ServerConfig:
+    """A server from ``--mcp 'COMMAND ARGS'`` (split as a POSIX shell would, without a shell)."""
+    try:
+        words = shlex.split(command_line)
+    except ValueError as exc:
+        raise UsageError(f"--mcp {command_line!r}: {exc}") from None
+    if not words:
+        raise UsageError("--mcp needs a command, e.g. --mcp 'uvx mcp-server-time'")
+    name = name or name_for_command(words)
+    return ServerConfig(name=name, command=words[0], args=tuple(words[1:]))
+
+
+def url_server(url: str, *, name: str | None = None) -> ServerConfig:
+    """A streamable-HTTP server from ``--mcp-url URL``."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--mcp-url {url!r} is not an http:// or https:// URL")
+    return ServerConfig(name=name or safe_name(parts.hostname), url=url)
+
+
+def name_for_command(words: list[str]) -> str:
+    """``mcp-server-time`` for ``uvx mcp-server-time``, ``server-everything`` for
+    ``npx -y @modelcontextprotocol/server-everything``: the program, not its launcher."""
+    program = Path(words[0]).name
+    if program in _LAUNCHERS or program.startswith("python"):
+        rest = [w for w in words[1:] if not w.startswith("-") and w not in ("run", "-m")]
+        if rest:
+            program = rest[0]
+    program = program.rsplit("/", 1)[-1].split("@", 1)[0] or program
+    for suffix in (".py", ".js", ".mjs", ".ts"):
+        program = program.removesuffix(suffix)
+    return safe_name(program)
+
+
+def safe_name(text: str) -> str:
+    """A name that can prefix a tool name on every provider (letters, digits, ``_`` and ``-``)."""
+    return _UNSAFE.sub("_", text).strip("_")[:32] or "mcp"
+
+
+def unique_names(servers: Iterable[ServerConfig]) -> list[ServerConfig]:
+    """The servers with clashing names made unique (``time``, ``time-2``, …)."""
+    seen: set[str] = set()
+    unique: list[ServerConfig] = []
+    for server in servers:
+        name, number = server.name, 1
+        while name in seen:
+            number += 1
+            name = f"{server.name}-{number}"
+        seen.add(name)
+        unique.append(server if name == server.name else replace(server, name=name))
+    return unique
+
+
+def load_config(path: str | Path) -> list[ServerConfig]:
+    """The servers of an ``mcpServers`` JSON file (Claude Desktop, Cursor and VS Code style)."""
+    return parse_config(read_json_file(path, "MCP config file"), str(path))
+
+
+def parse_config(data: Any, where: str = "MCP config") -> list[ServerConfig]:
+    """The servers of a decoded ``{"mcpServers": {NAME: {...}}}`` object, disabled ones left out."""
+    if not isinstance(data, dict):
+        raise UsageError(f'{where} must be a JSON object with an "mcpServers" object')
+    servers = data.get("mcpServers", data.get("servers"))
+    if not isinstance(servers, dict):
+        raise UsageError(f'{where} has no "mcpServers" object')
+    parsed = []
+    for name, entry in servers.items():
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where}: server {_shown(name)} must be a JSON object")
+        if entry.get("disabled") is True:
+            continue
+        parsed.append(_server_entry(safe_name(name), entry, f"{where}: server {_shown(name)}"))
+    return parsed
+
+
+def _server_entry(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
+    kind = entry.get("type", entry.get("transport"))
+    if kind is not None and kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
+        raise UsageError(f"{where}: transport {_shown(kind)} is not supported (stdio or http)")
+    startup, listing, call = (
+        _seconds(entry[key], f"{where}: {key}") if key in entry else default
+        for key, default in _TIMEOUT_KEYS.items()
+    )
+    if "url" in entry:
+        url = _text(entry["url"], f"{where}: url")
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise UsageError(f"{where}: url {_shown(url)} is not an http:// or https:// URL")
+        return ServerConfig(
+            name=name,
+            url=url,
+            headers=_strings(entry.get("headers", {}), f"{where}: headers"),
+            startup_timeout=startup,
+            list_tools_timeout=listing,
+            call_timeout=call,
+        )
+    if "command" not in entry:
+        raise UsageError(f'{where} needs a "command" or a "url"')
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise UsageError(f"{where}: args must be a list of strings")
+    env = entry.get("env")
+    cwd = entry.get("cwd")
+    return ServerConfig(
+        name=name,
+        command=_text(entry["command"], f"{where}: command"),
+        args=tuple(args),
+        env=None if env is None else _strings(env, f"{where}: env"),
+        cwd=None if cwd is None else _text(cwd, f"{where}: cwd"),
+        startup_timeout=startup,
+        list_tools_timeout=listing,
+        call_timeout=call,
+    )
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{where} must be a non-empty string")
+    return value
+
+
+def _strings(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UsageError(f"{where} must be an object of strings")
+    return {str(k): v for k, v in value.items()}
+
+
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{where} must be a number of seconds")
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer too large for a float
+        seconds = math.inf
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(f"{where} must be a positive number of seconds")
+    return seconds
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

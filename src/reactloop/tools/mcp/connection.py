@@ -1,0 +1,219 @@
+"""``ServerConnection``: one MCP server for the length of a run, from any thread.
+
+Every request has a limit (the server's own, cut to the run's time left). A server that
+crashes, hangs or writes garbage ends that call with a ``ToolError`` naming the server and
+what happened; the next call restarts it, once; after that the server is gone for the run.
+A server is never waited for while it is being stopped: old sessions wind down on the
+background loop, and ``close`` waits for all of them, bounded.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from reactloop.errors import ToolError, describe_exception
+from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
+from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.session import Session, StartTimeout
+
+RESTARTS = 1
+CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
+MAX_PAGES = 100
+
+
+class ServerFailure(Exception):
+    """The server could not be started or listed; the message names the server and why."""
+
+
+class ServerConnection:
+    def __init__(
+        self,
+        config: ServerConfig,
+        loop: BackgroundLoop,
+        deadline: Callable[[], float | None] = lambda: None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self._loop = loop
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._session: Session | None = None
+        self._client: Any = None
+        self._sessions: list[tuple[Session, concurrent.futures.Future[None]]] = []
+        self._broken: str | None = None
+        self._gone: str | None = None
+        self.restarts_left = RESTARTS
+        self._startup, self._why = config.startup_timeout, ""
+
+    # -- start and list ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the server and finish the handshake; ``ServerFailure`` says why not."""
+        self.begin()
+        self.finish()
+
+    def begin(self) -> None:
+        """Start the server in the background (``finish`` waits for it)."""
+        limit, self._why = self._limit(self.config.startup_timeout, "start-up")
+        session = Session(self.config)
+        done = self._loop.submit(session.hold(limit))
+        self._sessions.append((session, done))
+        self._session, self._startup = session, limit
+
+    def finish(self) -> None:
+        session, limit, why = self._session, self._startup, self._why
+        assert session is not None
+        try:
+            self._client = session.ready.result(limit + 1.0)
+        except (concurrent.futures.TimeoutError, StartTimeout):
+            self._retire(session)
+            raise ServerFailure(self._what(f"did not start within {_s(limit)} s{why}")) from None
+        except KeyboardInterrupt:
+            self._retire(session)
+            raise
+        except Exception as exc:
+            self._retire(session)
+            raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
+
+    def list_tools(self) -> list[Any]:
+        """Every tool the server lists, all pages, within the list_tools limit."""
+        limit, why = self._limit(self.config.list_tools_timeout, "tool listing")
+        try:
+            return self._loop.run(self._all_tools(limit), limit)
+        except (TimeoutError, LoopTimeout):
+            self._broken = "did not list its tools"
+            what = f"did not list its tools within {_s(limit)} s{why}"
+            raise ServerFailure(self._what(what)) from None
+        except Exception as exc:
+            raise ServerFailure(self._what(f"could not list its tools: {_cause(exc)}")) from None
+
+    async def _all_tools(self, limit: float) -> list[Any]:
+        import anyio
+
+        tools: list[Any] = []
+        cursor: str | None = None
+        with anyio.fail_after(limit):
+            for _ in range(MAX_PAGES):
+                page = await self._client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        return tools
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The ``CallToolResult`` of one call; ``ToolError`` for every failure."""
+        client = self._ready()
+        limit, why = self._limit(self.config.call_timeout, "call")
+        session = self._session
+        mark = session.stderr_size() if session is not None else 0
+        try:
+            return self._loop.run(_call(client, tool, arguments, limit), limit)
+        except (TimeoutError, LoopTimeout):
+            garbage = session.garbage if session is not None else None
+            if garbage is not None:
+                what = f"wrote output that is not JSON-RPC ({garbage}) and did not answer"
+            else:
+                what = "did not answer"
+            raise self._failed(f"{what} {tool!r} within {_s(limit)} s{why}") from None
+        except Exception as exc:
+            if getattr(exc, "code", None) == CONNECTION_CLOSED:
+                what = f"closed the connection during {tool!r}"
+                raise self._failed(what, session, mark) from None
+            raise ToolError(self._what(f"refused {tool!r}: {_cause(exc)}")) from None
+
+    def _ready(self) -> Any:
+        with self._lock:
+            if self._gone is not None:
+                raise ToolError(self._what(f"is gone for this run ({self._gone})"))
+            if self._broken is None:
+                return self._client
+            if self.restarts_left <= 0:
+                self._gone = self._broken
+                raise ToolError(self._what(f"is gone for this run ({self._gone})"))
+            self._limit(self.config.startup_timeout, "restart")  # raises when the run is over
+            self.restarts_left -= 1
+            reason, self._broken = self._broken, None
+            if self._session is not None:
+                self._retire(self._session)
+            try:
+                self.start()
+            except (ServerFailure, ToolError) as exc:
+                self._gone = f"{reason}; the restart failed"
+                message = f"{exc} (restarted after it {reason}); it is gone for this run"
+                raise ToolError(message) from None
+            return self._client
+
+    def _failed(self, what: str, session: Session | None = None, mark: int = 0) -> ToolError:
+        self._broken = what.split(" (", 1)[0]
+        if self.restarts_left > 0:
+            after = "it will be restarted on the next call"
+        else:
+            after = "it has been restarted once already and is gone for this run"
+            self._gone = self._broken
+        return ToolError(f"{self._what(what, session, mark)}; {after}")
+
+    # -- limits and words --------------------------------------------------------------------
+
+    def _limit(self, configured: float, what: str) -> tuple[float, str]:
+        deadline = self._deadline()
+        if deadline is None:
+            return configured, ""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ToolError(f"the run's time limit was reached before the MCP {what}")
+        if left < configured:
+            return left, " (the run's time left)"
+        return configured, ""
+
+    def _what(self, what: str, session: Session | None = None, mark: int = 0) -> str:
+        text = f"MCP server {self.name!r} {what}"
+        tail = session.stderr_tail(mark) if session is not None else ""
+        return f"{text} (its stderr: {tail})" if tail else text
+
+    # -- shutdown ----------------------------------------------------------------------------
+
+    def _retire(self, session: Session) -> None:
+        """Tell a session to stop; ``close`` waits for it."""
+        self._loop.loop.call_soon_threadsafe(session.stop)
+        if session is self._session:
+            self._session, self._client = None, None
+
+    def request_close(self) -> list[concurrent.futures.Future[None]]:
+        """Tell every session to stop; the futures end when they have."""
+        for session, _ in self._sessions:
+            self._loop.loop.call_soon_threadsafe(session.stop)
+        self._session, self._client = None, None
+        self._gone = self._gone or "the client was closed"
+        return [done for _, done in self._sessions]
+
+    def close_files(self) -> None:
+        for session, _ in self._sessions:
+            session.close_files()
+
+
+async def _call(client: Any, tool: str, arguments: dict[str, Any], limit: float) -> Any:
+    import anyio
+
+    with anyio.fail_after(limit):
+        return await client.call_tool(tool, arguments)
+
+
+def _s(seconds: float) -> str:
+    return f"{round(seconds, 2):g}"
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost useful exception of an SDK error, exception groups unwrapped."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    return describe_exception(exc)

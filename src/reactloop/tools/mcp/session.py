@@ -1,0 +1,128 @@
+"""``Session``: one start of one MCP server, held open by a task on the background loop.
+
+The task enters the SDK's ``Client`` (and, for stdio, the server process) and leaves it when
+told to stop, so every anyio scope is entered and exited by the same task. The start-up limit
+is the deadline of a cancel scope around the whole connection, lifted once the handshake is
+done. The server's stderr goes to a temporary file: its last lines explain a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import math
+import os
+import tempfile
+from contextlib import AsyncExitStack
+from typing import IO, Any, TextIO, cast
+
+from reactloop.errors import describe_exception
+from reactloop.tools.mcp.config import ServerConfig
+
+STDERR_TAIL = 300
+TAIL_BYTES = 4096
+
+
+class StartTimeout(TimeoutError):
+    pass
+
+
+class Session:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.garbage: str | None = None
+        self._stop = asyncio.Event()
+        self._scope: Any = None  # the anyio.CancelScope of the connection
+        self._stderr: IO[bytes] | None = None
+        if config.command is not None:  # closed by close_files, after the server has stopped
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+
+    async def hold(self, startup: float) -> None:
+        """Connect, hand the client to ``ready``, and stay connected until ``stop``."""
+        import anyio
+
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + startup) as scope:
+                self._scope = scope
+                async with AsyncExitStack() as stack:
+                    client = await self._connect(stack)
+                    scope.deadline = math.inf
+                    self.ready.set_result(client)
+                    await self._stop.wait()
+        except Exception as exc:  # the SDK's errors, groups included: the waiter reports them
+            if not self.ready.done():
+                self.ready.set_exception(exc)
+        if not self.ready.done():
+            self.ready.set_exception(StartTimeout(f"did not start within {startup:g} s"))
+
+    def stop(self) -> None:
+        """End the connection (on the loop's thread): gently once started, else cancel."""
+        self._stop.set()
+        if not self.ready.done() and self._scope is not None:
+            self._scope.cancel()
+
+    def close_files(self) -> None:
+        if self._stderr is not None:
+            with contextlib.suppress(OSError):
+                self._stderr.close()
+
+    def stderr_size(self) -> int:
+        """How much the server has written to stderr so far (a mark for ``stderr_tail``)."""
+        if self._stderr is None or self._stderr.closed:
+            return 0
+        return os.fstat(self._stderr.fileno()).st_size
+
+    def stderr_tail(self, since: int = 0) -> str:
+        """The last line the server wrote to stderr after ``since`` (a traceback's last line,
+        usually), or the last line of all when it wrote nothing since."""
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        size = self.stderr_size()
+        start = since if since < size else 0
+        self._stderr.seek(max(start, size - TAIL_BYTES))
+        text = self._stderr.read().decode("utf-8", errors="replace")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        tail = lines[-1] if lines else ""
+        return tail if len(tail) <= STDERR_TAIL else "..." + tail[-STDERR_TAIL:]
+
+    async def _connect(self, stack: AsyncExitStack) -> Any:
+        from mcp import Client
+
+        client = Client(self._transport(stack), message_handler=self._on_message, cache=None)
+        return await stack.enter_async_context(client)
+
+    def _transport(self, stack: AsyncExitStack) -> Any:
+        config = self.config
+        if config.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers=dict(config.headers) or None)
+            stack.push_async_callback(http.aclose)
+            return streamable_http_client(config.url, http_client=http)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        assert config.command is not None and self._stderr is not None
+        parameters = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=dict(config.env) if config.env is not None else None,
+            cwd=config.cwd,
+        )
+        return stdio_client(parameters, errlog=cast(TextIO, self._stderr))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception) and self.garbage is None:
+            self.garbage = _garbage_text(message)
+
+
+def _garbage_text(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            shown = repr(first.get("input", ""))
+            return shown if len(shown) <= 80 else shown[:77] + "..."
+    return describe_exception(exc)[:80]

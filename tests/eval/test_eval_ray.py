@@ -1,0 +1,76 @@
+"""The Ray backend on a local Ray started by the test gives the local backend's results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval.oracle import OracleFactory
+
+ray = pytest.importorskip("ray")
+
+SAME = (
+    "status",
+    "answer",
+    "stop_reason",
+    "model_calls",
+    "tool_calls",
+    "health",
+    "called",
+    "check_detail",
+    "trace",
+    "seed",
+    "tools",
+)
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def deterministic(records: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+    return {r["key"]: tuple(r.get(name) for name in SAME) for r in records}
+
+
+def test_ray_backend_gives_the_same_results_as_local(local_ray: None, tmp_path: Path) -> None:
+    rungs = (
+        Rung(
+            label="a",
+            spec="oracle",
+            factory=OracleFactory(frozenset({("arith-02", 1)})),
+            protocols=("native", "text"),
+        ),
+        Rung(label="b", spec="oracle", factory=OracleFactory(frozenset({("arith-01", 0)}))),
+    )
+    tasks = tuple(load_suite("arithmetic")[:3])
+
+    def config(out: str, backend: str) -> EvalConfig:
+        return EvalConfig(
+            suite="arithmetic",
+            rungs=rungs,
+            out=tmp_path / out,
+            repeats=2,
+            tasks=tasks,
+            backend=backend,
+            concurrency=4,
+            seed=7,
+            fsync=False,
+        )
+
+    local = run_eval(config("local", "local"))
+    remote = run_eval(config("ray", "ray"))
+    assert remote.completed and len(remote.records) == 18
+    assert deterministic(remote.records) == deterministic(local.records)
+    for record in remote.records:  # the journals came back from the actors into DIR
+        assert (tmp_path / "ray" / record["trace"]).stat().st_size > 0
+    (tmp_path / "ray" / "episodes" / f"{remote.records[0]['key'].replace('/', '__')}.json").unlink()
+    resumed = run_eval(EvalConfig(**{**config("ray", "ray").__dict__, "resume": True}))
+    assert (resumed.ran, resumed.skipped) == (1, 17)
+    assert deterministic(resumed.records) == deterministic(local.records)

@@ -1,0 +1,127 @@
+"""The report folder: report.md, results.csv/json, summary.csv, the PNG charts, and index.html,
+whose links a real headless Chromium follows to existing viewer pages."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlparse
+
+import pytest
+
+from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval.oracle import OracleFactory
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("eval") / "out"
+    rungs = (
+        Rung(label="good", spec="oracle", factory=OracleFactory(), protocols=("native", "text")),
+        Rung(label="shaky <b>", spec="oracle", factory=OracleFactory(frozenset({("arith-01", 0)}))),
+    )
+    tasks = tuple(load_suite("arithmetic")[:2])
+    config = EvalConfig(
+        suite="arithmetic", rungs=rungs, out=folder, repeats=2, tasks=tasks, fsync=False
+    )
+    run_eval(config)
+    return folder
+
+
+def test_results_files_have_one_row_per_episode_and_per_rung(out: Path) -> None:
+    with (out / "results.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 12
+    assert {r["status"] for r in rows} == {"passed", "failed"}
+    assert all((out / r["trace"]).is_file() for r in rows)
+    with (out / "summary.csv").open(encoding="utf-8") as handle:
+        summary = list(csv.DictReader(handle))
+    assert [(r["rung"], r["protocol"]) for r in summary] == [
+        ("good", "native"),
+        ("good", "text"),
+        ("shaky <b>", "native"),
+    ]
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(data["episodes"]) == 12 and len(data["summary"]) == 3
+    record = data["episodes"][0]
+    for field in (
+        "task_id",
+        "repeat",
+        "model",
+        "seed",
+        "temperature",
+        "protocol",
+        "reactloop_version",
+        "tools",
+        "trace",
+        "server_model",
+    ):
+        assert field in record
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Protocol health" in report
+    if importlib.util.find_spec("matplotlib") is None:  # the eval extra is not installed
+        assert not list(out.glob("*.png")) and "![" not in report
+        return
+    for chart in ("success.png", "steps.png"):
+        assert (out / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "![success.png](success.png)" in report
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "a" and found.get("href"):
+            self.hrefs.append(str(found["href"]))
+        if tag == "img" and found.get("src"):
+            self.images.append(str(found["src"]))
+
+
+def dump_dom(page: Path) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    return done.stdout
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
+def test_index_in_chromium_links_every_episode_to_an_existing_viewer_page(out: Path) -> None:
+    dom = dump_dom(out / "index.html")
+    assert "shaky &lt;b&gt;" in dom and "<b>" not in dom.split("<body>", 1)[1]
+    parser = Links()
+    parser.feed(dom)
+    base = (out / "index.html").as_uri()
+    targets = [Path(unquote(urlparse(urljoin(base, href)).path)) for href in parser.hrefs]
+    pages = [t for t in targets if t.parent == out / "pages"]
+    assert len(pages) == 12 and all(p.is_file() for p in pages)
+    assert all(t.is_file() for t in targets)
+    assert sorted(parser.images) == sorted(p.name for p in out.glob("*.png"))
+    viewer = dump_dom(pages[0])
+    assert "final_answer" in viewer

@@ -1,0 +1,214 @@
+"""Grammar generation for local models, checked with llama.cpp's own grammar engine.
+
+These load only the tokenizer of the smallest embedded model (``vocab_only``), so they are
+fast; they need the ``local`` extra and skip without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reactloop.messages import ToolSpec
+from reactloop.models.local.grammar import (
+    ReactSpec,
+    check_grammar,
+    gbnf_literal,
+    grammar_accepts,
+    json_schema_grammar,
+    react_grammar,
+    tool_call_schema,
+)
+
+if os.environ.get("REACTLOOP_REQUIRE_SLOW") == "1":  # in CI a missing extra must fail
+    import llama_cpp
+else:
+    llama_cpp = pytest.importorskip("llama_cpp")
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Any:
+    from reactloop.models.local.catalog import model_path
+
+    try:
+        path = model_path("smollm2-135m")
+    except Exception as exc:  # the model package is part of the local extra
+        if os.environ.get("REACTLOOP_REQUIRE_SLOW") == "1":
+            raise
+        pytest.skip(str(exc))
+    return llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+
+
+SPEC = ReactSpec(
+    tools=(("calculator", ("expression",)), ("lookup", ("key",)), ("add", ("a", "b")), ("now", ()))
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thought: I need the price.\nAction: lookup[цена_чая]",
+        "Thought: compute\nAction: calculator[(2+3)*4]",
+        "Thought: nested\nAction: calculator[a[1] + b[[2]]]",
+        'Thought: two\nAction: add[{"a": 1, "b": "x"}]',
+        'Thought: two\nAction: add[{"a":[1, 2],"b":{"c": null}}]',
+        "Thought: time\nAction: now[]",
+        "Thought: done\nAction: Finish[420]",
+    ],
+)
+def test_grammar_accepts_well_formed_steps(vocab: Any, text: str) -> None:
+    assert grammar_accepts(vocab, react_grammar(SPEC), text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thought: x\nAction: calculater[1+1]",  # not a tool
+        "Thought: x\nAction: Calculator[1+1]",  # names are exact
+        "Thought: x\nAction: finish[1]",
+        "Thought: x\nAction: lookup[a]b]",  # unbalanced
+        "Thought: x\nAction: lookup[]",  # one parameter: the argument is required
+        "Thought: x\nAction: lookup[a\nb]",
+        "Thought: x\nAction: now[x]",
+        'Thought: x\nAction: add[{"a": 1}]',  # both parameters
+        'Thought: x\nAction: add[{"b": 1, "a": 2}]',
+        "Thought: x\nAction: lookup[a] trailing",
+        "Thought: x\nthen\nAction: lookup[a]",
+        "Action: lookup[a]",
+        "Thought: x\nAction: lookup[a]\nObservation: 35",
+    ],
+)
+def test_grammar_refuses_malformed_steps(vocab: Any, text: str) -> None:
+    assert not grammar_accepts(vocab, react_grammar(SPEC), text)
+
+
+def test_finish_only_grammar_refuses_tools(vocab: Any) -> None:
+    grammar = react_grammar(ReactSpec(tools=()))
+    assert grammar_accepts(vocab, grammar, "Thought: ok\nAction: Finish[42]")
+    assert not grammar_accepts(vocab, grammar, "Thought: ok\nAction: calculator[1]")
+
+
+def test_thoughts_are_bounded(vocab: Any) -> None:
+    grammar = react_grammar(SPEC, max_thought_chars=20)
+    assert grammar_accepts(vocab, grammar, "Thought: " + "a" * 20 + "\nAction: Finish[1]")
+    assert not grammar_accepts(vocab, grammar, "Thought: " + "a" * 21 + "\nAction: Finish[1]")
+
+
+def test_from_extra_reads_the_text_adapter_hint() -> None:
+    spec = ReactSpec.from_extra(
+        {
+            "tools": ["calculator", "Finish", "calculator", "lookup"],
+            "parameters": {"calculator": ["expression"]},
+        }
+    )
+    assert spec.tools == (("calculator", ("expression",)), ("lookup", ("input",)))
+
+
+any_names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
+# Names a model can write: llama.cpp's tokenizers mangle NUL and unassigned code points.
+printable_names = st.text(
+    alphabet=st.characters(whitelist_categories=("L", "N", "P", "S", "Zs")),
+    min_size=1,
+    max_size=24,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(any_names, min_size=1, max_size=4, unique=True))
+def test_any_tool_names_give_a_grammar_llama_cpp_parses(vocab: Any, names: list[str]) -> None:
+    check_grammar(vocab, react_grammar(ReactSpec.from_extra({"tools": names})))
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(printable_names, min_size=1, max_size=4, unique=True))
+def test_exactly_the_given_tool_names_are_accepted(vocab: Any, names: list[str]) -> None:
+    spec = ReactSpec.from_extra({"tools": names, "parameters": {n: ["x"] for n in names}})
+    grammar = react_grammar(spec)
+    for name, _ in spec.tools:
+        assert grammar_accepts(vocab, grammar, f"Thought: t\nAction: {name}[1]")
+        wrong = name + "x_"
+        if all(other != wrong and not other.startswith(wrong) for other in names):
+            assert not grammar_accepts(vocab, grammar, f"Thought: t\nAction: {wrong}[1]")
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_gbnf_literal_is_printable_ascii(text: str) -> None:
+    literal = gbnf_literal(text)
+    assert literal.startswith('"') and literal.endswith('"')
+    assert all(0x20 <= ord(c) < 0x7F for c in literal)
+
+
+CALC = ToolSpec(
+    name="calculator",
+    description="math",
+    parameters={
+        "type": "object",
+        "properties": {"expression": {"type": "string"}},
+        "required": ["expression"],
+        "additionalProperties": False,
+    },
+)
+NESTED = ToolSpec(
+    name="book",
+    description="book a room",
+    parameters={
+        "type": "object",
+        "properties": {"room": {"$ref": "#/$defs/Room"}, "nights": {"type": "integer"}},
+        "required": ["room", "nights"],
+        "additionalProperties": False,
+        "$defs": {
+            "Room": {
+                "type": "object",
+                "properties": {"kind": {"enum": ["a", "b"]}},
+                "required": ["kind"],
+                "additionalProperties": False,
+            }
+        },
+    },
+)
+
+
+def _native(vocab: Any, schema: dict[str, Any], body: dict[str, Any]) -> bool:
+    return grammar_accepts(vocab, json_schema_grammar(schema), json.dumps(body))
+
+
+def test_native_schema_accepts_calls_and_answers(vocab: Any) -> None:
+    schema = tool_call_schema([CALC, NESTED])
+    assert _native(
+        vocab, schema, {"thought": "t", "tool": "calculator", "arguments": {"expression": "1+1"}}
+    )
+    assert _native(
+        vocab,
+        schema,
+        {"thought": "t", "tool": "book", "arguments": {"room": {"kind": "a"}, "nights": 2}},
+    )
+    assert _native(vocab, schema, {"thought": "t", "answer": "42"})
+
+
+def test_native_schema_refuses_unknown_tools_and_bad_arguments(vocab: Any) -> None:
+    schema = tool_call_schema([CALC, NESTED])
+    assert not _native(
+        vocab, schema, {"thought": "t", "tool": "calc", "arguments": {"expression": "1"}}
+    )
+    assert not _native(
+        vocab, schema, {"thought": "t", "tool": "calculator", "arguments": {"expr": "1"}}
+    )
+    assert not _native(
+        vocab,
+        schema,
+        {"thought": "t", "tool": "book", "arguments": {"room": {"kind": "c"}, "nights": 2}},
+    )
+
+
+def test_tool_choice_narrows_the_union(vocab: Any) -> None:
+    answer = {"thought": "t", "answer": "42"}
+    call = {"thought": "t", "tool": "calculator", "arguments": {"expression": "1"}}
+    assert not _native(vocab, tool_call_schema([CALC], "required"), answer)
+    assert _native(vocab, tool_call_schema([CALC], "required"), call)
+    assert not _native(vocab, tool_call_schema([CALC], "none"), call)
+    assert not _native(vocab, tool_call_schema([CALC, NESTED], "book"), call)

@@ -1,0 +1,151 @@
+"""The local model runs in a child process: its crashes and overruns are model errors.
+
+Real llama.cpp, real signals. Slow (a model load per test); they run in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, Journal, Limits, read_journal
+from reactloop.models import ModelSettings, resolve_model
+from reactloop.models.local import LocalLlamaModel
+from reactloop.models.local.cpu import AMX_FLAGS, extra_buffer_types_allowed
+from reactloop.models.local.process import GRACE_SECONDS
+from reactloop.tools.calculator import tools as calculator_tools
+
+if os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":  # in CI a missing extra must fail
+    pytest.importorskip("llama_cpp")
+pytestmark = pytest.mark.slow
+
+TASK = "What is 35 * 12? Use the calculator."
+CRASH_HOOK = Path(__file__).parent / "crash"
+
+
+def _model(**extra: Any) -> LocalLlamaModel:
+    # A fresh n_ctx per test gives each its own model process (they are shared by options).
+    model = resolve_model("local:smollm2-135m", ModelSettings(max_output_tokens=160, extra=extra))
+    assert isinstance(model, LocalLlamaModel)
+    return model
+
+
+def _journal_events(path: Path) -> list[str]:
+    return [str(record["type"]) for record in read_journal(path)]
+
+
+def test_a_model_process_killed_mid_generation_ends_the_run_with_model_error(
+    tmp_path: Path,
+) -> None:
+    model = _model(n_ctx=2048)
+    pid = model.process.pid
+    assert pid is not None
+    killed: list[int] = []
+
+    def kill_on_first_text(_: str) -> None:
+        if not killed:
+            killed.append(pid)
+            os.kill(pid, signal.SIGSEGV)
+
+    trace = tmp_path / "run.jsonl"
+    journal = Journal(trace)
+    agent = Agent(
+        model,
+        calculator_tools(),
+        limits=Limits(max_model_calls=4),
+        journal=journal,
+        on_text=kill_on_first_text,
+        tool_choice="required",
+    )
+    result = agent.run(TASK)
+    journal.close()
+    assert killed
+    assert str(result.stop_reason) == "model_error"
+    assert "died with signal 11 (SIGSEGV)" in (result.error or "")
+    events = _journal_events(trace)
+    assert events[-1] == "stop" and events.count("stop") == 1
+    # The next run starts a fresh process and works again.
+    again = Agent(model, calculator_tools(), limits=Limits(max_model_calls=2)).run(TASK)
+    assert str(again.stop_reason) != "model_error", again.error
+    assert model.process.pid not in (None, pid)
+
+
+def test_a_time_limit_ends_a_generation_that_would_run_past_it() -> None:
+    # A stopped process cannot stop by itself at the deadline, as a kernel stuck in native
+    # code cannot: the parent must end it, and the run ends with timeout.
+    model = _model(n_ctx=2304, grammar=False)
+    pid = model.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    limit = 1.0
+    started = time.monotonic()
+    result = Agent(
+        model, calculator_tools(), limits=Limits(max_seconds=limit, max_model_calls=2)
+    ).run("Write a very long story about a calculator.")
+    elapsed = time.monotonic() - started
+    assert str(result.stop_reason) == "timeout", result.error
+    assert limit <= elapsed < limit + GRACE_SECONDS + 3.0
+    with pytest.raises(ProcessLookupError):  # the frozen process was killed and reaped
+        os.kill(pid, 0)
+
+
+def test_the_worker_stops_a_long_generation_at_the_deadline_by_itself() -> None:
+    model = _model(n_ctx=2560, grammar=False)
+    pid = model.process.pid
+    result = Agent(
+        model,
+        calculator_tools(),
+        limits=Limits(max_seconds=0.5, max_model_calls=1),
+    ).run("Write a very long story about a calculator.")
+    assert str(result.stop_reason) in {"timeout", "truncated", "format_errors", "final_answer"}
+    assert model.process.pid == pid  # ended by its own deadline, not killed
+
+
+def test_the_cli_exits_1_with_a_complete_journal_when_the_model_process_crashes(
+    tmp_path: Path,
+) -> None:
+    trace = tmp_path / "run.jsonl"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(CRASH_HOOK), os.environ.get("PYTHONPATH", "")]),
+        "REACTLOOP_TEST_CRASH_AT_STEP": "2",
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "reactloop", "run", TASK, "--model", "local", "--json",
+         "--trace", str(trace), "--tool-choice", "required", "--max-steps", "4"],
+        capture_output=True, text=True, env=env, timeout=240, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 1, completed.stderr
+    report = json.loads(completed.stdout)
+    assert report["stop_reason"] == "model_error"
+    assert "signal 11 (SIGSEGV)" in report["error"]
+    events = _journal_events(trace)
+    assert events[-1] == "stop" and events.count("stop") == 1
+    assert "tool_result" in events  # step 1 ran and was kept
+
+
+def test_extra_buffer_types_are_off_on_amx_cpus_and_the_cure_path_answers() -> None:
+    assert extra_buffer_types_allowed("auto", AMX_FLAGS) is False
+    assert extra_buffer_types_allowed("auto", frozenset({"avx2", "avx512f"})) is True
+    assert extra_buffer_types_allowed("auto", frozenset({"avx2"}), built_with_amx=True) is False
+    model = _model(n_ctx=2816, extra_buffer_types="off")
+    assert model.info["use_extra_bufts"] is False
+    probe = model.process.probe("The capital of France is", 4)
+    assert "Paris" in probe["text"]
+
+
+def test_an_amx_build_is_never_loaded_with_its_amx_kernels() -> None:
+    """On a CPU with AMX llama.cpp compiles its AMX kernel in (system info says AMX_INT8 = 1);
+    wherever it is in, the default load must keep it off. On other CPUs this checks that the
+    default keeps the faster repacked layouts."""
+    model = _model(n_ctx=3072)
+    built_with_amx = "AMX_INT8 = 1" in model.info["system_info"]
+    assert model.info["use_extra_bufts"] is not built_with_amx

@@ -1,0 +1,61 @@
+"""The declared public API: the module paths users may import, and what each exports.
+
+Everything else under ``reactloop`` is private and may change without notice. Docs import only
+these paths (tests/test_docs_snippets.py); each module's ``__all__`` is pinned
+(tests/test_public_api.py). A change here is a change of the public API: say so in the commit.
+"""
+
+from __future__ import annotations
+
+PUBLIC_API: dict[str, list[str]] = {
+    "reactloop": [
+        "Agent", "Approver", "Event", "FunctionModel", "Journal", "JournalError", "Limits",
+        "Message", "MissingDependency", "Model", "ModelError", "ModelRequest", "ModelSettings",
+        "ModelTurn", "Observer", "PreparedCall", "ProviderError", "ReactLoopError",
+        "ReactTextModel", "RunResult", "ScriptedModel", "StopReason", "TerminalApprover", "Tool",
+        "ToolCall", "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError",
+        "__version__", "read_journal", "resolve_model", "tool",
+    ],
+    "reactloop.models": [
+        "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "choose_default_model",
+        "resolve_model", "split_spec",
+    ],
+    "reactloop.models.openai": ["OpenAIChatModel", "from_spec"],
+    "reactloop.models.local": ["LocalLlamaModel", "from_spec"],
+    "reactloop.models.react": ["ReactTextModel"],
+    "reactloop.tools": [
+        "FAMILIES", "ToolContext", "build_tools", "calculator_tool", "lookup_tool",
+        "parse_families",
+    ],
+    "reactloop.tools.mcp": [
+        "CALL_SECONDS", "LIST_TOOLS_SECONDS", "MCPServers", "MCPStartError", "STARTUP_SECONDS",
+        "SchemaTool", "ServerConfig", "load_config", "mcp_tools", "normalize_schema",
+        "open_mcp_tools", "parse_config", "schema_tool", "server_configs", "stdio_server",
+        "url_server",
+    ],
+    "reactloop.sandbox": [
+        "CommandResult", "ResourceLimits", "Workspace", "run_command", "sandbox_mode",
+    ],
+    "reactloop.usage": [
+        "CHARS_PER_TOKEN", "CostModel", "PrefixIssue", "Price", "PriceTable", "StepQuality",
+        "StepUsage", "UsageReport", "check_prefix", "estimated_step_usages", "fit_cost_model",
+        "predicted_input_tokens", "step_of", "step_quality", "step_usages", "usage_from",
+        "usage_report",
+    ],
+    "reactloop.replay": ["Divergence", "ReplayModel", "ReplayReport", "compare", "replay"],
+    "reactloop.viewer": ["render_events", "render_html"],
+    "reactloop.testing": [
+        "FakeOpenAIServer", "RecordedRequest", "Reply", "completion", "disconnect",
+        "error_reply", "fixture_replies", "free_port", "json_reply", "sse_reply",
+        "sse_text_reply", "tool_call",
+    ],
+}  # fmt: skip
+
+# Importable from ``reactloop`` on first use, so that ``import reactloop`` loads no SDK.
+LAZY_FROM_REACTLOOP: dict[str, str] = {
+    "OpenAIChatModel": "reactloop.models.openai",
+    "LocalLlamaModel": "reactloop.models.local",
+    "AnthropicModel": "reactloop.models.anthropic",
+}
+# Adapter SDKs and other heavy optional packages ``import reactloop`` must not load.
+NOT_LOADED_BY_IMPORT = ("openai", "anthropic", "llama_cpp", "mcp", "httpx", "ray", "matplotlib")

@@ -1,0 +1,266 @@
+"""Issue 12's sandbox findings, each pinned: disk and RAM caps, processes that try to outlive
+the call, a virtual environment under /tmp, and ``bwrap_status`` for ``reactloop doctor``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop.errors import ToolError
+from reactloop.messages import ToolCall
+from reactloop.sandbox import bwrap, command, landlock, launch, weak
+from reactloop.sandbox.bwrap import bwrap_problem, bwrap_status, interpreter_binds
+from reactloop.sandbox.command import CommandResult, run_command
+from reactloop.sandbox.rlimits import MIB, ResourceLimits
+from reactloop.tools.bash import tools
+from reactloop.tools.registry import ToolContext, run_deadline_scope
+from reactloop.tools.toolbox import Toolbox
+
+NO_BWRAP = pytest.mark.skipif(bwrap_problem() is not None, reason=str(bwrap_problem()))
+MODES = [
+    pytest.param(("bwrap", True, "bwrap"), id="bwrap", marks=NO_BWRAP),
+    pytest.param(
+        ("weak", True, "weak+landlock"),
+        id="weak+landlock",
+        marks=pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock here"),
+    ),
+    pytest.param(
+        ("weak", False, "weak"),
+        id="weak",
+        marks=pytest.mark.skipif(
+            weak.weak_problem("weak") is not None, reason=str(weak.weak_problem("weak"))
+        ),
+    ),
+]
+Run = Callable[..., CommandResult]
+
+
+@pytest.fixture(params=MODES)
+def run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
+    mode, use_landlock, sandbox = request.param
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+
+    def call(text: str, **options: Any) -> CommandResult:
+        options.setdefault("timeout", 60)
+        result = run_command(
+            text, workspace=workspace, mode=mode, use_landlock=use_landlock, **options
+        )
+        assert result.sandbox == sandbox
+        return result
+
+    return call
+
+
+def living(marker: str) -> list[int]:
+    """Processes (not this one) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+# ---- disk and RAM -----------------------------------------------------------------------------
+
+
+def test_a_command_that_fills_the_disk_is_stopped_by_the_budget(run: Run) -> None:
+    """40 files of 10 MB, each below the 1 GiB file-size cap: 400 MB against a 64 MiB budget."""
+    fill = "for i in $(seq 1 40); do head -c 10000000 /dev/zero > f$i || exit 9; done; echo FULL"
+    started = time.monotonic()
+    result = run(fill, limits=ResourceLimits(disk_bytes=64 * MIB))
+    assert result.stopped is not None and result.stopped.startswith("disk budget exceeded")
+    assert "budget is 64 MiB" in result.stopped
+    assert result.exit_code == 137 and not result.timed_out and "FULL" not in result.output
+    assert result.to_dict()["stopped"] == result.stopped
+    assert time.monotonic() - started < 30
+    assert run("echo alive").output == "alive\n"  # the harness and the sandbox carry on
+
+
+def test_a_deleted_file_held_open_counts_against_the_budget(run: Run) -> None:
+    """Free space, not a walk of the workspace: an unlinked open file cannot hide its blocks."""
+    hidden = (
+        "exec 3> hidden; rm hidden; for i in $(seq 1 40); do head -c 10000000 /dev/zero >&3; done"
+    )
+    result = run(hidden, limits=ResourceLimits(disk_bytes=64 * MIB))
+    assert result.stopped is not None and "disk budget exceeded" in result.stopped
+
+
+@pytest.mark.skipif(shutil.which("fallocate") is None, reason="no fallocate here")
+def test_a_command_that_ends_over_budget_before_a_check_is_reported(run: Run) -> None:
+    result = run(
+        "fallocate -l 100M big && echo reserved", limits=ResourceLimits(disk_bytes=32 * MIB)
+    )
+    assert result.stopped is not None and result.stopped.startswith("disk budget exceeded")
+    if result.stopped.endswith("the command had ended before the check"):
+        assert result.exit_code == 0 and "reserved" in result.output
+    else:
+        assert result.exit_code == 137
+
+
+@NO_BWRAP
+def test_bwrap_tmp_and_shm_are_sized_tmpfs_and_dev_is_read_only(tmp_path: Path) -> None:
+    if not bwrap.bwrap_supports_size():
+        pytest.skip("this bubblewrap has no --size")
+    probe = (
+        "head -c 20000000 /dev/zero > /tmp/big; echo tmp=$?;"
+        " head -c 20000000 /dev/zero > /dev/shm/big; echo shm=$?;"
+        " echo x > /dev/planted; echo dev=$?; echo ok > /dev/null && echo null=0;"
+        " df -B1 --output=size /tmp /dev/shm | tail -2"
+    )
+    result = run_command(
+        probe, workspace=tmp_path, mode="bwrap", limits=ResourceLimits(tmp_bytes=8 * MIB)
+    )
+    out = result.output
+    assert "tmp=1" in out and "shm=1" in out and "No space left on device" in out
+    assert "dev=1" in out and "null=0" in out
+    assert [int(size) for size in out.split()[-2:]] == [8 * MIB, 8 * MIB]
+
+
+@NO_BWRAP
+def test_bwrap_without_size_binds_watched_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bubblewrap older than 0.8.0: /tmp is a folder on disk, and the disk budget holds."""
+    monkeypatch.setattr(launch, "bwrap_supports_size", lambda: False)
+    fill = "for i in $(seq 1 40); do head -c 10000000 /dev/zero > /tmp/f$i || exit 9; done"
+    result = run_command(
+        f"grep -c ' /tmp .* tmpfs ' /proc/self/mountinfo; {fill}; echo FULL",
+        workspace=tmp_path, mode="bwrap", limits=ResourceLimits(disk_bytes=64 * MIB),
+    )  # fmt: skip
+    assert result.output.startswith("0\n")  # not a tmpfs
+    assert result.stopped is not None and "disk budget exceeded" in result.stopped
+
+
+# ---- nothing outlives the call ----------------------------------------------------------------
+
+
+CGROUP_ROOTS = "/sys/fs/cgroup/pids /sys/fs/cgroup/unified /sys/fs/cgroup"
+LEAVE_CGROUP = (
+    f"for c in {CGROUP_ROOTS}; do [ -f $c/cgroup.procs ] && echo $$ > $c/cgroup.procs;"
+    " echo rc=$?; done"
+)
+
+
+def escape_attempt(marker: str) -> str:
+    """setsid, a double fork, nohup, leaving the pids cgroup, and killing the supervisor."""
+    supervisors = (
+        "for p in /proc/[0-9]*; do grep -q supervisor.py $p/cmdline 2>/dev/null"
+        f" && grep -q {marker} $p/cmdline && kill -9 ${{p#/proc/}}; done"
+    )
+    return (
+        f"setsid sleep 1{marker} & (sleep 2{marker} &) ; {LEAVE_CGROUP} 2>/dev/null;"
+        f" nohup setsid sleep 3{marker} > /dev/null 2>&1 & {supervisors};"
+        f" echo attacked; sleep 4{marker}"
+    )
+
+
+@pytest.mark.parametrize("timeout", [2, 60], ids=["timeout", "early-exit"])
+def test_nothing_outlives_the_call(run: Run, timeout: int) -> None:
+    marker = f"{uuid.uuid4().int % 10**6}.{4848 + timeout}"
+    text = escape_attempt(marker)
+    if timeout == 60:
+        text = text.replace(f"sleep 4{marker}", "exit 0")
+    run(text, timeout=timeout)
+    assert living(marker) == []  # at once: the call returns only when all are gone
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may write cgroup.procs")
+def test_a_root_command_cannot_leave_its_pids_cgroup(run: Run) -> None:
+    result = run(f"{LEAVE_CGROUP}; echo 1 > /proc/sys/vm/drop_caches; echo sys=$?")
+    assert "rc=0" not in result.output and "sys=0" not in result.output
+
+
+def test_weak_mode_that_cannot_contain_processes_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(weak, "pid_namespace_problem", lambda: "no PID namespace (test)")
+    with pytest.raises(ToolError, match=r"outliving the call.*no PID namespace"):
+        run_command("true", workspace=tmp_path, mode="weak", use_landlock=False)
+    monkeypatch.setattr(command, "bwrap_problem", lambda: "bwrap is not installed")
+    with pytest.raises(ToolError, match="install bubblewrap"):
+        command.sandbox_mode("auto", use_landlock=False)
+    box = Toolbox(tools(ToolContext(workspace=tmp_path, extra={"sandbox_mode": "weak"})))
+    if landlock.abi_version() >= 6:
+        return  # weak+landlock still contains processes: scoped signals
+    result = box.execute(ToolCall(id="c", name="bash", arguments='{"command": "true"}'))
+    assert not result.ok and "outliving the call" in (result.error or "")
+
+
+# ---- the interpreter's prefix -----------------------------------------------------------------
+
+
+@NO_BWRAP
+def test_a_virtual_environment_under_tmp_works_in_bwrap(tmp_path: Path) -> None:
+    venv = Path("/tmp") / f"reactloop-venv-{uuid.uuid4().hex[:8]}"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        script = (
+            "import site, sys\nsite.addsitedir(sys.argv[1])\n"
+            "from reactloop.sandbox.command import run_command\n"
+            "r = run_command('python -c \"import sys; print(sys.prefix)\"',"
+            " workspace=sys.argv[2], mode='bwrap')\n"
+            "print(r.exit_code, r.output.strip())\n"
+        )
+        site_dir = sysconfig.get_paths()["purelib"]
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", script, site_dir, str(tmp_path)],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        assert done.stdout.split() == ["0", str(venv)]
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
+
+
+def test_interpreter_binds_only_masked_prefixes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not tmp_path.is_relative_to("/tmp"):
+        pytest.skip("pytest's tmp_path is not under /tmp here")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    monkeypatch.setattr(sys, "exec_prefix", "/tmp")  # a masked folder itself: never bound
+    monkeypatch.setattr(sys, "base_exec_prefix", "/usr")
+    assert interpreter_binds() == [tmp_path.resolve()]
+
+
+# ---- doctor and the run's deadline ------------------------------------------------------------
+
+
+def test_bwrap_status_says_whether_and_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    works, line = bwrap_status()
+    assert works == (bwrap_problem() is None) and line and "\n" not in line
+    monkeypatch.setattr(bwrap, "bwrap_problem", lambda: "bwrap is not installed")
+    assert bwrap_status() == (
+        False,
+        "bwrap is not installed; install bubblewrap (apt-get install bubblewrap, "
+        "dnf install bubblewrap)",
+    )
+
+
+def test_bash_tool_never_outlives_the_run(tmp_path: Path) -> None:
+    (bash,) = tools(ToolContext(workspace=tmp_path))
+    box = Toolbox([bash])
+    started = time.monotonic()
+    call = ToolCall(id="c", name="bash", arguments='{"command": "sleep 30", "timeout_seconds": 60}')
+    with run_deadline_scope(started + 1.0):
+        result = box.execute(call)
+    assert result.ok and result.output["timed_out"] is True
+    assert time.monotonic() - started < 10
+    with run_deadline_scope(time.monotonic() - 1):
+        late = box.execute(call)
+    assert not late.ok and "time limit has passed" in (late.error or "")

@@ -1,0 +1,47 @@
+"""The public API is declared (tests/public_api.py) and pinned: each module's ``__all__``, the
+lazy adapter classes, and what ``import reactloop`` does not load."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+from public_api import LAZY_FROM_REACTLOOP, NOT_LOADED_BY_IMPORT, PUBLIC_API
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_API))
+def test_each_public_module_exports_exactly_what_is_declared(module: str) -> None:
+    imported = importlib.import_module(module)
+    assert sorted(imported.__all__) == sorted(PUBLIC_API[module])
+    for name in imported.__all__:
+        assert hasattr(imported, name), f"{module}.{name} is declared but missing"
+
+
+def test_adapter_classes_are_importable_lazily_from_reactloop() -> None:
+    import reactloop
+
+    for name, module in LAZY_FROM_REACTLOOP.items():
+        if importlib.util.find_spec(module) is None:
+            continue
+        try:
+            lazy = getattr(reactloop, name)
+        except ImportError:  # its SDK (an optional extra) is not installed here
+            continue
+        assert lazy is getattr(importlib.import_module(module), name)
+    with pytest.raises(AttributeError):
+        reactloop.NoSuchThing  # noqa: B018
+
+
+def test_import_reactloop_loads_no_adapter_sdk() -> None:
+    code = (
+        "import json, sys, reactloop; "
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out))
+    assert not loaded & set(NOT_LOADED_BY_IMPORT), loaded & set(NOT_LOADED_BY_IMPORT)
