@@ -7,12 +7,16 @@ measured is the loop itself: budget checks, loop guard, validation, events, hist
 "time limit on" rows run with a ``max_seconds`` (the default ``Limits``): each sync tool then
 runs on a worker thread, so that the limit can abandon it. ``--cli`` adds the command line's
 path: ``reactloop run --model scripted:FILE`` at 1000, 2000 and 3000 steps (journal on,
-requests kept), whose cost per step must not grow with the length of the run.
+requests kept), whose cost per step must not grow with the length of the run. The "async
+tool" rows call an ``async def`` tool instead (on the run's own event loop), through ``run``
+and through ``await arun`` (the same loop on a thread of its own): the async path's cost per
+step must stay within 1.5x of the sync path's.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import subprocess
@@ -47,9 +51,15 @@ def echo(n: int) -> int:
     return n
 
 
-def scripted_turns(steps: int) -> list[ModelTurn]:
+@tool(read_only=True)
+async def aecho(n: int) -> int:
+    """Return n, asynchronously."""
+    return n
+
+
+def scripted_turns(steps: int, name: str = "echo") -> list[ModelTurn]:
     turns = [
-        ModelTurn(tool_calls=(ToolCall(id=f"c{i}", name="echo", arguments=f'{{"n": {i}}}'),))
+        ModelTurn(tool_calls=(ToolCall(id=f"c{i}", name=name, arguments=f'{{"n": {i}}}'),))
         for i in range(steps)
     ]
     return [*turns, ModelTurn(text="done")]
@@ -66,6 +76,18 @@ def one_run(steps: int, journal_dir: Path | None, max_seconds: float | None = No
     elapsed = CLOCK() - started
     if journal:
         journal.close()
+    assert result.answer == "done", result.stop_reason
+    return elapsed / (steps + 1)
+
+
+def async_tool_run(steps: int, use_arun: bool) -> float:
+    """Seconds per step with an async tool, through ``run`` or ``await arun`` (journal off)."""
+    model = ScriptedModel(scripted_turns(steps, "aecho"), keep_requests=False)
+    limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
+    agent = Agent(model, [aecho], limits=limits)
+    started = CLOCK()
+    result = asyncio.run(agent.arun("count")) if use_arun else agent.run("count")
+    elapsed = CLOCK() - started
     assert result.answer == "done", result.stop_reason
     return elapsed / (steps + 1)
 
@@ -92,7 +114,7 @@ def bare_loop(steps: int) -> float:
 def per_step(repeat: int) -> dict[str, dict[int, float]]:
     """Median seconds per step; the three variants take turns, so a drift of the machine's
     speed (large on shared VMs) hits them alike and their ratios stay fair."""
-    labels = ("bare loop", "journal off", "journal on", "time limit on")
+    labels = ("bare loop", "journal off", "journal on", "time limit on", "async tool", "arun async")
     samples: dict[str, dict[int, list[float]]] = {label: {} for label in labels}
     with tempfile.TemporaryDirectory() as folder:
         for steps in (10, 100, 1000):
@@ -102,6 +124,8 @@ def per_step(repeat: int) -> dict[str, dict[int, float]]:
                 samples["journal on"].setdefault(steps, []).append(one_run(steps, Path(folder)))
                 timed = one_run(steps, Path(folder), max_seconds=600.0)
                 samples["time limit on"].setdefault(steps, []).append(timed)
+                samples["async tool"].setdefault(steps, []).append(async_tool_run(steps, False))
+                samples["arun async"].setdefault(steps, []).append(async_tool_run(steps, True))
     return {
         label: {steps: statistics.median(values) for steps, values in rows.items()}
         for label, rows in samples.items()
@@ -234,6 +258,13 @@ def main() -> None:
     for label in ("journal off", "journal on"):
         times = table[label][100] / table["bare loop"][100]
         print(f"reactloop / bare loop at 100 steps, {label}: {times:.1f}x")
+    for steps in (100, 1000):
+        same_tool = table["arun async"][steps] / table["async tool"][steps]
+        sync_tool = table["arun async"][steps] / table["journal off"][steps]
+        print(
+            f"arun / run with the async tool at {steps} steps: {same_tool:.2f}x "
+            f"(arun with the async tool / run with the sync tool: {sync_tool:.2f}x)"
+        )
     early, late, ratio = early_and_late_step_costs(args.repeat)
     print(
         f"per-step cost over steps 5-55: {early * 1e6:.1f} µs, over steps 945-995: "

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 PUBLIC_API: dict[str, list[str]] = {
     "reactloop": [
-        "Agent", "Approver", "Event", "FunctionModel", "Journal", "JournalError", "Limits",
-        "Message", "MissingDependency", "Model", "ModelError", "ModelRequest", "ModelSettings",
-        "ModelTurn", "Observer", "PreparedCall", "ProviderError", "ReactLoopError",
-        "ReactTextModel", "RunResult", "ScriptedModel", "StopReason", "TerminalApprover", "Tool",
-        "ToolCall", "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError",
-        "__version__", "read_journal", "resolve_model", "tool",
+        "Agent", "Approver", "Conversation", "Event", "FunctionModel", "InvalidOutput",
+        "JSONSchema", "Journal", "JournalError", "Limits", "Message", "MissingDependency", "Model",
+        "ModelError", "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer",
+        "PreparedCall", "ProviderError", "ReactLoopError", "ReactTextModel", "RunResult",
+        "RunStream", "ScriptedModel", "StopReason", "TerminalApprover", "Tool", "ToolCall",
+        "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError", "__version__",
+        "read_checklist", "read_journal", "resolve_model", "tool",
     ],
     "reactloop.models": [
         "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "choose_default_model",
@@ -45,10 +46,13 @@ PUBLIC_API: dict[str, list[str]] = {
     "reactloop.replay": ["Divergence", "ReplayModel", "ReplayReport", "compare", "replay"],
     "reactloop.viewer": ["render_events", "render_html"],
     "reactloop.testing": [
-        "FakeOpenAIServer", "RecordedRequest", "Reply", "completion", "disconnect",
-        "error_reply", "fixture_replies", "free_port", "json_reply", "sse_reply",
-        "sse_text_reply", "tool_call",
+        "FakeAnthropicServer", "FakeOpenAIServer", "RecordedRequest", "Reply",
+        "anthropic_error", "anthropic_fixture_replies", "completion", "disconnect",
+        "error_reply", "event_stream", "fixture_replies", "free_port", "json_reply", "message",
+        "request_problem", "sse_reply", "sse_text_reply", "stream_events", "thinking",
+        "tool_call", "tool_use",
     ],
+    "reactloop.models.anthropic": ["AnthropicModel", "from_spec"],
 }  # fmt: skip
 
 # Importable from ``reactloop`` on first use, so that ``import reactloop`` loads no SDK.
@@ -56,6 +60,11 @@ LAZY_FROM_REACTLOOP: dict[str, str] = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
+    "OTelObserver": "reactloop.otel",
+    "CommandCheck": "reactloop.commandcheck",
 }
 # Adapter SDKs and other heavy optional packages ``import reactloop`` must not load.
-NOT_LOADED_BY_IMPORT = ("openai", "anthropic", "llama_cpp", "mcp", "httpx", "ray", "matplotlib")
+NOT_LOADED_BY_IMPORT = (
+    "openai", "anthropic", "llama_cpp", "mcp", "httpx", "ray", "matplotlib", "opentelemetry",
+    "jsonschema",
+)  # fmt: skip

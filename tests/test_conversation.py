@@ -6,7 +6,6 @@ its journal links to the first run's."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +140,16 @@ def test_anthropic_follow_up_request_is_accepted() -> None:
     last = server.requests[-1].json
     assert request_problem(last) is None
     roles = [m["role"] for m in last["messages"]]
+    assert last["messages"][4]["content"] == "And times 4?"
+    for wire in last["messages"]:
+        if isinstance(wire["content"], str):
+            wire["content"] = [{"type": "text", "text": wire["content"]}]
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
-    texts = [b.get("text") for b in last["messages"][4]["content"] if isinstance(b, dict)]
-    assert "And times 4?" in json.dumps(last["messages"][4]) or "And times 4?" in texts
+    uses = [b["id"] for m in last["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    answered = [
+        b["tool_use_id"]
+        for m in last["messages"]
+        for b in m["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert uses == answered and len(uses) == 2

@@ -144,7 +144,8 @@ def test_another_call_in_between_breaks_the_streak() -> None:
             call = ToolCall(id="x", name=name, arguments=json.dumps(arguments))
             verdict = guard.check(call, arguments)
             actions.append(verdict.action)
-            guard.record(canonical_key(call, arguments), "same", side_effects=False)
+            key = canonical_key(call, arguments)
+            guard.record(key, "same", side_effects=False, call=(name, arguments))
     assert set(actions) == {"run"}
 
 
@@ -175,4 +176,18 @@ def test_calls_whose_results_all_differ_are_never_flagged(calls: list[tuple[int,
         arguments = {"query": "q", "page": page}
         call = ToolCall(id="x", name="t", arguments=json.dumps(arguments))
         assert guard.check(call, arguments).action == "run"
-        guard.record(canonical_key(call, arguments), content, side_effects=False)
+        key = canonical_key(call, arguments)
+        guard.record(key, content, side_effects=False, call=("t", arguments))
+
+
+def test_the_guard_alone_warns_on_the_fourth_near_repeat_and_stops_on_the_fifth() -> None:
+    guard = LoopGuard(Limits())
+    actions = []
+    for page in range(1, 6):
+        arguments = {"query": "tea", "page": page}
+        call = ToolCall(id="x", name="search", arguments=json.dumps(arguments))
+        verdict = guard.check(call, arguments)
+        actions.append(verdict.action)
+        if verdict.action == "run":
+            guard.record(verdict.key, "no results", side_effects=False, call=("search", arguments))
+    assert actions == ["run", "run", "run", "warn", "stop"]

@@ -23,6 +23,7 @@ def test_each_public_module_exports_exactly_what_is_declared(module: str) -> Non
 def test_adapter_classes_are_importable_lazily_from_reactloop() -> None:
     import reactloop
 
+    assert reactloop._LAZY == LAZY_FROM_REACTLOOP
     for name, module in LAZY_FROM_REACTLOOP.items():
         if importlib.util.find_spec(module) is None:
             continue

@@ -229,3 +229,21 @@ def test_malformed_turns_are_journal_errors(tmp_path: Path, turn: str) -> None:
     with pytest.raises(JournalError, match="malformed turn"):
         replay(trace)
     assert CliRunner().invoke(replay_command, [str(trace)]).exit_code == 2
+
+
+def test_a_run_with_string_limits_replays(tmp_path: Path) -> None:
+    from reactloop import Agent, Journal, Limits, ScriptedModel
+    from reactloop.replay import replay
+    from reactloop.tools import calculator_tool
+
+    call = {"name": "calculator", "arguments": {"expression": "2+3"}}
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        Agent(
+            ScriptedModel([{"tool_calls": [call]}, "5"]),
+            [calculator_tool()],
+            limits=Limits(context_policy="trim", context_tokens=100_000),
+            journal=journal,
+            config={"tools": ["calculator"]},
+        ).run("2+3?")
+    assert replay(trace).identical

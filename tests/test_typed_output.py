@@ -271,3 +271,23 @@ def test_a_bad_schema_file_is_a_usage_error(content: str, message: str, tmp_path
     path.write_text(content, encoding="utf-8")
     with pytest.raises(UsageError, match=message):
         load_output_schema(path)
+
+
+def test_a_forced_answer_at_wind_down_is_typed_too(tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "population", "arguments": {"name": "Paris"}}]},
+        '{"name": "Paris", "population": 2100000}',
+    ]
+    result, model, _ = run(turns, City, tmp_path, max_model_calls=2)
+    assert result.stop_reason is StopReason.FINAL_ANSWER and result.forced
+    assert result.output == City(name="Paris", population=2_100_000)
+    assert model.requests[1].tool_choice == "none"
+
+
+def test_a_conversation_follow_up_keeps_the_output_type(tmp_path: Path) -> None:
+    model = ScriptedModel([final({"value": 3}), final({"value": "four"}), final({"value": 4})])
+    agent = Agent(model, output_type=int, protocol="native")
+    first = agent.run("1 + 2?")
+    second = agent.run("Plus one?", history=first)
+    assert (first.output, second.output) == (3, 4)
+    assert [m.role for m in second.history].count("system") == 1

@@ -20,7 +20,9 @@ from typing import Any
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover
+from reactloop.asyncrun import RunStream
 from reactloop.calls import Approver
+from reactloop.conversation import Conversation
 from reactloop.errors import (
     JournalError,
     MissingDependency,
@@ -31,6 +33,7 @@ from reactloop.errors import (
     UsageError,
 )
 from reactloop.events import Event, Observer
+from reactloop.finishcheck import read_checklist
 from reactloop.journal import Journal, read_journal
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
@@ -38,6 +41,8 @@ from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import Model, ModelRequest
 from reactloop.models.react import ReactTextModel
 from reactloop.models.scripted import FunctionModel, ScriptedModel
+from reactloop.output import InvalidOutput
+from reactloop.output_schema import JSONSchema
 from reactloop.prepared import PreparedCall
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, tool
@@ -50,6 +55,8 @@ _LAZY = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
+    "OTelObserver": "reactloop.otel",
+    "CommandCheck": "reactloop.commandcheck",
 }
 
 
@@ -62,8 +69,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Agent",
     "Approver",
+    "Conversation",
     "Event",
     "FunctionModel",
+    "InvalidOutput",
+    "JSONSchema",
     "Journal",
     "JournalError",
     "Limits",
@@ -74,12 +84,14 @@ __all__ = [
     "ModelRequest",
     "ModelSettings",
     "ModelTurn",
+    "OTelObserver",
     "Observer",
     "PreparedCall",
     "ProviderError",
     "ReactLoopError",
     "ReactTextModel",
     "RunResult",
+    "RunStream",
     "ScriptedModel",
     "StopReason",
     "TerminalApprover",
@@ -92,6 +104,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "__version__",
+    "read_checklist",
     "read_journal",
     "resolve_model",
     "tool",

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from reactloop.asyncrun import RunStream, in_thread, settled
 from reactloop.calls import Approver
 from reactloop.events import Observer
+from reactloop.finishcheck import Verify, as_verify
 from reactloop.limits import Limits, Pricer
 from reactloop.loop import RunLoop
 from reactloop.messages import Message
@@ -45,7 +46,9 @@ class Agent:
     declines it. ``journal`` must take every event: if it raises, the run ends with
     ``journal_error``; an observer in ``observers`` that raises is dropped with a warning.
     ``output_type`` (a pydantic model, a dataclass, a type like ``int``) makes the answer a
-    validated value, in ``RunResult.output`` (see ``reactloop.output``).
+    validated value, in ``RunResult.output`` (see ``reactloop.output``). ``verify`` (a
+    callable given the answer; ``reactloop.commandcheck.CommandCheck`` for a command) and
+    ``checklist`` are checked before a final answer is accepted (``reactloop.finishcheck``).
     """
 
     def __init__(
@@ -64,6 +67,8 @@ class Agent:
         on_text: Callable[[str], None] | None = None,
         price: Pricer | None = None,
         output_type: Any = None,
+        verify: Verify | None = None,
+        checklist: Sequence[str] = (),
     ) -> None:
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.protocol = _pick_protocol(model, protocol)
@@ -86,6 +91,8 @@ class Agent:
         self.approve = approve
         self.config = dict(config or {})
         self.on_text = on_text
+        self.verify = as_verify(verify)
+        self.checklist = tuple(checklist)
         self._cancel = threading.Event()
         self._async_cancels: set[threading.Event] = set()
         self._lock = threading.Lock()
@@ -122,6 +129,8 @@ class Agent:
             on_text=self.on_text,
             cancel=self._cancel,
             output=self.output,
+            verify=self.verify,
+            checklist=self.checklist,
         )
 
     def run(

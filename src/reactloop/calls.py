@@ -207,7 +207,12 @@ class CallRunner:
     ) -> None:
         content = result.to_content()
         if result.executed and prepared is not None:
-            self.guard.record(prepared.key, content, side_effects=not prepared.read_only)
+            self.guard.record(
+                prepared.key,
+                content,
+                side_effects=not prepared.read_only,
+                call=(prepared.name, prepared.arguments),
+            )
         if self.observed:
             self.emit("tool_result", result=result.to_dict(), content=content)
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))

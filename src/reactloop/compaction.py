@@ -21,9 +21,9 @@ estimated tokens before and after.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from reactloop import notices
 from reactloop.history import History
@@ -31,16 +31,23 @@ from reactloop.limits import Budget
 from reactloop.messages import Message
 from reactloop.modelcall import ModelFailure, ask
 from reactloop.settings import RunSettings
+from reactloop.truncation import CHARS_PER_TOKEN, TruncationWatch, tokens_of
 
 TRIGGER = 0.8  # of the context limit: compaction starts past it
 TARGET = 0.5  # of the context limit: what a compaction brings the prompt down to
 SUMMARY_ROOM = 0.1  # of the context limit, left for the summary itself
 STUB_OVER = 400  # characters: tool results longer than this are trimmed
-CHARS_PER_TOKEN = 4  # as reactloop.usage estimates tokens without a provider's count
-_PER_MESSAGE = 4  # tokens of a message's framing
 _KEPT_KINDS = frozenset({"summary", "task"})
 
-Emit = Callable[..., None]
+
+class Events(Protocol):
+    """Where a keeper reports (the run's ``Emitter``)."""
+
+    observed: bool
+
+    def emit(self, event_type: str, /, **data: Any) -> None: ...
+
+    def warn(self, kind: str, message: str, **data: Any) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,50 +59,44 @@ class Checked:
     stop: str | None = None
 
 
-def tokens_of(messages: Sequence[Message]) -> int:
-    chars = 0
-    for message in messages:
-        chars += len(message.content) + len(message.reasoning or "")
-        for call in message.tool_calls:
-            chars += len(call.name) + len(call.arguments)
-    return chars // CHARS_PER_TOKEN + _PER_MESSAGE * len(messages)
-
-
 class ContextKeeper:
     """Watches one run's prompt size and compacts its history (see the module docstring)."""
 
     def __init__(
-        self,
-        settings: RunSettings,
-        budget: Budget,
-        history: History,
-        emit: Emit,
-        *,
-        limit: int,
-        observed: bool = True,
-    ) -> None:
+        self, settings: RunSettings, budget: Budget, history: History, events: Events, *,
+        limit: int | None,
+    ) -> None:  # fmt: skip
         self.settings = settings
-        self.policy = settings.limits.context_policy
+        self.policy = settings.limits.context_policy or "none"
         self.budget = budget
         self.history = history
-        self.emit = emit
-        self.limit = limit
-        self.observed = observed
+        self.events = events
+        self.emit = events.emit
+        self.limited = limit is not None
+        self.limit = limit or 0
         self._stale_at = -1  # the model-call count when the provider's count went stale
         self._summary_usage: dict[str, int] | None = None
-        specs = "".join(str(spec.to_dict()) for spec in settings.toolbox.specs)
-        self._tools = len(specs) // CHARS_PER_TOKEN
+        self.watch = TruncationWatch(events.warn, lambda: self.tools_tokens)
+        self._tools: int | None = None
+
+    @property
+    def tools_tokens(self) -> int:
+        """About how many tokens the tool specs take (counted when first needed)."""
+        if self._tools is None:
+            specs = "".join(str(spec.to_dict()) for spec in self.settings.toolbox.specs)
+            self._tools = len(specs) // CHARS_PER_TOKEN
+        return self._tools
 
     @classmethod
     def for_run(
-        cls, settings: RunSettings, budget: Budget, history: History, emit: Emit, observed: bool
-    ) -> ContextKeeper | None:
-        """A keeper when the run has a context limit (``Limits.context_tokens``, else the
-        model's ``context_window`` when its adapter knows it); None costs nothing a step."""
+        cls, settings: RunSettings, budget: Budget, history: History, events: Events
+    ) -> ContextKeeper:
+        """The run's limit is ``Limits.context_tokens``, else the model's ``context_window``
+        when its adapter knows it, else none (only silent truncation is watched for)."""
         limit = settings.limits.context_tokens or getattr(settings.model, "context_window", None)
         if not isinstance(limit, int) or limit <= 0:
-            return None
-        return cls(settings, budget, history, emit, limit=limit, observed=observed)
+            limit = None
+        return cls(settings, budget, history, events, limit=limit)
 
     def estimate(self, sent: int) -> int:
         """The next prompt's tokens: the provider's count of the last prompt and reply, and an
@@ -103,10 +104,15 @@ class ContextKeeper:
         last = self.budget.last_usage
         if last.input_tokens and self.budget.model_calls != self._stale_at:
             return last.input_tokens + last.output_tokens + tokens_of(self.history[sent + 1 :])
-        return self._tools + tokens_of(self.history)
+        return self.tools_tokens + tokens_of(self.history)
 
     def check(self, step: int, sent: int) -> Checked | None:
         """Before a model call: None when the prompt fits, else a compaction or a stop."""
+        reported = self.budget.last_usage.input_tokens
+        if reported and not self.watch.done:
+            self.watch.check(self.history, self.history.revision, sent, reported)
+        if not self.limited:
+            return None
         tokens = self.estimate(sent)
         if self.policy == "none":
             if tokens < self.limit:
@@ -187,12 +193,12 @@ class ContextKeeper:
             role="user", content=notices.summary_request_notice(replaced), kind="notice"
         )
         scratch = History([*self.history, request])
-        emit = self.emit if self.observed else None
+        emit = self.emit if self.events.observed else None
         asked = ask(self.settings, scratch, "none", self.budget, step, emit)
         turn = asked.turn
         if isinstance(turn, ModelFailure) or not turn.text.strip():
             why = turn.message if isinstance(turn, ModelFailure) else "the summary was empty"
-            self.emit("warning", kind="compaction_failed", message=f"{why}; trimming instead")
+            self.events.warn("compaction_failed", f"{why}; trimming instead")
             return None
         self._summary_usage = turn.usage.to_dict()
         return turn.text.strip()
@@ -218,7 +224,7 @@ class ContextKeeper:
             "call_ids": [c.id for m in replaced for c in m.tool_calls],
             "by": [m.to_dict() for m in block if m.kind in ("summary", "trimmed")],
             "tokens_before": tokens,
-            "tokens_after": self._tools + tokens_of(self.history),
+            "tokens_after": self.tools_tokens + tokens_of(self.history),
             "limit": self.limit,
         }
         if block and block[0].kind == "summary" and self._summary_usage is not None:

@@ -21,6 +21,9 @@ EVENT_TYPES = (
     "tool_call",
     "tool_result",
     "warning",
+    "compaction",
+    "check",
+    "budget_notice",
     "stop",
 )
 

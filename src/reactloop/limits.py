@@ -48,9 +48,11 @@ class Limits:
     slightly, whose results bring nothing new, that warn and stop (None: not checked).
     ``context_tokens`` is the prompt size the history must stay within (None: the model's
     window when its adapter knows it, else unchecked); ``context_policy`` is what happens
-    near it: ``"none"`` stops with ``max_tokens``, ``"trim"`` cuts the oldest results to a
-    stub, ``"summarize"`` has the model summarise the oldest steps. ``remind`` repeats a line
-    of the task after each compaction.
+    near it: ``"none"`` (or None, the default) stops with ``max_tokens``, ``"trim"`` cuts
+    the oldest results to a stub, ``"summarize"`` has the model summarise the oldest steps.
+    ``remind`` repeats a line of the task after each compaction. ``budget_notices``: when
+    less than a quarter of a budget is left, the model is told so, once per budget, in one
+    line before its next call.
     """
 
     max_model_calls: int = 8
@@ -69,8 +71,9 @@ class Limits:
     near_repeat_warn: int | None = 4
     near_repeat_stop: int | None = 5
     context_tokens: int | None = None
-    context_policy: str = "none"
+    context_policy: str | None = None
     remind: bool = False
+    budget_notices: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_model_calls", "max_tool_calls", "max_format_errors"):
@@ -90,7 +93,7 @@ class Limits:
             warn is not None and stop is not None and not 2 <= warn <= stop
         ):
             raise ValueError("need 2 <= near_repeat_warn <= near_repeat_stop, or both None")
-        if self.context_policy not in CONTEXT_POLICIES:
+        if self.context_policy is not None and self.context_policy not in CONTEXT_POLICIES:
             raise ValueError(f"context_policy must be one of {', '.join(CONTEXT_POLICIES)}")
         if self.context_tokens is not None and self.context_tokens < 256:
             raise ValueError("context_tokens must be at least 256")
@@ -193,3 +196,40 @@ class Budget:
         if limits.max_cost is not None and self.last_cost:
             return (self.cost or 0.0) + 2 * self.last_cost > limits.max_cost
         return False
+
+
+class BudgetNotices:
+    """The line that tells the model which budgets are running out: each budget once, when
+    less than a quarter of it is left ("budget: 2 model calls, 40 s left")."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.announced: set[str] = set()
+
+    def line(self) -> str | None:
+        budget, limits = self.budget, self.budget.limits
+        low = [
+            self._low("model calls", budget.model_calls_left, limits.max_model_calls),
+            self._low("tool calls", budget.tool_calls_left, limits.max_tool_calls),
+        ]
+        if limits.max_tokens is not None:
+            left = limits.max_tokens - budget.usage.total_tokens
+            low.append(self._low("tokens", left, limits.max_tokens))
+        if limits.max_seconds is not None:
+            low.append(self._low("s", budget.seconds_left or 0.0, limits.max_seconds))
+        if limits.max_cost is not None:
+            low.append(self._low("$", limits.max_cost - (budget.cost or 0.0), limits.max_cost))
+        parts = [part for part in low if part is not None]
+        return f"budget: {', '.join(parts)} left" if parts else None
+
+    def _low(self, name: str, left: float, total: float) -> str | None:
+        if name in self.announced or left >= total / 4:
+            return None
+        self.announced.add(name)
+        left = max(left, 0.0)
+        if name == "$":
+            return f"${left:.2f}"
+        if name == "s":
+            return f"{int(left)} s"
+        unit = name[:-1] if left == 1 else name
+        return f"{int(left)} {unit}"

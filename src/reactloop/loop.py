@@ -8,15 +8,16 @@ event ends the run with ``journal_error`` (a run is never journaled with holes, 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reactloop.answers import AnswerGate
 from reactloop.calls import CallRunner
 from reactloop.compaction import ContextKeeper
 from reactloop.events import Emitter, Observer, micros
+from reactloop.finishcheck import FinishChecks
 from reactloop.history import History
-from reactloop.limits import Budget, StopReason
+from reactloop.limits import Budget, BudgetNotices, StopReason
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.modelcall import ModelFailure, ask
@@ -27,7 +28,6 @@ from reactloop.notices import (
     truncated_notice,
     wind_down_notice,
 )
-from reactloop.output import AnswerGate, Judged
 from reactloop.result import RunResult, Stop
 from reactloop.settings import RunSettings
 
@@ -53,8 +53,7 @@ class RunLoop:
     ) -> None:
         """``history``: the messages of the runs this one continues (``continues`` names
         their journal, when they had one): the task is appended to them as a follow-up."""
-        toolbox = settings.toolbox.for_run(settings.limits.max_observation_chars)
-        settings = dataclasses.replace(settings, toolbox=toolbox)  # the run's own kept outputs
+        settings = _with_toolbox(settings, settings.limits.max_observation_chars)
         self.settings = settings
         self.task = task
         self.budget = Budget(settings.limits, settings.price)
@@ -81,9 +80,27 @@ class RunLoop:
         self.calls.executor.cancel = settings.cancel
         if history:
             self.calls.remember([call for m in history for call in m.tool_calls])
-        self.answers = AnswerGate(settings.output, self.calls) if settings.output else None
-        self.context = ContextKeeper.for_run(
-            settings, self.budget, self.history, self.emit, self.observed
+        self.answers = (
+            None
+            if settings.output is None
+            else AnswerGate(
+                settings.output,
+                self.calls,
+                warn=self.warn,
+                record=self.history.append,
+                limit=settings.limits.max_format_errors,
+            )
+        )
+        self.context = ContextKeeper.for_run(settings, self.budget, self.history, self.events)
+        notes = settings.limits.budget_notices
+        self.budget_notes = BudgetNotices(self.budget) if notes else None
+        self.keeping = self.context.limited or notes
+        self.checks = FinishChecks.for_run(
+            settings.checklist,
+            settings.verify,
+            history=self.history,
+            emit=self.emit,
+            warn=self.warn,
         )
 
     @property
@@ -136,7 +153,8 @@ class RunLoop:
         reason = self.budget.stop_before_model_call()
         if reason is not None:
             return Stop(reason, None, f"limit reached: {reason}")
-        if self.context is not None and (full := self.keep_context()) is not None:
+        watch = self.keeping or self.budget.last_usage.input_tokens  # else nothing to keep
+        if watch and (full := self.keep_context()) is not None:
             return full
         self.step += 1
         turn = self.ask_model()
@@ -147,9 +165,20 @@ class RunLoop:
             )
         return self.handle_turn(turn)
 
+    def accept(self, stop: Stop) -> Stop | None:
+        """A final answer, once it passes the run's completion checks (``finishcheck``);
+        None: it did not, the model was told why, and the run goes on."""
+        if self.checks is None:
+            return stop
+        can_go_on = self.budget.stop_before_model_call() is None
+        return self.checks.review(stop, can_go_on=can_go_on)
+
     def keep_context(self) -> Stop | None:
-        """Compact the history when it nears the context limit (``reactloop.compaction``)."""
-        assert self.context is not None
+        """Before a model call: the budget notice when one is due, and the context kept
+        within its limit (``reactloop.compaction``)."""
+        if self.budget_notes is not None and (line := self.budget_notes.line()) is not None:
+            self.history.append(Message(role="user", content=line, kind="notice"))
+            self.emit("budget_notice", line=line)
         checked = self.context.check(self.step, self.sent)
         if checked is None:
             return None
@@ -208,13 +237,19 @@ class RunLoop:
             return self.on_truncated(turn)
         if self.answers is not None:
             judged = self.answers.judge(turn)
+            if judged is not None and judged.others:  # final_answer beside other calls
+                return self.on_tool_calls(judged.others)
             if judged is not None:
-                return self.on_answer(judged)
+                stop = self.answers.settle(judged, self.flags.forced)
+                valid = stop is not None and stop.reason is StopReason.FINAL_ANSWER
+                return self.accept(stop) if stop is not None and valid else stop
         if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
             return self.on_format_error(turn)
         self.flags.format_errors = 0
         if not turn.tool_calls:
-            return Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=self.flags.forced)
+            return self.accept(
+                Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=self.flags.forced)
+            )
         return self.on_tool_calls(turn.tool_calls)
 
     def on_truncated(self, turn: ModelTurn) -> Stop | None:
@@ -239,25 +274,6 @@ class RunLoop:
         self.history.append(Message(role="user", content=notice, kind="format_error"))
         if flags.format_errors >= self.settings.limits.max_format_errors:
             error = f"{flags.format_errors} replies in a row were unusable"
-            return Stop(StopReason.FORMAT_ERRORS, None, error)
-        return None
-
-    def on_answer(self, judged: Judged) -> Stop | None:
-        """A typed answer: valid, it ends the run; invalid, the model is told why."""
-        if judged.others:  # ``final_answer`` called beside other tools: they run first
-            return self.on_tool_calls(judged.others)
-        flags = self.flags
-        if judged.error is None:
-            flags.format_errors = 0
-            forced = flags.forced
-            return Stop(StopReason.FINAL_ANSWER, judged.text, None, forced, judged.value)
-        flags.format_errors += 1
-        self.warn("invalid_output", judged.error, count=flags.format_errors)
-        if not judged.by_tool:  # a tool's error result already told the model
-            notice = self.answers.notice(judged.error) if self.answers else judged.error
-            self.history.append(Message(role="user", content=notice, kind="format_error"))
-        if flags.format_errors >= self.settings.limits.max_format_errors:
-            error = f"{flags.format_errors} answers in a row were invalid: {judged.error}"
             return Stop(StopReason.FORMAT_ERRORS, None, error)
         return None
 
@@ -362,3 +378,12 @@ def _trace_path(observers: Sequence[Observer | None]) -> str | None:
         if path is not None:
             return str(path)
     return None
+
+
+def _with_toolbox(settings: RunSettings, max_observation_chars: int | None) -> RunSettings:
+    """``settings`` with a toolbox of the run's own (its own kept outputs, its observation
+    budget): a copy of the frozen value made directly, at a quarter of ``replace``'s cost."""
+    copy = object.__new__(RunSettings)
+    copy.__dict__.update(settings.__dict__)
+    copy.__dict__["toolbox"] = settings.toolbox.for_run(max_observation_chars)
+    return copy

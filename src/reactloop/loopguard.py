@@ -70,30 +70,42 @@ class LoopGuard:
         count = self._counts.get(key, 0) + 1
         self._counts[key] = count
         self._track_cycles(key)
-        near = self._near.check(call.name, parsed, key) if self._near is not None else None
+        near = self._near
+        if near is not None and near.count + 1 >= near.warn_at:
+            near_verdict = near.check(call.name, parsed, key)
+        else:
+            near_verdict = None
         if (
             count < self.limits.repeat_warn
             and self._run_of_two < 2
             and self._run_of_three < 3
-            and near is None
+            and near_verdict is None
         ):
             return Verdict(action="run", key=key)  # the common case (no second round yet)
         verdicts = (
             self._repeat_verdict(call, key, count),
             self._cycle_verdict(call, key),
-            _near_verdict(near, key),
+            _near_verdict(near_verdict, key),
         )
         return max(verdicts, key=lambda verdict: _SEVERITY[verdict.action])
 
-    def record(self, key: str, content: str, *, side_effects: bool) -> None:
-        """Remember what an executed call (``Verdict.key``) returned."""
+    def record(
+        self,
+        key: str,
+        content: str,
+        *,
+        side_effects: bool,
+        call: tuple[str, dict[str, Any] | None] = ("", None),
+    ) -> None:
+        """Remember what an executed call (``Verdict.key``) returned; ``call`` is its tool
+        name and decoded arguments (without them, near repeats are not judged)."""
         if side_effects:
             count = self._counts.get(key, 1)
             self._counts = {key: count}
             self._results.clear()
         self._results[key] = content
         if self._near is not None:
-            self._near.record(key, content, side_effects=side_effects)
+            self._near.record(key, content, side_effects, call)
 
     def _repeat_verdict(self, call: ToolCall, key: str, count: int) -> Verdict:
         if count >= self.limits.repeat_stop:

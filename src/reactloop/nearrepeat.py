@@ -31,72 +31,91 @@ class NearVerdict(NamedTuple):
 
 
 class NearRepeats:
+    """The streak: calls of one tool, each a near repeat of the one before, that brought the
+    same result. Arguments are compared only when a result is the same as the streak's (work
+    whose results differ costs a string comparison a call)."""
+
     def __init__(self, warn: int, stop: int) -> None:
         self.warn_at, self.stop_at = warn, stop
         self._name = ""
-        self._arguments: dict[str, Any] | None = None
-        self._keys: set[str] = set()  # the calls of the current streak
-        self._calls = 0  # near repeats in a row since the results last changed
-        self._result: str | frozenset[int] | None = None  # the result they all brought
-        self._evidence: list[str] = []
+        self._arguments: dict[str, Any] | None = None  # of the streak's latest call
+        self._content = ""  # the result they all brought, as sent
+        self._digest: frozenset[int] | None = None  # its three-word runs, when it is long
+        self._streak: list[str] = []  # the keys of its calls, the evidence for the journal
+        self.count = 0  # calls in the streak, the refused ones (warned, not run) too
 
     def check(self, name: str, arguments: dict[str, Any] | None, key: str) -> NearVerdict | None:
-        """Count a proposed call; a verdict when it is one near repeat too many."""
-        previous = self._arguments
-        if name == self._name and previous is not None and arguments is not None:
-            same = previous.keys() == arguments.keys() and _alike(previous, arguments)
-        else:
-            same = False
-        self._name, self._arguments = name, arguments
-        if not same:
-            self._keys.clear()
-            self._calls, self._result = 0, None
-            self._evidence.clear()
-        self._calls += 1
-        self._keys.add(key)
-        self._evidence.append(key.partition("\x00")[2][:300])
-        del self._evidence[:-_EVIDENCE]
-        if self._calls < self.warn_at:
+        """A verdict when this call would be one near repeat too many (the caller asks only
+        once ``count + 1`` reaches ``warn_at``)."""
+        calls = self.count + 1
+        if calls < self.warn_at or not self._continues(name, arguments):
             return None
-        return self._verdict(name)
+        self._add(key)
+        return self._verdict(name, calls)
 
-    def record(self, key: str, content: str, *, side_effects: bool) -> None:
-        """What a call of the streak returned: the same as before, or something new."""
-        if key not in self._keys:
-            return
+    def record(
+        self, key: str, content: str, side_effects: bool, call: tuple[str, dict[str, Any] | None]
+    ) -> None:
+        """What a call (its tool name and arguments) returned: the streak goes on (a near
+        repeat, the same result), or a new one starts with this call. On every call's path:
+        the common case, a result unlike the streak's, is a string comparison."""
+        name, arguments = call
         if side_effects and not content.startswith('{"ok": false'):
-            self._restart()
+            name, arguments, content = "", None, ""  # work done: nothing to compare with
+        elif (
+            content == self._content or (len(content) > _SHORT and self._same_long(content))
+        ) and self._continues(name, arguments):
+            self._arguments = arguments
+            self._add(key)
             return
-        digest = _digest(content)
-        if self._result is None:
-            self._result = digest
-        elif not _same_result(digest, self._result):
-            self._result = digest
-            self._restart()
+        self._name, self._arguments = name, arguments
+        self._content, self._digest = content, None
+        self._streak = [key]
+        self.count = 1
 
-    def _restart(self) -> None:
-        self._calls = 1
-        del self._evidence[:-1]
+    def _add(self, key: str) -> None:
+        self.count += 1
+        self._streak.append(key)
+        if len(self._streak) > 4 * _EVIDENCE:
+            del self._streak[:-_EVIDENCE]
 
-    def _verdict(self, name: str) -> NearVerdict:
+    def _continues(self, name: str, arguments: dict[str, Any] | None) -> bool:
+        previous = self._arguments
+        return (
+            name == self._name
+            and previous is not None
+            and arguments is not None
+            and previous.keys() == arguments.keys()
+            and _alike(previous, arguments)
+        )
+
+    def _same_long(self, content: str) -> bool:
+        """Whether two long results share nine in ten of their three-word runs."""
+        if len(content) <= _SHORT or len(self._content) <= _SHORT:
+            return False
+        if self._digest is None:
+            self._digest = _shingles(self._content)
+        return _same_result(_shingles(content), self._digest)
+
+    def _verdict(self, name: str, calls: int) -> NearVerdict:
+        keys = self._streak[-calls:]
         evidence = {
             "tool": name,
-            "arguments": list(self._evidence),
+            "arguments": [k.partition("\x00")[2][:300] for k in keys],
             "why": (
-                f"{self._calls} calls in a row of {name} whose arguments differ only in "
-                "numbers or a few words, and whose results are the same"
+                f"{calls} calls in a row of {name} whose arguments differ only in numbers or "
+                "a few words, and whose results are the same"
             ),
         }
-        if self._calls >= self.stop_at:
-            message = f"{name} was called {self._calls} times with slightly different arguments"
-            return NearVerdict("stop", self._calls, message + " and the same result", evidence)
+        if calls >= self.stop_at:
+            message = f"{name} was called {calls} times with slightly different arguments"
+            return NearVerdict("stop", calls, message + " and the same result", evidence)
         message = (
-            f"the last {self._calls - 1} calls of {name} differed only slightly and brought "
-            "nothing new (the same result each time). Changing a number or rewording the "
-            "arguments again will not help: try another tool or approach, or answer with what "
-            "you have"
+            f"the last {calls - 1} calls of {name} differed only slightly and brought nothing "
+            "new (the same result each time). Changing a number or rewording the arguments "
+            "again will not help: try another tool or approach, or answer with what you have"
         )
-        return NearVerdict("warn", self._calls, message, evidence)
+        return NearVerdict("warn", calls, message, evidence)
 
 
 def _alike(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -130,17 +149,12 @@ def _words(text: str) -> set[str]:
     return {"#" if word[0].isdigit() else word for word in _WORD.findall(text.lower())}
 
 
-def _digest(content: str) -> str | frozenset[int]:
-    text = _SPACE.sub(" ", content.lower()).strip()
-    if len(text) <= _SHORT:
-        return text
-    words = text.split(" ")
+def _shingles(content: str) -> frozenset[int]:
+    words = _SPACE.sub(" ", content.lower()).strip().split(" ")
     return frozenset(hash((words[i], words[i + 1], words[i + 2])) for i in range(len(words) - 2))
 
 
-def _same_result(a: str | frozenset[int], b: str | frozenset[int]) -> bool:
-    if isinstance(a, str) or isinstance(b, str):
-        return a == b
+def _same_result(a: frozenset[int], b: frozenset[int]) -> bool:
     if not a or not b:
         return a == b
     return len(a & b) / len(a | b) >= RESULTS_ALIKE

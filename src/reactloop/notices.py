@@ -72,3 +72,29 @@ def context_full_message(tokens: int, limit: int, policy: str) -> str:
         f"the history (about {tokens} tokens) reached the context limit ({limit} tokens) and "
         "nothing more can be compacted"
     )
+
+
+def checklist_notice(items: tuple[str, ...] | list[str]) -> str:
+    listed = "\n".join(f"{number}. {item}" for number, item in enumerate(items, 1))
+    return (
+        "Before your answer is accepted, check the work against the task's checklist. For "
+        "each item, confirm it is done and how you know, or go on working on it:\n"
+        f"{listed}\nWhen every item is done, reply with the final answer again."
+    )
+
+
+def verify_failed_notice(why: str) -> str:
+    return (
+        f"Your answer was not accepted: the completion check did not pass.\n{why}\n"
+        "Fix what it reports, then answer again."
+    )
+
+
+def silent_truncation_message(reported: int, estimate: int) -> str:
+    return (
+        f"the server counted {reported} prompt tokens for a history of about {estimate}: it "
+        "probably cut the history to fit its context window, without an error, and the model "
+        "no longer sees its beginning (the task included). Give the server a larger window: "
+        "Ollama: OLLAMA_CONTEXT_LENGTH=32768 (or the num_ctx option); llama.cpp: llama-server "
+        "--ctx-size 32768"
+    )

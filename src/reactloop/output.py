@@ -6,9 +6,7 @@ allows: native tool calling gets a ``final_answer`` tool whose arguments are the
 type that is not a JSON object travels as ``{"value": ...}``); text ReAct writes
 ``Finish[{...}]``; and a JSON value given as plain text, fenced or not, is accepted in both
 (scripted and small models answer that way). An answer that does not validate becomes an
-observation with the validation error, and the model tries again: each one is a
-``invalid_output`` warning, and they count with the run's format errors
-(``Limits.max_format_errors`` in a row end the run with ``format_errors``).
+observation with the validation error, and the model tries again (``reactloop.answers``).
 
 pydantic is imported when an ``OutputSpec`` is built, not when this module is.
 """
@@ -18,14 +16,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from reactloop.messages import ModelTurn, ToolCall, ToolResult, ToolSpec
+from reactloop.messages import ToolSpec
 from reactloop.safejson import JSONRefused, safe_loads
-
-if TYPE_CHECKING:
-    from reactloop.calls import CallRunner
 
 FINAL_TOOL = "final_answer"
 _FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```$", re.S)
@@ -201,79 +195,3 @@ def _unfenced(text: str) -> str:
 def _kind(value: Any) -> str:
     names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number")
-
-
-@dataclass(frozen=True, slots=True)
-class Judged:
-    """A turn read as an answer: ``value`` and ``text`` when valid, ``error`` when not;
-    ``others`` are the turn's calls to other tools (then it is no answer: they run)."""
-
-    value: Any = None
-    text: str | None = None
-    error: str | None = None
-    others: tuple[ToolCall, ...] = ()
-    by_tool: bool = False
-
-
-class AnswerGate:
-    """Reads the answers of one run and answers its ``final_answer`` calls."""
-
-    def __init__(self, spec: OutputSpec, calls: CallRunner) -> None:
-        self.spec = spec
-        self.calls = calls
-
-    def notice(self, error: str) -> str:
-        """What the model is told of an invalid plain-text answer."""
-        return invalid_notice(error, tool=self.spec.tool)
-
-    def judge(self, turn: ModelTurn) -> Judged | None:
-        """The turn read as an answer; None when it is none (calls to other tools only, or
-        a reply with neither an answer nor a valid one in its text)."""
-        if turn.tool_calls:
-            if not any(call.name == FINAL_TOOL for call in turn.tool_calls):
-                return None
-            return self._judge_calls(turn.tool_calls)
-        if turn.format_error is not None:  # text ReAct without Finish: a bare JSON answer?
-            try:
-                value = self.spec.from_text(turn.text, json_only=True)
-            except InvalidOutput:
-                return None
-            return Judged(value=value, text=turn.text.strip())
-        if turn.answer is None:
-            return None
-        try:
-            return Judged(value=self.spec.from_text(turn.answer), text=turn.answer)
-        except InvalidOutput as exc:
-            return Judged(error=str(exc))
-
-    def _judge_calls(self, calls: tuple[ToolCall, ...]) -> Judged:
-        finals = [c for c in calls if c.name == FINAL_TOOL]
-        others = tuple(c for c in calls if c.name != FINAL_TOOL)
-        if others:
-            for call in finals:
-                self._reply(call, f"not taken: call {FINAL_TOOL} alone, once the results are in")
-            return Judged(others=others)
-        first, *extra = finals
-        for call in extra:
-            self._reply(call, f"not taken: only the first {FINAL_TOOL} call counts")
-        return self._judge_call(first)
-
-    def _judge_call(self, call: ToolCall) -> Judged:
-        try:
-            value = self.spec.from_arguments(call.arguments)
-        except InvalidOutput as exc:
-            self._reply(call, invalid_notice(str(exc), tool=True))
-            return Judged(error=str(exc), by_tool=True)
-        self._reply(call, None)
-        return Judged(value=value, text=self.spec.dump(value), by_tool=True)
-
-    def _reply(self, call: ToolCall, error: str | None) -> None:
-        result = ToolResult(
-            call_id=call.id,
-            name=call.name,
-            ok=error is None,
-            output="accepted" if error is None else None,
-            error=error,
-            executed=False,
-        )
-        self.calls.answer(call, result)

@@ -63,6 +63,8 @@ def loads(text: str) -> Any:
 
 def safe_loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads(text)``, or ``JSONRefused`` with a message a model can act on."""
+    if not isinstance(text, str):
+        raise JSONRefused(f"expected JSON text, got {type(text).__name__}")
     if nesting_exceeds(text, max_depth):
         raise JSONRefused(f"nested deeper than {max_depth} levels")
     try:
@@ -73,8 +75,38 @@ def safe_loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise JSONRefused(_first_clause(exc)) from None
 
 
+def raw_decode(text: str, start: int = 0, *, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
+    """The JSON value starting at ``start`` of a longer text (``tool[{...}]``,
+    ``<tool_call>{...}``) and where it ends, raising only ``JSONRefused``."""
+    try:
+        value, end = _decoder.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise JSONRefused(f"{exc.msg} at position {exc.pos}") from None
+    except RecursionError:
+        raise JSONRefused(f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise JSONRefused(_first_clause(exc)) from None
+    if nesting_exceeds(text[start:end], max_depth):
+        raise JSONRefused(f"nested deeper than {max_depth} levels")
+    return value, end
+
+
+_encoder = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def safe_dumps(value: Any) -> str:
+    """``value`` (one a server sent) as JSON text, non-ASCII kept, unknown objects through
+    ``str``; ``JSONRefused`` for nesting too deep to encode or an integer too long to write."""
+    try:
+        return _encoder.encode(value)
+    except RecursionError:
+        raise JSONRefused("the value is nested too deeply to encode as JSON") from None
+    except (ValueError, TypeError) as exc:
+        raise JSONRefused(f"the value cannot be encoded as JSON ({_first_clause(exc)})") from None
+
+
 def _first_clause(exc: BaseException) -> str:
-    return str(exc).split(":", 1)[0] or type(exc).__name__
+    return str(exc).split(":", 1)[0][:200] or type(exc).__name__
 
 
 # Reading one \uXXXX escape as one code point: surrogate pairs are not joined.

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from reactloop.calls import Approver
 from reactloop.events import Observer
+from reactloop.finishcheck import Verify
 from reactloop.limits import Limits, Pricer
 from reactloop.models.base import Model
 from reactloop.output import OutputSpec
@@ -40,3 +41,5 @@ class RunSettings:
     on_text: Callable[[str], None] | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     output: OutputSpec | None = None
+    verify: Verify | None = None
+    checklist: tuple[str, ...] = ()

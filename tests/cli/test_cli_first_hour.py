@@ -90,3 +90,79 @@ def test_a_forced_answer_is_marked_on_the_console_and_in_json(tmp_path: Path) ->
     honest.write_text(json.dumps([call, "5"]))
     code, out, _ = invoke("run", "q", "--model", f"scripted:{honest}", "--no-trace", "--json")
     assert json.loads(out)["forced"] is False
+
+
+def test_output_schema_makes_the_answer_a_validated_value(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({
+        "type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"],
+    }))  # fmt: skip
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(['{"total": "many"}', '{"total": 420}']))
+    code, out, err = invoke(
+        "run", "q", "--model", f"scripted:{script}", "--output-schema", str(schema),
+        "--no-trace", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["output"] == {"total": 420}  # the invalid first answer was sent back
+    assert report["model_calls"] == 2
+
+
+def test_otel_sends_the_runs_spans_to_the_endpoint_in_the_environment(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import pytest
+
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    paths: list[str] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            paths.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+        script = tmp_path / "s.json"
+        script.write_text(json.dumps(SCRIPT))
+        code, _, err = invoke("run", "q", "--model", f"scripted:{script}", "--otel", "--no-trace")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 0, err
+    assert paths and set(paths) == {"/v1/traces"}  # flushed before the command returned
+
+
+def test_verify_sends_a_premature_answer_back_and_long_run_options_reach_the_limits(
+    tmp_path: Path,
+) -> None:
+    touch = {"tool_calls": [{"name": "bash", "arguments": {"command": "touch ok.txt"}}]}
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["done", touch, "done"]))
+    trace = tmp_path / "run.jsonl"
+    code, out, err = invoke(
+        "run", "make ok.txt", "--model", f"scripted:{script}", "--tools", "bash",
+        "--workspace", str(tmp_path), "--verify", "test -f ok.txt", "--trace", str(trace),
+        "--context-policy", "trim", "--context-tokens", "50000", "--max-observation-chars", "500",
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.strip() == "done"
+    records = list(read_journal(trace))
+    checks = [r["passed"] for r in records if r["type"] == "check"]
+    assert checks == [False, True]  # the first "done" came before the file existed
+    limits = records[0]["limits"]
+    assert (limits["context_policy"], limits["context_tokens"]) == ("trim", 50000)
+    assert limits["max_observation_chars"] == 500

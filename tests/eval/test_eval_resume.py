@@ -169,3 +169,30 @@ def test_ctrl_c_on_the_command_stops_cleanly_and_says_how_to_resume(tmp_path: Pa
     assert f"interrupted: {recorded} episodes recorded in {out}" in stderr
     assert "resume with: reactloop eval --suite arithmetic" in stderr
     assert stderr.rstrip().endswith("--resume") and "Traceback" not in stderr
+
+
+def test_a_history_that_outgrows_the_context_is_a_failure_not_an_error(tmp_path: Path) -> None:
+    overflow = {
+        "error": {
+            "code": "context_length_exceeded",
+            "message": "This model's maximum context length is 4096 tokens.",
+        }
+    }
+
+    def respond(request: RecordedRequest) -> Reply:
+        return error_reply(400, overflow)
+
+    with FakeOpenAIServer(responder=respond) as server:
+        rung = Rung(label="fake", spec="vllm:fake", base_url=server.base_url, max_retries=0)
+        config = EvalConfig(
+            suite="arithmetic",
+            rungs=(rung,),
+            out=tmp_path / "out",
+            repeats=1,
+            tasks=TASKS[:1],
+            fsync=False,
+            report=False,
+        )
+        (record,) = run_eval(config).records
+    assert (record["status"], record["stop_reason"]) == ("failed", "model_error")
+    assert "maximum context length" in record["error"]

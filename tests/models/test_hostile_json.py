@@ -1,6 +1,6 @@
 """Hostile JSON from a provider or a model: nesting ~100000 deep, integers of 4300+ digits.
 
-Every decoder and parser of the model adapters (``jsonsafe``, the error-body reader, the reply
+Every decoder and parser of the model adapters (``safejson``, the error-body reader, the reply
 parser, the SSE payload reader, the stream accumulator, the ``<tool_call>`` recovery, the text
 ReAct parser) turns them into its own clean outcome, never ``RecursionError`` or ``ValueError``.
 """
@@ -15,10 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop import Agent, StopReason
+from reactloop import Agent, StopReason, safejson
 from reactloop.errors import ModelError, ProviderError
 from reactloop.messages import Message, ModelTurn, ToolSpec
-from reactloop.models import jsonsafe
 from reactloop.models.base import ModelRequest
 from reactloop.models.openai import OpenAIChatModel
 from reactloop.models.openai.errors import read_error_body
@@ -73,33 +72,33 @@ hostile_values = (
 
 @settings(max_examples=150, deadline=None)
 @given(text=hostile_texts)
-def test_jsonsafe_loads_decodes_like_json_or_raises_only_jsonerror(text: str) -> None:
+def test_safejson_loads_decodes_like_json_or_raises_only_jsonerror(text: str) -> None:
     try:
-        value = jsonsafe.loads(text)
-    except jsonsafe.JSONError as exc:
+        value = safejson.safe_loads(text)
+    except safejson.JSONRefused as exc:
         assert "\n" not in str(exc)
         return
     assert value == json.loads(text) or value != value  # NaN is not equal to itself
-    assert not jsonsafe.depth_exceeds(text)
+    assert not safejson.nesting_exceeds(text, safejson.MAX_DEPTH)
 
 
 @settings(max_examples=100, deadline=None)
 @given(value=hostile_values)
-def test_jsonsafe_dumps_encodes_or_raises_only_jsonerror(value: Any) -> None:
+def test_safejson_dumps_encodes_or_raises_only_jsonerror(value: Any) -> None:
     try:
-        text = jsonsafe.dumps(value)
-    except jsonsafe.JSONError:
+        text = safejson.safe_dumps(value)
+    except safejson.JSONRefused:
         return
     assert json.loads(text) == value
 
 
-def test_jsonsafe_refuses_deep_nesting_and_huge_integers_with_one_clear_error() -> None:
+def test_safejson_refuses_deep_nesting_and_huge_integers_with_one_clear_error() -> None:
     for text in ("[" * DEEP, "[" * 300 + "]" * 300, HUGE, f'{{"a": [{HUGE}]}}'):
-        with pytest.raises(jsonsafe.JSONError, match=r"nested deeper|Exceeds the limit"):
-            jsonsafe.loads(text)
-    assert jsonsafe.loads("[" * 100 + "]" * 100) == deep_value(99, [])
-    assert jsonsafe.loads('["[[[[[[", {"k": "]]]"}]') == ["[[[[[[", {"k": "]]]"}]
-    value, end = jsonsafe.raw_decode('x {"a": 1} tail', 2)
+        with pytest.raises(safejson.JSONRefused, match=r"nested deeper|Exceeds the limit"):
+            safejson.safe_loads(text)
+    assert safejson.safe_loads("[" * 100 + "]" * 100) == deep_value(99, [])
+    assert safejson.safe_loads('["[[[[[[", {"k": "]]]"}]') == ["[[[[[[", {"k": "]]]"}]
+    value, end = safejson.raw_decode('x {"a": 1} tail', 2)
     assert value == {"a": 1} and end == 10
 
 
@@ -218,7 +217,7 @@ def test_tool_call_recovery_never_raises(inner: str, tag: str) -> None:
         remaining, calls = extract_tool_calls(text)
         assert isinstance(remaining, str)
         for _, arguments in calls:
-            assert isinstance(jsonsafe.loads(arguments), dict)
+            assert isinstance(safejson.safe_loads(arguments), dict)
 
 
 SPECS = [

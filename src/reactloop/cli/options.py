@@ -44,6 +44,14 @@ class RunOptions:
     mcp: tuple[str, ...] = ()
     mcp_url: tuple[str, ...] = ()
     mcp_config: Path | None = None
+    output_schema: Path | None = None
+    otel: bool = False
+    max_observation_chars: int | None = None
+    context_tokens: int | None = None
+    context_policy: str | None = None
+    remind: bool = False
+    checklist: Path | None = None
+    verify: str | None = None
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -53,6 +61,10 @@ def build_limits(options: RunOptions) -> Limits:
         max_seconds=options.max_seconds,
         max_tokens=options.max_tokens,
         max_cost=options.max_cost,
+        max_observation_chars=options.max_observation_chars,
+        context_tokens=options.context_tokens,
+        context_policy=options.context_policy,
+        remind=options.remind,
     )
 
 

@@ -92,6 +92,46 @@ _PROTOCOL_HELP = (
 @click.option("--no-trace", is_flag=True, help="Do not write a journal.")
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--max-observation-chars",
+    type=click.IntRange(min=100),
+    help="Most characters one tool result sends to the model [default: 8000]; the rest stays "
+    "readable with the read_output tool.",
+)
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(min=256),
+    help="The prompt size the history must stay within (tokens).",
+)
+@click.option(
+    "--context-policy",
+    type=click.Choice(["none", "trim", "summarize"]),
+    help="Near --context-tokens: stop (none), cut the oldest results (trim), or have the "
+    "model summarise the oldest steps (summarize). [default: none]",
+)
+@click.option("--remind", is_flag=True, help="Repeat the task after each compaction.")
+@click.option(
+    "--checklist",
+    type=click.Path(path_type=Path),
+    help="A file of items (one a line) the answer must cover; shown to the model once.",
+)
+@click.option(
+    "--verify",
+    help="A shell command that must pass (exit 0, in the workspace, sandboxed) before an "
+    "answer is accepted; its output goes back to the model otherwise.",
+)
+@click.option(
+    "--output-schema",
+    type=click.Path(path_type=Path),
+    help="Make the answer a JSON value valid against the JSON Schema in FILE.json: an "
+    "invalid answer is shown to the model and retried; --json then has `output`.",
+)
+@click.option(
+    "--otel",
+    is_flag=True,
+    help="Send OpenTelemetry spans (the otel extra; OTEL_EXPORTER_OTLP_ENDPOINT and the "
+    "other OTEL_* variables configure the exporter).",
+)
 @mcp_options
 def run(**kwargs: Any) -> None:
     """Run an agent on TASK and print its answer.

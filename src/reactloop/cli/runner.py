@@ -17,9 +17,13 @@ from reactloop.cli.app import INTERRUPTED
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.files import check_input_file, check_output_file, default_trace_path, model_file
 from reactloop.cli.options import RunOptions, build_limits, pick_model
+from reactloop.cli.telemetry import otel_observer
+from reactloop.commandcheck import CommandCheck
 from reactloop.errors import UsageError
+from reactloop.finishcheck import read_checklist
 from reactloop.journal import open_journal
 from reactloop.limits import StopReason
+from reactloop.output_schema import load_output_schema
 from reactloop.result import RunResult
 from reactloop.tools.mcp import open_mcp_tools
 from reactloop.tools.registry import ToolContext, build_tools, parse_families
@@ -57,19 +61,28 @@ def _run(
     if options.mcp_config is not None:
         check_input_file(options.mcp_config, "MCP config")
     reserved = [item.name for item in builtin]
-    with open_mcp_tools(options.mcp, options.mcp_url, options.mcp_config, reserved=reserved) as mcp:
+    mcp_servers = open_mcp_tools(
+        options.mcp, options.mcp_url, options.mcp_config, reserved=reserved
+    )
+    with mcp_servers as mcp, otel_observer(options.otel) as telemetry:
         tools = Toolbox([*builtin, *mcp], spill_dir=context.output_dir)
-        return _run_agent(options, families, trace_path, tools)
+        return _run_agent(options, families, trace_path, tools, telemetry)
 
 
 def _run_agent(
-    options: RunOptions, families: tuple[str, ...], trace_path: Path | None, tools: Toolbox
+    options: RunOptions,
+    families: tuple[str, ...],
+    trace_path: Path | None,
+    tools: Toolbox,
+    telemetry: Any,
 ) -> int:
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _check_tool_choice(options.tool_choice, tools)
     model, reason = pick_model(options)
     price = _price(options, model.name)
     approve = _approver(options)
+    output_type = _output_type(options)
+    checks = _answer_checks(options)
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
     new_runs_dir = trace_path is not None and not options.trace and not trace_path.parent.exists()
@@ -86,7 +99,7 @@ def _run_agent(
             tools,
             limits=build_limits(options),
             journal=journal,
-            observers=[console] if console else [],
+            observers=[o for o in (console, telemetry) if o is not None],
             instructions=options.system,
             protocol=options.protocol,  # type: ignore[arg-type]
             tool_choice=options.tool_choice,
@@ -94,6 +107,8 @@ def _run_agent(
             config=_config(options, families),
             on_text=console.on_text if console and options.stream else None,
             price=price,
+            output_type=output_type,
+            **checks,
         )
         result = agent.run(options.task)
     finally:
@@ -103,6 +118,28 @@ def _run_agent(
     if result.stop_reason == StopReason.CANCELLED:
         return INTERRUPTED
     return 0 if result.answer is not None else 1
+
+
+def _answer_checks(options: RunOptions) -> dict[str, Any]:
+    checks: dict[str, Any] = {}
+    if options.checklist is not None:
+        check_input_file(options.checklist, "checklist")
+        checks["checklist"] = read_checklist(options.checklist)
+    if options.verify is not None:
+        workspace = (options.workspace or Path.cwd()).resolve()
+        checks["verify"] = CommandCheck(
+            options.verify,
+            workspace=workspace,
+            mode=options.sandbox,  # type: ignore[arg-type]
+        )
+    return checks
+
+
+def _output_type(options: RunOptions) -> Any:
+    if options.output_schema is None:
+        return None
+    check_input_file(options.output_schema, "output schema")
+    return load_output_schema(options.output_schema)
 
 
 def _families(options: RunOptions) -> tuple[str, ...]:
@@ -200,6 +237,8 @@ def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any
     if options.as_json:
         payload = result.to_dict()
         payload["model"] = model_name
+        if options.output_schema is not None:
+            payload["output"] = result.output
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
     print_result(stderr, result)

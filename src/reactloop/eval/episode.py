@@ -2,7 +2,8 @@
 with its own journal, then checked. The record it returns is plain JSON.
 
 ``errored`` (the provider failed: ``model_error``, or the harness could not run the episode)
-is kept apart from ``failed`` (the model's answer or trajectory did not solve the task). A
+is kept apart from ``failed`` (the model's answer or trajectory did not solve the task, or its
+history outgrew the model's context). A
 cancelled episode returns None: it is not recorded, so ``--resume`` runs it again.
 """
 
@@ -190,7 +191,7 @@ def _run(
     stats = journal_stats(read_journal(trace))
     record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung)
     record["tools"] = sorted(t.name for t in tools)
-    if result.stop_reason in ERRORED_STOPS:
+    if result.stop_reason in ERRORED_STOPS and not context_overflow(result.error):
         record["status"] = "errored"
         return record
     verdict = check_answer(
@@ -203,6 +204,13 @@ def _run(
     record["status"] = "passed" if verdict.passed else "failed"
     record["check_detail"] = verdict.detail
     return record
+
+
+def context_overflow(error: str | None) -> bool:
+    """Whether a failed model call was refused for the history outgrowing the model's context:
+    the run's own doing, so a task failure, not an error of the provider."""
+    text = (error or "").lower()
+    return "context_length_exceeded" in text or "maximum context length" in text
 
 
 def base_record(spec: EpisodeSpec, started: float) -> dict[str, Any]:

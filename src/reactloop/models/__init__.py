@@ -6,7 +6,7 @@ Adding a provider is one adapter package with a ``from_spec`` function and one l
 
 Adapters: ``openai/`` (Chat Completions), ``local/`` (the embedded model), ``react/`` (text
 ReAct over any chat model), ``scripted.py``; ``reactloop.replay`` replays a journal. Shared by
-them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events), ``jsonsafe.py``
+them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events), ``reactloop.safejson``
 (JSON from outside, decoded safely), ``retry.py`` and ``http_deadline.py`` (retries and the
 run's time limit on the wire, for the HTTP adapters).
 """

@@ -22,7 +22,7 @@ DEFAULT_EMBEDDED = "smollm2-135m"
 OLLAMA_DEFAULT_HOST = "127.0.0.1:11434"
 OLLAMA_TIMEOUT = 0.3
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-DEFAULT_ANTHROPIC_MODEL = "claude-3-5-haiku-latest"
+DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
 DEFAULT_DEEPSEEK_MODEL = "deepseek-chat"
 # Models that call tools well, best first; an Ollama server's first match wins.
 OLLAMA_PREFERENCE = ("qwen3", "qwen2.5", "llama3.2", "llama3.1", "mistral", "gemma3", "smollm2")

@@ -5,7 +5,6 @@ function and one line in ``PROVIDERS``. Adapters are imported only when asked fo
 ``import reactloop`` stays fast.
 """
 
-
 from __future__ import annotations
 
 import importlib
@@ -86,4 +85,3 @@ def _unknown_spec(spec: str) -> str:
             meant = f"{provider}:{text}"
     hint = f"did you mean {meant!r}? " if meant else ""
     return f"unknown model spec {spec!r}; {hint}providers: {known}"
-

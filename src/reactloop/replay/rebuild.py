@@ -75,8 +75,11 @@ def limits_from(data: Mapping[str, Any]) -> Limits:
 
 
 def _fits(value: Any, hint: Any) -> bool:
-    """Whether a JSON value fits a field typed ``int``, ``bool``, ``float`` or ``X | None``."""
+    """Whether a JSON value fits a field typed ``int``, ``bool``, ``float``, ``str`` (or a
+    ``Literal`` of strings) or ``X | None``."""
     allowed = typing.get_args(hint) or (hint,)
+    if isinstance(value, str):
+        return str in allowed or value in _literal_values(allowed)
     if value is None or isinstance(value, bool) or (isinstance(value, int) and int in allowed):
         return type(value) in allowed
     if not isinstance(value, int | float) or float not in allowed:
@@ -85,6 +88,14 @@ def _fits(value: Any, hint: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:  # an integer beyond the float range
         return False
+
+
+def _literal_values(allowed: tuple[Any, ...]) -> set[Any]:
+    values: set[Any] = set()
+    for option in allowed:
+        if typing.get_origin(option) is typing.Literal:
+            values.update(typing.get_args(option))
+    return values
 
 
 def limit_notes(data: Mapping[str, Any]) -> list[str]:

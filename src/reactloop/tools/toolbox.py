@@ -71,9 +71,15 @@ class Toolbox:
     def for_run(self, max_output_chars: int | None = None) -> Toolbox:
         """A toolbox with the same tools, its own kept outputs, and ``max_output_chars`` when
         given (a run's ``Limits.max_observation_chars``)."""
-        tools = (t for t in self._tools.values() if t is not self._reader)
-        limit = self.max_output_chars if max_output_chars is None else max_output_chars
-        return Toolbox(tools, max_output_chars=limit, spill_dir=self.spill_dir)
+        run = object.__new__(type(self))  # a subclass stays itself; its own fields are kept
+        run.__dict__.update(self.__dict__)
+        run.max_output_chars = max_output_chars or self.max_output_chars
+        run._tools = {n: t for n, t in self._tools.items() if t is not self._reader}
+        run._specs = self._specs if self._reader is None else self._specs[:-1]
+        run.outputs = OutputStore()
+        run._reader = None
+        run._offer_lock = threading.Lock()
+        return run
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

@@ -288,3 +288,49 @@ def test_a_streamed_reply_is_journaled_with_its_events_as_received() -> None:
     raw = next(e.data["raw"] for e in seen if e.type == "response")
     assert raw["events"] == recorded
     assert raw["model"] == "claude-sonnet-4-5-20250929" and raw["stop_reason"] == "tool_use"
+
+
+@pytest.mark.parametrize(
+    ("name", "retried"),
+    [
+        ("error_anthropic_429_rate_limit.json", True),
+        ("error_anthropic_529_overloaded.json", True),
+        ("error_anthropic_500.json", True),
+        ("anthropic_stream_error_midstream.sse", True),
+        ("error_anthropic_400_prompt_too_long.json", False),
+        ("error_anthropic_400_tool_schema.json", False),
+        ("error_anthropic_400_missing_tool_result.json", False),
+        ("error_anthropic_413_request_too_large.json", False),
+    ],
+)
+def test_each_recorded_error_in_a_full_run(name: str, retried: bool) -> None:
+    result, server, sleeps = run(
+        [fixture(name), message("recovered")], stream=name.endswith(".sse")
+    )
+    if retried:
+        assert result.answer == "recovered" and len(server.requests) == 2 and len(sleeps) == 1
+    else:
+        assert result.stop_reason == StopReason.MODEL_ERROR and len(server.requests) == 1
+        body = json.loads((WIRE / name).read_text())["body"]
+        assert body["error"]["message"][:40] in (result.error or "")
+
+
+def test_the_recorded_streamed_tool_use_in_a_full_run() -> None:
+    @tool(read_only=True)
+    def get_weather(location: str, unit: str = "celsius") -> str:
+        """Weather.
+
+        Args:
+            location: where
+            unit: the unit
+        """
+        return f"18 {unit} in {location}"
+
+    script = [fixture("anthropic_stream_tool_use.jsonl"), message("18 °C")]
+    with FakeAnthropicServer(script) as server:
+        model = AnthropicModel(model="claude-test", base_url=server.base_url, stream=True)
+        result = Agent(model, [get_weather]).run("Weather?")
+    assert result.answer == "18 °C" and result.tool_calls == 1
+    (answer,) = server.requests[1].json["messages"][2]["content"]
+    assert answer["tool_use_id"] == "toolu_01NRLabsLyVHZPKxbKvkfSMn"
+    assert json.loads(answer["content"]) == {"ok": True, "output": "18 celsius in Paris"}

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reactloop.errors import ModelError, ProviderError, UsageError
-from reactloop.messages import Message, ModelTurn
+from reactloop.messages import Message, ModelTurn, ToolSpec
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.anthropic.endpoint import PLACEHOLDER_KEY
@@ -249,3 +249,22 @@ def test_the_package_exports_one_model_class_and_its_factory() -> None:
 
     assert package.__all__ == ["AnthropicModel", "from_spec"]
     assert [name for name in dir(package) if name[0].isupper()] == ["AnthropicModel"]
+
+
+def test_every_option_reaches_the_wire() -> None:
+    spec = ToolSpec(name="t", description="a tool", parameters={"type": "object"})
+    request = ModelRequest(messages=REQUEST.messages, tools=[spec], stop=["</answer>"])
+    options = {
+        "temperature": 0.5,
+        "max_output_tokens": 9000,
+        "thinking_budget": 2048,
+        "parallel_tool_calls": False,
+        "extra_body": {"metadata": {"user_id": "u1"}},
+    }
+    outcome, server, _ = complete([message("ok")], request, **options)
+    assert isinstance(outcome, ModelTurn)
+    body = server.requests[0].json
+    assert (body["temperature"], body["max_tokens"]) == (0.5, 9000)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert body["stop_sequences"] == ["</answer>"] and body["metadata"] == {"user_id": "u1"}

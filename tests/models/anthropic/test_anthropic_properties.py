@@ -198,7 +198,7 @@ def test_citations_and_usage_arrive_on_blocks_and_messages_that_had_none() -> No
     citation = {"type": "char_location", "cited_text": "x"}
     text_block = {"type": "text", "citations": None}
     cite = {"type": "citations_delta", "citation": citation}
-    for event in [
+    events: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"usage": None}},
         {"type": "content_block_start", "index": 0, "content_block": text_block},
         {"type": "content_block_delta", "index": 0, "delta": cite},
@@ -209,7 +209,8 @@ def test_citations_and_usage_arrive_on_blocks_and_messages_that_had_none() -> No
         },
         {"type": "message_delta", "delta": {"usage": 5}, "usage": {"output_tokens": 3}},
         {"type": "message_stop"},
-    ]:
+    ]
+    for event in events:
         accumulator.feed(event)
     message = accumulator.message()
     assert message["content"] == [{"type": "text", "citations": [citation], "text": "cited"}]

@@ -9,7 +9,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from reactloop.models import PROVIDERS
 from reactloop.models.default import (
     DEFAULT_EMBEDDED,
     choose_default_model,
@@ -82,11 +81,7 @@ def test_reactloop_model_wins_over_everything(ollama_host: str) -> None:
     assert "REACTLOOP_MODEL" in reason
 
 
-# Until the Anthropic adapter is registered, an Anthropic key must not pick a model that
-# cannot be built: the next configured provider is used instead.
-ANTHROPIC_OR_NEXT = (
-    "anthropic:claude-3-5-haiku-latest" if "anthropic" in PROVIDERS else "deepseek:deepseek-chat"
-)
+ANTHROPIC_OR_NEXT = "anthropic:claude-haiku-4-5"  # an Anthropic key picks the Anthropic adapter
 
 
 @pytest.mark.parametrize(

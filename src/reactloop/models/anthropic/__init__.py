@@ -14,7 +14,7 @@ this package does not import the ``anthropic`` SDK; making a model does. Files, 
 - ``endpoint.py``: the base URL and ``ANTHROPIC_API_KEY``.
 
 Shared with the other HTTP adapters: ``models/retry.py``, ``models/http_deadline.py``,
-``models/sse.py``, ``models/jsonsafe.py``.
+``models/sse.py``, ``reactloop.safejson``.
 """
 
 from reactloop.models.anthropic.model import AnthropicModel, from_spec

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from reactloop import safejson
 from reactloop.errors import ModelError, ProviderError
-from reactloop.models import jsonsafe
+from reactloop.models.http_errors import LOOPBACK_HOSTS, reason, refused
 from reactloop.models.retry import retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 MAX_MESSAGE_CHARS = 500
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 HINTS = {
     401: " (check ANTHROPIC_API_KEY)",
     403: " (the key may not be allowed to use this model)",
@@ -46,8 +46,8 @@ class ErrorBody:
 def read_error_body(text: str) -> ErrorBody:
     """The message and type of an error body of any shape; never raises."""
     try:
-        body = jsonsafe.loads(text) if text.strip() else None
-    except jsonsafe.JSONError:
+        body = safejson.safe_loads(text) if text.strip() else None
+    except safejson.JSONRefused:
         body = None
     if isinstance(body, Mapping):
         inner = body.get("error")
@@ -71,8 +71,8 @@ def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return jsonsafe.dumps(value)[:MAX_MESSAGE_CHARS]
-    except jsonsafe.JSONError:
+        return safejson.safe_dumps(value)[:MAX_MESSAGE_CHARS]
+    except safejson.JSONRefused:
         return f"(a {type(value).__name__} too big or too deep to show)"
 
 
@@ -128,7 +128,7 @@ def transport_error(
     if failure == "timeout":
         return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
     if failure == "connect":
-        if _refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
+        if refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
             return ModelError(
                 f"{name}: nothing listens at {base_url} (connection refused); "
                 "start the server or pass the right --base-url"
@@ -140,32 +140,3 @@ def transport_error(
     return ModelError(
         f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
     )
-
-
-def _refused(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        text = str(current).lower()
-        if isinstance(current, ConnectionRefusedError) or "connection refused" in text:
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def body_text(response: Any) -> str:
-    try:
-        response.read()
-        return str(response.text)
-    except Exception:  # a body that cannot be read still leaves the status to report
-        return ""
-
-
-def reason(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__ or exc
-    return (" ".join(str(cause).split()) or type(cause).__name__)[:200]
-
-
-def preview(content: bytes | bytearray) -> str:
-    return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))

@@ -29,12 +29,7 @@ from reactloop.models.anthropic.endpoint import (
     normal_base_url,
     resolve_endpoint,
 )
-from reactloop.models.anthropic.errors import (
-    Failure,
-    body_text,
-    provider_error,
-    transport_error,
-)
+from reactloop.models.anthropic.errors import Failure, provider_error, transport_error
 from reactloop.models.anthropic.reply import (
     blocks_of,
     cache_counts,
@@ -53,6 +48,7 @@ from reactloop.models.anthropic.request import (
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
 from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
+from reactloop.models.http_errors import body_text
 from reactloop.models.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -60,12 +56,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("reactloop.models.anthropic")
 
-SDK_PARAMETERS = frozenset(
-    {
-        "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences",
-        "temperature", "stream", "thinking", "metadata", "top_p", "top_k",
-    }
-)  # fmt: skip
+# The fields ``create`` requires by name; every other one travels in ``extra_body``, so that
+# no SDK version refuses a field it does not name (2.x names no ``temperature``).
+SDK_PARAMETERS = frozenset({"model", "messages", "max_tokens"})
 DEFAULT_MAX_TOKENS = 4096
 MAX_CONTINUATIONS = 4
 UNLIMITED_TIMEOUT = 600.0  # the SDK's own default; passing it skips its "use streaming" check

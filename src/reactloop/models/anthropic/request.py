@@ -23,9 +23,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ToolCall, ToolSpec
-from reactloop.models import jsonsafe
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
@@ -128,8 +128,8 @@ def _echo_block(block: Mapping[str, Any], uses: Any) -> Block:
 
 def _tool_use(call: ToolCall, wire_id: str, arguments: str) -> Block:
     try:
-        value = jsonsafe.loads(arguments) if arguments.strip() else {}
-    except jsonsafe.JSONError:
+        value = safejson.safe_loads(arguments) if arguments.strip() else {}
+    except safejson.JSONRefused:
         value = {}
     return {
         "type": "tool_use",
@@ -152,8 +152,8 @@ def _failed(content: str) -> bool:
     if '"ok": false' not in content and '"ok":false' not in content:
         return False
     try:
-        value = jsonsafe.loads(content)
-    except jsonsafe.JSONError:
+        value = safejson.safe_loads(content)
+    except safejson.JSONRefused:
         return False
     return isinstance(value, dict) and value.get("ok") is False
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from reactloop import safejson
 from reactloop.errors import ModelError
-from reactloop.models import jsonsafe
-from reactloop.models.anthropic.errors import preview, stream_error
+from reactloop.models.anthropic.errors import stream_error
 from reactloop.models.anthropic.reply import message_text, parse_body
+from reactloop.models.http_errors import preview
 from reactloop.models.sse import iter_sse_events, parse_json_payload
 
 APPENDED = {"text_delta": "text", "thinking_delta": "thinking"}
@@ -145,8 +146,8 @@ def decode_input(text: str) -> Any:
     if not text.strip():
         return {}
     try:
-        value = jsonsafe.loads(text)
-    except jsonsafe.JSONError:
+        value = safejson.safe_loads(text)
+    except safejson.JSONRefused:
         return text
     return value if isinstance(value, dict) else text
 

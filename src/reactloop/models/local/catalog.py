@@ -53,7 +53,6 @@ EMBEDDED: dict[str, EmbeddedModel] = {
 }
 
 
-
 def cache_dir() -> Path:
     """Where assembled model files are kept: ``$REACTLOOP_CACHE_DIR`` or ~/.cache/reactloop."""
     configured = os.environ.get("REACTLOOP_CACHE_DIR")

@@ -50,9 +50,7 @@ class Worker:
         self.sessions.move_to_end(key)
         return session
 
-    def complete(
-        self, key: int, name: str, options: LocalOptions, fields: dict[str, Any]
-    ) -> None:
+    def complete(self, key: int, name: str, options: LocalOptions, fields: dict[str, Any]) -> None:
         stream = bool(fields.pop("stream", False))
         request = ModelRequest(
             **fields,

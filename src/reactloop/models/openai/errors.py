@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from reactloop import safejson
 from reactloop.errors import ModelError, ProviderError
-from reactloop.models import jsonsafe
+from reactloop.models.http_errors import LOOPBACK_HOSTS, reason, refused
 from reactloop.models.retry import retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -36,7 +37,6 @@ HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 HTML_TAG = re.compile(r"<[^>]*>")
 JSON_MESSAGE = re.compile(r'"message"\s*:\s*"((?:[^"\\]|\\.){0,2000})"')
 JSON_CODE = re.compile(r'"code"\s*:\s*("[^"\\]{1,100}"|\d{1,6})')
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -49,8 +49,8 @@ class ErrorBody:
 def read_error_body(text: str) -> ErrorBody:
     """The message, code and type of an error body of any known shape; never raises."""
     try:
-        body = jsonsafe.loads(text) if text.strip() else None
-    except jsonsafe.JSONError:
+        body = safejson.safe_loads(text) if text.strip() else None
+    except safejson.JSONRefused:
         body = None
     found = error_fields(body, fallback=text) if isinstance(body, Mapping) else None
     return found or _scanned(text) or _plain(text)
@@ -68,8 +68,8 @@ def _scanned(text: str) -> ErrorBody | None:
     if message is None:
         return None
     try:
-        found = jsonsafe.loads(f'"{message.group(1)}"')
-    except jsonsafe.JSONError:
+        found = safejson.safe_loads(f'"{message.group(1)}"')
+    except safejson.JSONRefused:
         return None
     code = JSON_CODE.search(text[:100_000])
     return ErrorBody(message=_one_line(found), code=code.group(1).strip('"') if code else None)
@@ -110,8 +110,8 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return jsonsafe.dumps(value)[:MAX_MESSAGE_CHARS]
-    except jsonsafe.JSONError:
+        return safejson.safe_dumps(value)[:MAX_MESSAGE_CHARS]
+    except safejson.JSONRefused:
         return f"(a {type(value).__name__} that cannot be shown)"
 
 
@@ -215,7 +215,7 @@ def transport_error(
     if failure == "timeout":
         return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
     if failure == "connect":
-        if _refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
+        if refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
             server = f"the {local} server" if local else "the server"
             return ModelError(
                 f"{name}: nothing listens at {base_url} (connection refused); "
@@ -226,34 +226,3 @@ def transport_error(
     return ModelError(
         f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
     )
-
-
-def _refused(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ConnectionRefusedError):
-            return True
-        if "connection refused" in str(current).lower() or "errno 111" in str(current).lower():
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def body_text(response: Any) -> str:
-    try:
-        response.read()
-        return str(response.text)
-    except Exception:  # a body that cannot be read still leaves the status to report
-        return ""
-
-
-def reason(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__ or exc
-    text = " ".join(str(cause).split()) or type(cause).__name__
-    return text[:200]
-
-
-def preview(content: bytes | bytearray) -> str:
-    return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))

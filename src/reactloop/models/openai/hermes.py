@@ -32,7 +32,7 @@ import json
 import re
 from typing import Any
 
-from reactloop.models import jsonsafe
+from reactloop import safejson
 
 ToolCallText = tuple[str, str]  # (name, arguments as JSON text)
 
@@ -175,8 +175,8 @@ def _leading_call(tags: _Tags, start: int) -> tuple[list[ToolCallText], int]:
     if not segment.startswith(("{", "[")):
         return [], start
     try:
-        value, end = jsonsafe.raw_decode(segment)
-    except jsonsafe.JSONError:
+        value, end = safejson.raw_decode(segment)
+    except safejson.JSONRefused:
         return [], start
     return _calls_from_value(value), offset + end
 
@@ -187,8 +187,8 @@ def _json_sequence(body: str) -> list[ToolCallText]:
     position = 0
     while position < len(body):
         try:
-            value, position = jsonsafe.raw_decode(body, position)
-        except jsonsafe.JSONError:
+            value, position = safejson.raw_decode(body, position)
+        except safejson.JSONRefused:
             return []
         recovered = _calls_from_value(value)
         if not recovered:
@@ -257,8 +257,8 @@ def _xml_value(raw: str) -> Any:
     value = raw.removeprefix("\n").removesuffix("\n")
     if value.strip()[:1] in ("{", "["):
         try:
-            return jsonsafe.loads(value)
-        except jsonsafe.JSONError:
+            return safejson.safe_loads(value)
+        except safejson.JSONRefused:
             return value
     return value
 
@@ -266,12 +266,12 @@ def _xml_value(raw: str) -> Any:
 def _load_object(text: str) -> Any:
     """A JSON value, else a Python literal, else None. Never evaluates code."""
     try:
-        return jsonsafe.loads(text)
-    except jsonsafe.JSONError:
+        return safejson.safe_loads(text)
+    except safejson.JSONRefused:
         pass
     if len(text) > _MAX_LITERAL_CHARS or not text.startswith(("{", "[")):
         return None
-    if jsonsafe.depth_exceeds(text):  # brackets in quotes count too: a cautious estimate
+    if safejson.nesting_exceeds(text, safejson.MAX_DEPTH):  # quoted brackets count: cautious
         return None
     try:
         return ast.literal_eval(text)

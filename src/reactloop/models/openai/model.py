@@ -19,13 +19,14 @@ from reactloop.messages import Message, ModelTurn
 from reactloop.models import ModelSettings
 from reactloop.models.base import ModelRequest
 from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
+from reactloop.models.http_errors import body_text
 from reactloop.models.openai.endpoints import (
     PLACEHOLDER_KEY,
     Service,
     get_service,
     resolve_endpoint,
 )
-from reactloop.models.openai.errors import Failure, body_text, provider_error, transport_error
+from reactloop.models.openai.errors import Failure, provider_error, transport_error
 from reactloop.models.openai.reply import parse_body
 from reactloop.models.openai.request import (
     RequestRenderer,

@@ -25,9 +25,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ToolCall, ToolSpec
-from reactloop.models import jsonsafe
 from reactloop.models.openai.reply import REASONING_KEYS
 
 WireMessage = dict[str, Any]
@@ -44,8 +44,8 @@ def wire_id(call: ToolCall) -> str:
 def safe_arguments(text: str) -> str:
     """``text`` when it is a JSON object, else ``"{}"`` so that no server rejects the echo."""
     try:
-        value = jsonsafe.loads(text)
-    except jsonsafe.JSONError:
+        value = safejson.safe_loads(text)
+    except safejson.JSONRefused:
         return "{}"
     return text if isinstance(value, dict) else "{}"
 

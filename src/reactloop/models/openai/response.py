@@ -12,7 +12,8 @@ from typing import Any
 
 from reactloop.errors import ModelError
 from reactloop.messages import ModelTurn
-from reactloop.models.openai.errors import preview, stream_error
+from reactloop.models.http_errors import preview
+from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.reply import parse_body
 from reactloop.models.openai.stream import StreamAccumulator
 from reactloop.models.sse import DONE, iter_sse_events, parse_json_payload

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reactloop.models import jsonsafe
+from reactloop import safejson
 
 STOP = "Observation:"
 FINISH = "finish"
@@ -100,8 +100,8 @@ def _json_argument(text: str, open_index: int) -> str | None:
     if not text.startswith("{", start):
         return None
     try:
-        _, end = jsonsafe.raw_decode(text, start)
-    except jsonsafe.JSONError:
+        _, end = safejson.raw_decode(text, start)
+    except safejson.JSONRefused:
         return None
     close = end
     while close < len(text) and text[close].isspace():

@@ -1,0 +1,130 @@
+"""Completion checks: a final answer does not prove the task is solved, so the code checks it.
+
+``checklist`` (items the work must satisfy): before the first final answer is accepted, the
+model is shown the list, once, and asked to confirm each item or go on working. ``verify``
+(a callable): run before every final answer is accepted. It gets the answer and returns
+True or None (accepted), False or a reason (refused); an exception refuses too, with its
+description. A command is ``reactloop.commandcheck.CommandCheck``: it runs in the workspace,
+sandboxed like the ``bash`` tool (the workspace holds what the model wrote: a test run executes
+it); exit 0 accepts, anything else shows the model the command's output. A refused answer becomes an
+observation and the run goes on within the usual limits; when no further model call is
+possible (the last call, or an answer the model was told to give now), the run ends with the
+answer and ``error`` saying it failed the check. Each check is journaled as a ``check`` event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from reactloop import notices
+from reactloop.errors import describe_exception
+from reactloop.history import History
+from reactloop.messages import Message
+from reactloop.result import Stop
+
+Verify = Callable[[str], "bool | str | None"]
+Emit = Callable[..., None]
+MAX_CHECK_OUTPUT = 4000  # characters of a refusal shown to the model
+
+
+def as_verify(verify: Verify | None) -> Verify | None:
+    """The check, when it is one: a callable, or None."""
+    if verify is None or callable(verify):
+        return verify
+    if isinstance(verify, str):
+        raise TypeError(
+            "verify takes a callable; for a command use "
+            "reactloop.commandcheck.CommandCheck(command, workspace=...)"
+        )
+    raise TypeError(f"verify must be a callable or None, not {type(verify).__name__}")
+
+
+def read_checklist(path: str | Path) -> list[str]:
+    """The items of a checklist file: one a line; ``-``, ``*``, ``[ ]`` and numbers before an
+    item are left out, and blank lines and ``#`` comments are skipped."""
+    items = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        item = line.strip()
+        if not item or item.startswith("#"):
+            continue
+        item = item.lstrip("-*").strip()
+        item = item.removeprefix("[ ]").removeprefix("[x]").strip()
+        head, dot, rest = item.partition(".")
+        if dot and head.isdigit():
+            item = rest.strip()
+        if item:
+            items.append(item)
+    return items
+
+
+class FinishChecks:
+    """The checks of one run; ``review`` judges each final answer."""
+
+    def __init__(
+        self,
+        checklist: Sequence[str],
+        verify: Verify | None,
+        *,
+        history: History,
+        emit: Emit,
+        warn: Emit,
+    ) -> None:
+        self.checklist = tuple(checklist)
+        self.verify = verify
+        self.history = history
+        self.emit = emit
+        self.warn = warn
+        self.shown = False
+
+    @classmethod
+    def for_run(
+        cls, checklist: Sequence[str], verify: Verify | None, **parts: Any
+    ) -> FinishChecks | None:
+        """None when there is nothing to check (a run without checks pays nothing)."""
+        check = as_verify(verify)
+        if not checklist and check is None:
+            return None
+        return cls(checklist, check, **parts)
+
+    def review(self, stop: Stop, *, can_go_on: bool) -> Stop | None:
+        """``stop`` when its answer is accepted (with ``error`` set when it failed a check
+        and the run cannot go on), or None: the model was told why, and the run goes on."""
+        go_on = can_go_on and not stop.forced
+        answer = stop.answer or ""
+        if self.checklist and not self.shown and go_on:
+            self.shown = True
+            notice = notices.checklist_notice(self.checklist)
+            self.emit("check", kind="checklist", passed=False, items=list(self.checklist))
+            self.history.append(Message(role="user", content=notice, kind="notice"))
+            return None
+        if self.verify is None:
+            return stop
+        refused = self._verify(answer)
+        self.emit("check", kind="verify", passed=refused is None, output=refused)
+        if refused is None:
+            return stop
+        self.warn("verify_failed", refused[:300])
+        if not go_on:
+            error = f"the answer failed its check: {refused[:1000]}"
+            return dataclasses.replace(stop, error=error)
+        notice = notices.verify_failed_notice(refused)
+        self.history.append(Message(role="user", content=notice, kind="notice"))
+        return None
+
+    def _verify(self, answer: str) -> str | None:
+        """None when the check accepts the answer, else why not (for the model)."""
+        assert self.verify is not None
+        try:
+            verdict = self.verify(answer)
+        except Exception as exc:  # a failing check refuses; it never crashes the run
+            return f"the check failed: {describe_exception(exc)}"
+        if verdict is True or verdict is None:
+            return None
+        why = verdict if isinstance(verdict, str) and verdict else "the check refused the answer"
+        if len(why) > MAX_CHECK_OUTPUT:
+            half = MAX_CHECK_OUTPUT // 2
+            why = f"{why[:half]}\n[... {len(why) - 2 * half} characters cut ...]\n{why[-half:]}"
+        return why

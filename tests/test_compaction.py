@@ -1,0 +1,435 @@
+"""Context compaction against fake servers that refuse what the real providers refuse.
+
+Runs of parallel tool calls with long results overflow a small context limit; ``trim`` and
+``summarize`` keep them going. Both native protocols are driven over HTTP (OpenAI chat and
+Anthropic messages); each server answers HTTP 400 to an orphaned call or result, a split
+parallel batch, or a result the renderer had to repair. The recorded requests then show the
+cache invariants: each request extends the one before except at a compaction, where the prefix
+before the compacted block is byte-identical; the summarising request extends the last request
+with one user message, with the same system prompt and tools.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reactloop import (
+    Agent,
+    FunctionModel,
+    Journal,
+    Limits,
+    Message,
+    ModelTurn,
+    StopReason,
+    ToolCall,
+    tool,
+)
+from reactloop.compaction import ContextKeeper
+from reactloop.history import History
+from reactloop.journal import read_journal
+from reactloop.limits import Budget
+from reactloop.models.anthropic.model import AnthropicModel
+from reactloop.models.anthropic.request import render_messages
+from reactloop.models.base import ModelRequest
+from reactloop.models.openai.model import OpenAIChatModel
+from reactloop.models.openai.request import NOT_EXECUTED, render_history
+from reactloop.result import RunResult
+from reactloop.settings import RunSettings
+from reactloop.testing.anthropic_replies import anthropic_error, message, tool_use
+from reactloop.testing.fake_anthropic import FakeAnthropicServer
+from reactloop.testing.fake_openai import FakeOpenAIServer, RecordedRequest
+from reactloop.testing.openai_replies import Reply, completion, error_reply, json_reply, tool_call
+from reactloop.tools.toolbox import Toolbox
+from reactloop.truncation import tokens_of
+
+STEPS = 14
+ORPHAN = json.loads(
+    (
+        Path(__file__).parent / "wire_formats" / "error_openai_400_orphan_tool_message.json"
+    ).read_text()
+)["body"]
+SUMMARY_ASKED = "The context is nearly full"
+
+
+@tool(read_only=True)
+def fetch(page: int) -> str:
+    """Fetch one page of the catalogue."""
+    return f"page {page}: " + " ".join(f"tea{page}-{i} costs {page * 7 + i}" for i in range(140))
+
+
+def common_prefix(a: list[Any], b: list[Any]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and json.dumps(a[n]) == json.dumps(b[n]):
+        n += 1
+    return n
+
+
+class Script:
+    """The model behind both servers: two parallel fetches a step, a summary when asked, an
+    answer after ``STEPS`` steps; it reports prompt tokens as the text's length / 4 and, as a
+    provider's prefix cache would, the tokens of the prefix it saw in the previous request."""
+
+    def __init__(self) -> None:
+        self.step = 0
+        self.previous: list[Any] = []
+        self.bodies: list[dict[str, Any]] = []
+        self.refused: list[str] = []
+
+    def usage(self, body: dict[str, Any]) -> tuple[int, int]:
+        messages = body["messages"]
+        shared = common_prefix(self.previous, messages)
+        self.previous = messages
+        total = len(json.dumps(body.get("tools")) + json.dumps(messages)) // 4
+        return total, len(json.dumps(messages[:shared])) // 4
+
+    def next(self, body: dict[str, Any], last_text: str) -> tuple[str, list[int] | None]:
+        self.bodies.append(body)
+        if SUMMARY_ASKED in last_text:
+            return "Fetched the catalogue pages so far; every page lists tea prices.", None
+        self.step += 1
+        if self.step > STEPS:
+            return "done", None
+        return "", [2 * self.step, 2 * self.step + 1]
+
+
+def openai_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What OpenAI refuses: a tool message not answering the assistant calls just before it,
+    a call left without its result before the next message; and what our renderer repairs."""
+    waiting: set[str] = set()
+    for number, wire in enumerate(messages):
+        if wire["role"] == "tool":
+            if wire.get("tool_call_id") not in waiting or wire["content"] == NOT_EXECUTED:
+                return f"messages.[{number}].role: orphan or repaired tool message"
+            waiting.discard(wire["tool_call_id"])
+            continue
+        if waiting:
+            return f"messages.[{number}]: tool calls without results: {sorted(waiting)}"
+        if "[result of an earlier tool call]" in str(wire.get("content")):
+            return f"messages.[{number}]: a result the renderer had to repair"
+        waiting = {call["id"] for call in wire.get("tool_calls") or ()}
+    return None
+
+
+def openai_responder(script: Script) -> Callable[[RecordedRequest], Reply]:
+    def answer(request: RecordedRequest) -> Reply:
+        body = request.json
+        problem = openai_problem(body["messages"])
+        if problem is not None:
+            script.refused.append(problem)
+            return error_reply(400, ORPHAN)
+        total, cached = script.usage(body)
+        text, pages = script.next(body, str(body["messages"][-1].get("content")))
+        usage = {
+            "prompt_tokens": total,
+            "completion_tokens": 20,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+        calls = [tool_call("fetch", {"page": p}, id=f"call_{p}") for p in pages or ()]
+        return json_reply(completion(text or None, tool_calls=calls, usage=usage))
+
+    return answer
+
+
+def anthropic_orphans(messages: list[dict[str, Any]]) -> str | None:
+    """What the fake's own check leaves out: results in a user turn that answer no call of
+    the assistant turn before it, and notes the renderer made of orphaned results."""
+    uses: set[str] = set()
+    for number, wire in enumerate(messages):
+        blocks = wire["content"] if isinstance(wire["content"], list) else []
+        for block in blocks:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in uses:
+                return f"messages.{number}: unexpected `tool_use_id`"
+            if "[result of an earlier tool call]" in str(block.get("text", "")):
+                return f"messages.{number}: a result the renderer had to repair"
+            if block.get("content") == NOT_EXECUTED:
+                return f"messages.{number}: a call the renderer had to answer"
+        uses = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+    return None
+
+
+def anthropic_responder(script: Script) -> Callable[[RecordedRequest], Any]:
+    def answer(request: RecordedRequest) -> Any:
+        body = request.json
+        problem = anthropic_orphans(body["messages"])
+        if problem is not None:
+            script.refused.append(problem)
+            return anthropic_error(400, "invalid_request_error", problem)
+        total, cached = script.usage(body)
+        last = body["messages"][-1]["content"]
+        text, pages = script.next(body, json.dumps(last))
+        usage = {"input_tokens": total - cached, "output_tokens": 20}
+        usage["cache_read_input_tokens"] = cached
+        uses = [tool_use("fetch", {"page": p}, id=f"toolu_{p}") for p in pages or ()]
+        return message(text or None, content=uses, usage=usage)
+
+    return answer
+
+
+def run(
+    provider: str, policy: str, tmp_path: Path, **limits: Any
+) -> tuple[RunResult, Script, list[dict[str, Any]]]:
+    script = Script()
+    limits = {
+        "max_model_calls": 40,
+        "max_tool_calls": 60,
+        "context_tokens": 9000,
+        "context_policy": policy,
+        **limits,
+    }
+    journal_path = tmp_path / f"{provider}-{policy}.jsonl"
+    if provider == "openai":
+        server: FakeOpenAIServer = FakeOpenAIServer(responder=openai_responder(script))
+    else:
+        server = FakeAnthropicServer(responder=anthropic_responder(script))
+    with server, Journal(journal_path) as journal:
+        if provider == "openai":
+            model: Any = OpenAIChatModel(model="fake", base_url=server.base_url, max_retries=0)
+        else:
+            model = AnthropicModel(model="fake-claude", base_url=server.base_url, max_retries=0)
+        agent = Agent(model, [fetch], limits=Limits(**limits), journal=journal)
+        result = agent.run("Find the cheapest tea in the catalogue.")
+    return result, script, read_journal(journal_path)
+
+
+def compactions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == "compaction"]
+
+
+def assert_cache_invariants(script: Script, events: list[dict[str, Any]], provider: str) -> None:
+    bodies = script.bodies
+    system_and_tools = {json.dumps([b.get("system"), b.get("tools")]) for b in bodies}
+    assert len(system_and_tools) == 1  # the summarising call too: the run's own prefix
+    breaks = []
+    for before, after in itertools.pairwise(bodies):
+        shared = common_prefix(before["messages"], after["messages"])
+        if shared < len(before["messages"]):
+            breaks.append(shared)
+        summary_asked = SUMMARY_ASKED in json.dumps(after["messages"][-1])
+        if summary_asked:  # the summarising call reads the whole previous prompt
+            assert shared == len(before["messages"]) and after["tool_choice"] in (
+                "none",
+                {"type": "none"},
+            )
+    done = compactions(events)
+    assert len(breaks) == len(done)
+    if provider == "openai":  # one wire message per history message: the same indexes
+        assert breaks == [event["start"] for event in done]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("policy", ["trim", "summarize"])
+def test_compaction_keeps_every_request_valid_and_the_prefix_cached(
+    provider: str, policy: str, tmp_path: Path
+) -> None:
+    result, script, events = run(provider, policy, tmp_path)
+    assert script.refused == []
+    assert result.stop_reason is StopReason.FINAL_ANSWER, result.error
+    assert result.tool_calls == 2 * STEPS
+    done = compactions(events)
+    assert done and all(e["policy"] == policy for e in done)
+    assert all(e["tokens_after"] < e["tokens_before"] for e in done)
+    assert_cache_invariants(script, events, provider)
+    assert_valid_history(list(result.history))
+    assert result.history[1].kind == "task" and result.history[0].role == "system"
+    if policy == "summarize":
+        summaries = [m for m in result.history if m.kind == "summary"]
+        assert summaries and "tea prices" in summaries[-1].content
+        assert all("summary_usage" in e for e in done)
+        assert result.model_calls == STEPS + 1 + len(done)
+    else:
+        assert any(m.kind == "trimmed" for m in result.history)
+
+
+def assert_valid_history(history: list[Message]) -> None:
+    """The run's final history, rendered offline by both adapters, needs no repair."""
+    assert openai_problem(render_history(history)) is None
+    assert anthropic_orphans(render_messages(history)) is None
+
+
+def test_the_default_policy_stops_with_max_tokens_and_says_how_to_go_on(tmp_path: Path) -> None:
+    result, script, events = run("openai", "none", tmp_path)
+    assert result.stop_reason is StopReason.MAX_TOKENS
+    assert "--context-policy trim or summarize" in (result.error or "")
+    assert compactions(events) == []
+    assert len(json.dumps(script.bodies[-1]["messages"])) // 4 < 9000
+
+
+def test_remind_repeats_the_task_after_each_compaction(tmp_path: Path) -> None:
+    result, _, events = run("openai", "trim", tmp_path, remind=True)
+    reminders = [m for m in result.history if m.content.startswith("Reminder of the task")]
+    assert len(reminders) == len(compactions(events)) >= 1
+    assert "cheapest tea" in reminders[0].content
+
+
+def test_a_parallel_batch_is_never_split_by_a_summary(tmp_path: Path) -> None:
+    result, _, events = run("openai", "summarize", tmp_path)
+    history = list(result.history)
+    for event in compactions(events):
+        assert len(event["call_ids"]) % 2 == 0  # whole turns of two calls each
+    kept_calls = {c.id for m in history for c in m.tool_calls}
+    kept_results = {m.tool_call_id for m in history if m.role == "tool"}
+    assert kept_calls == kept_results
+
+
+def test_tokens_of_counts_calls_and_reasoning() -> None:
+    plain = tokens_of([Message(role="user", content="x" * 400)])
+    assert plain == 104
+    assert tokens_of([Message(role="assistant", content="x" * 400, reasoning="y" * 40)]) == 114
+
+
+class Recorder:
+    """The run's events, kept (what the loop's ``Emitter`` would journal)."""
+
+    observed = True
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(self, event_type: str, /, **data: Any) -> None:
+        self.events.append((event_type, data))
+
+    def warn(self, kind: str, message: str, **data: Any) -> None:
+        self.emit("warning", kind=kind, message=message, **data)
+
+
+def unit(index: int, calls: int, size: int, answered: int) -> list[Message]:
+    """An assistant turn of ``calls`` calls, ``answered`` of them with a result of ``size``."""
+    ids = [f"c{index}_{n}" for n in range(calls)]
+    turn = Message(
+        role="assistant",
+        content=f"step {index}",
+        tool_calls=tuple(ToolCall(id=i, name="fetch", arguments='{"page": 1}') for i in ids),
+    )
+    results = [
+        Message(role="tool", content=json.dumps({"ok": True, "output": "x" * size}),
+                tool_call_id=i, name="fetch")
+        for i in ids[:answered]
+    ]  # fmt: skip
+    for i in ids[answered:]:
+        results.append(Message(role="tool", content='{"ok": false, "error": "not run"}',
+                               tool_call_id=i, name="fetch"))  # fmt: skip
+    return [turn, *results]
+
+
+UNITS = st.lists(
+    st.tuples(
+        st.integers(1, 4),  # calls in the turn (a parallel batch when more than one)
+        st.integers(0, 6000),  # characters of each result
+        st.integers(0, 4),  # how many are answered with that result
+        st.booleans(),  # a harness note after the results
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(units=UNITS, policy=st.sampled_from(["trim", "summarize"]), limit=st.integers(256, 20_000))
+def test_any_compaction_keeps_pairs_batches_and_the_prefix(
+    units: list[tuple[int, int, int, bool]], policy: str, limit: int
+) -> None:
+    messages = [
+        Message(role="system", content="be brief"),
+        Message(role="user", content="the task", kind="task"),
+    ]
+    for index, (calls, size, answered, note) in enumerate(units):
+        messages += unit(index, calls, size, min(answered, calls))
+        if note:
+            messages.append(Message(role="user", content="a note", kind="notice"))
+    history = History(messages)
+    model = FunctionModel(lambda request: "the summary")
+    limits = Limits(context_tokens=limit, context_policy=policy, max_model_calls=50)
+    toolbox = Toolbox([fetch])
+    run_settings = RunSettings(model=model, toolbox=toolbox, protocol="native", limits=limits)
+    events = Recorder()
+    keeper = ContextKeeper(run_settings, Budget(limits), history, events, limit=limit)
+    before = list(history)
+    checked = keeper.check(1, len(history) - 1)
+    after = list(history)
+    assert openai_problem(render_history(after)) is None
+    assert anthropic_orphans(render_messages(after)) is None
+    done = [data for kind, data in events.events if kind == "compaction"]
+    if not done:
+        assert after == before
+        return
+    start = done[0]["start"]
+    assert start >= 2 and all(a is b for a, b in zip(after[:start], before[:start], strict=False))
+    assert checked is not None and checked.stop is None
+    last_turn = max(i for i, m in enumerate(before) if m.role == "assistant")
+    tail = before[last_turn:]
+    assert all(a is b for a, b in zip(after[-len(tail) :], tail, strict=True))  # the latest turn
+    kept_calls = {c.id for m in after for c in m.tool_calls}
+    assert kept_calls == {m.tool_call_id for m in after if m.role == "tool"}
+
+
+def under_reporting(script: Script, reported: int | None) -> Callable[[RecordedRequest], Reply]:
+    """A server that counts ``reported`` prompt tokens whatever it was sent (None: honestly),
+    as Ollama does once it has cut a history to its window."""
+    honest = openai_responder(script)
+
+    def answer(request: RecordedRequest) -> Reply:
+        reply = honest(request)
+        if reported is None:
+            return reply
+        body = json.loads(reply.body)
+        body["usage"] = {"prompt_tokens": reported, "completion_tokens": 20}
+        return json_reply(body)
+
+    return answer
+
+
+@pytest.mark.parametrize("reported", [2048, None])
+def test_a_server_that_silently_cuts_the_history_is_named_once(
+    reported: int | None, tmp_path: Path
+) -> None:
+    script = Script()
+    limits = Limits(max_model_calls=40, max_tool_calls=60)
+    with (
+        FakeOpenAIServer(responder=under_reporting(script, reported)) as server,
+        Journal(tmp_path / "run.jsonl") as journal,
+    ):
+        model = OpenAIChatModel(model="fake", base_url=server.base_url, max_retries=0)
+        result = Agent(model, [fetch], limits=limits, journal=journal).run("Find the tea.")
+    assert result.stop_reason is StopReason.FINAL_ANSWER
+    found = [w for w in result.warnings if w.startswith("silent_truncation")]
+    events = [
+        e for e in read_journal(tmp_path / "run.jsonl")
+        if e["type"] == "warning" and e["kind"] == "silent_truncation"
+    ]  # fmt: skip
+    if reported is None:
+        assert found == [] and events == []
+        return
+    assert len(found) == len(events) == 1
+    assert "OLLAMA_CONTEXT_LENGTH" in found[0] and "--ctx-size" in found[0]
+    assert events[0]["reported"] == 2048 and events[0]["estimated"] > 4096
+
+
+def test_trim_under_text_react_keeps_the_format_prompt_and_goes_on() -> None:
+    """The text protocol renders the history into its own messages: after a compaction it
+    renders again, and its system prompt (tools included) stays the same."""
+    prompts: list[str] = []
+    sizes: list[int] = []
+
+    def model(request: ModelRequest) -> ModelTurn:
+        prompts.append(request.messages[0].content)
+        sizes.append(sum(len(m.content) for m in request.messages))
+        step = len(prompts)
+        if step > 12:
+            return ModelTurn(text="Thought: done\nAction: Finish[tea12-0]")
+        return ModelTurn(text=f"Thought: next page\nAction: fetch[{step}]")
+
+    limits = Limits(context_tokens=6000, context_policy="trim", max_model_calls=30)
+    agent = Agent(FunctionModel(model, native_tools=False), [fetch], limits=limits)
+    result = agent.run("Find the cheapest tea.")
+    assert result.stop_reason is StopReason.FINAL_ANSWER, result.error
+    assert any(m.kind == "trimmed" for m in result.history)
+    assert len(set(prompts)) == 1  # the format prompt and the tools, unchanged
+    assert max(sizes) < 6000 * 4 and sizes[-1] < max(sizes)
