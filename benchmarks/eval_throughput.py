@@ -7,7 +7,8 @@ at concurrency C is episodes × 2 × latency / C. The fake server (``reactloop.t
 a child process, so that its threads do not share this process's interpreter; what this process
 spends is the harness's own CPU (model adapter, loop, tools, journal, per-episode records).
 The "in-process" rows replace the server by a model that sleeps 50 ms per call and spends no
-CPU: what the scheduler and the per-episode bookkeeping alone reach. The Ray rows run the same episodes as Ray actor calls on a local Ray (started before timing).
+CPU: what the scheduler and the per-episode bookkeeping alone reach. The Ray rows run the same
+episodes as Ray actor calls on a local Ray (started before timing).
 The server's sockets get TCP_NODELAY: without it each keep-alive reply waits about 40 ms for
 the client's delayed ACK (Nagle), which would swamp the 50 ms being measured.
 """

@@ -32,7 +32,8 @@ for token in llama.generate(tokens, temp=0.0):
     n += 1
     if n == 64: break
 gen_s = time.perf_counter() - start
-print(json.dumps({"prompt_tps": len(tokens) / prompt_s, "gen_tps": n / gen_s, "n_prompt": len(tokens),
+print(json.dumps({"prompt_tps": len(tokens) / prompt_s, "gen_tps": n / gen_s,
+                  "n_prompt": len(tokens),
                   "use_extra_bufts": bool(llama.model_params.use_extra_bufts)}))
 """
 

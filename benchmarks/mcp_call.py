@@ -63,9 +63,8 @@ def executor_chunk(box: Toolbox, executor: ToolExecutor, calls: int) -> list[flo
 
 async def measure(calls: int, chunk: int) -> dict[str, list[float]]:
     """All of it in one task: the SDK's client must be left in the task that entered it."""
-    from mcp.client.stdio import StdioServerParameters
-
     from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
 
     times: dict[str, list[float]] = {"sdk": [], "toolbox": [], "executor": []}
     config = ServerConfig(name="time", command=str(SERVER))

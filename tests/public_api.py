@@ -34,6 +34,11 @@ PUBLIC_API: dict[str, list[str]] = {
         "open_mcp_tools", "parse_config", "schema_tool", "server_configs", "stdio_server",
         "url_server",
     ],
+    "reactloop.eval": [
+        "EpisodeSpec", "EvalConfig", "EvalOutcome", "Rung", "SUITES", "Task", "check_answer",
+        "load_models_file", "load_suite", "load_tasks", "mcnemar_exact", "pass_at_k",
+        "pass_hat_k", "run_episode", "run_eval", "rungs_from_specs", "wilson_interval",
+    ],
     "reactloop.sandbox": [
         "CommandResult", "ResourceLimits", "Workspace", "run_command", "sandbox_mode",
     ],

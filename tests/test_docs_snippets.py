@@ -34,7 +34,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from public_api import LAZY_FROM_REACTLOOP, PUBLIC_API
-
 from reactloop import Agent, Journal, ScriptedModel
 from reactloop.tools.registry import ToolContext, build_tools
 

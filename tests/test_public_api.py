@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 from public_api import LAZY_FROM_REACTLOOP, NOT_LOADED_BY_IMPORT, PUBLIC_API
 
 

@@ -66,6 +66,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'reactloop' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
 
+
 __all__ = [
     "Agent",
     "Approver",

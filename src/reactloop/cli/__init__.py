@@ -5,7 +5,8 @@ stderr, no traceback), 130 when interrupted.
 - ``files.py``: the checks on files commands read and write, where journals go;
 - ``options.py``: ``run``'s options, and the limits and model they build;
 - ``run.py``: ``reactloop run``; ``runner.py``: what it does; ``console.py``: what it prints;
-- ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``;
+- ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``eval.py``:
+  ``reactloop eval`` (the model ladder, see ``reactloop.eval``);
 - ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal.
 """
 
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 from reactloop.cli.app import main
 from reactloop.cli.doctor import doctor
+from reactloop.cli.eval import eval_command
 from reactloop.cli.run import run
 from reactloop.cli.tools import list_tools
 from reactloop.cli.trace import cost, replay, view
 
-for _command in (run, list_tools, doctor, replay, view, cost):
+for _command in (run, list_tools, doctor, eval_command, replay, view, cost):
     main.add_command(_command)
 
 __all__ = ["main"]

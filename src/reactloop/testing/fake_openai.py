@@ -129,6 +129,7 @@ class FakeOpenAIServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each keep-alive reply waits ~40 ms for a delayed ACK
     fake: FakeOpenAIServer
 
     def log_message(self, format: str, *args: Any) -> None:

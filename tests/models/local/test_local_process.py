@@ -149,3 +149,30 @@ def test_an_amx_build_is_never_loaded_with_its_amx_kernels() -> None:
     model = _model(n_ctx=3072)
     built_with_amx = "AMX_INT8 = 1" in model.info["system_info"]
     assert model.info["use_extra_bufts"] is not built_with_amx
+
+
+def test_the_model_process_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
+    code = (
+        "import os, sys; from reactloop.models import ModelSettings, resolve_model; "
+        "m = resolve_model('local:smollm2-135m', ModelSettings(extra={'n_ctx': 1024})); "
+        "print(m.process.pid, flush=True); sys.stdin.read()"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    parent.kill()  # no atexit, no socket closed by Python: only the watchdog can end it
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            return
+        stat = Path(f"/proc/{worker}/stat")
+        if stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return  # exited; waiting for init to reap it
+        time.sleep(0.1)
+    os.kill(worker, signal.SIGKILL)
+    pytest.fail("the model process outlived its parent")

@@ -12,8 +12,10 @@ Ctrl-C is the parent's to handle: this process ignores SIGINT, and ends when the
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 import time
 from collections import OrderedDict
 from multiprocessing.connection import Connection
@@ -26,6 +28,7 @@ from reactloop.models.local.engine import Session, load_llama, system_info
 from reactloop.models.local.options import LocalOptions
 
 MAX_SESSIONS = 32  # the least recently used session is forgotten past this
+PARENT_CHECK_SECONDS = 0.5
 
 
 def _error(exc: BaseException) -> tuple[str, str, str]:
@@ -86,8 +89,17 @@ class Worker:
                 self.probe(message[1], message[2])
 
 
+def _end_with_parent(parent: int) -> None:
+    """Exit when the parent is gone, even mid-generation or with the socket held open by
+    another process the parent forked (EOF alone would then never come)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(0)
+
+
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True).start()
     conn = Connection(int(argv[1]))
     try:
         _, path, options = conn.recv()
