@@ -166,3 +166,24 @@ def test_verify_sends_a_premature_answer_back_and_long_run_options_reach_the_lim
     limits = records[0]["limits"]
     assert (limits["context_policy"], limits["context_tokens"]) == ("trim", 50000)
     assert limits["max_observation_chars"] == 500
+
+
+def test_thinking_and_cache_reach_anthropic_and_are_refused_elsewhere(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    from reactloop.testing import FakeAnthropicServer, message
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with FakeAnthropicServer([message("5")]) as server:
+        code, out, err = invoke(
+            "run", "2+3?", "--model", "anthropic:claude-haiku-4-5", "--base-url",
+            server.base_url, "--thinking", "2048", "--cache", "--no-trace",
+        )  # fmt: skip
+        body = server.requests[0].json
+    assert code == 0, err
+    assert out.strip() == "5"
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert "cache_control" in json.dumps(body)
+    code, _, err = invoke("run", "q", "--model", "openai:m", "--thinking", "2048", "--no-trace")
+    assert code == 2 and "--thinking and --cache are for anthropic" in err

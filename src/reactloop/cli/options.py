@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from reactloop.errors import UsageError
 from reactloop.limits import Limits
-from reactloop.models import Model, ModelSettings, resolve_model
+from reactloop.models import Model, ModelSettings, resolve_model, split_spec
 from reactloop.models.default import choose_default_model
 
 MAX_SECONDS = 365 * 24 * 3600.0  # a year; far longer deadlines overflow the platform's time_t
@@ -52,6 +54,8 @@ class RunOptions:
     remind: bool = False
     checklist: Path | None = None
     verify: str | None = None
+    thinking: int | None = None
+    cache: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -68,20 +72,33 @@ def build_limits(options: RunOptions) -> Limits:
     )
 
 
-def model_settings(options: RunOptions) -> ModelSettings:
+def model_settings(options: RunOptions, spec: str) -> ModelSettings:
     return ModelSettings(
         base_url=options.base_url,
         stream=options.stream,
         seed=options.seed,
         temperature=options.temperature,
         max_output_tokens=options.max_output_tokens,
+        extra=_anthropic_extra(options, spec),
     )
+
+
+def _anthropic_extra(options: RunOptions, spec: str) -> dict[str, Any]:
+    """``--thinking`` and ``--cache``, which only Anthropic's Messages API takes."""
+    extra: dict[str, Any] = {}
+    if options.thinking is not None:
+        extra["thinking"] = options.thinking
+    if options.cache:
+        extra["cache"] = True
+    if extra and split_spec(spec)[0] != "anthropic":
+        raise UsageError(f"--thinking and --cache are for anthropic: models, not {spec!r}")
+    return extra
 
 
 def pick_model(options: RunOptions) -> tuple[Model, str]:
     """The model ``--model`` names, else the default one, and why it was chosen."""
-    settings = model_settings(options)
     if options.model is not None:
+        settings = model_settings(options, options.model)
         return resolve_model(options.model, settings), "chosen with --model"
     spec, reason = choose_default_model()
-    return resolve_model(spec, settings), reason
+    return resolve_model(spec, model_settings(options, spec)), reason

@@ -121,6 +121,16 @@ _PROTOCOL_HELP = (
     "answer is accepted; its output goes back to the model otherwise.",
 )
 @click.option(
+    "--thinking",
+    type=click.IntRange(min=1024),
+    help="Anthropic's extended thinking, with this token budget (kept and sent back exactly).",
+)
+@click.option(
+    "--cache",
+    is_flag=True,
+    help="Anthropic's prompt caching: breakpoints on the unchanging prefix of each request.",
+)
+@click.option(
     "--output-schema",
     type=click.Path(path_type=Path),
     help="Make the answer a JSON value valid against the JSON Schema in FILE.json: an "
