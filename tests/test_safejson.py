@@ -218,3 +218,12 @@ def test_the_two_shapes_of_the_campaign_are_refused_cleanly(text: str) -> None:
         safe_loads(text)
     with pytest.raises(ArgumentsError):
         decode_arguments(text)
+
+
+def test_a_surrogate_pair_in_a_key_reads_back_as_two_code_points() -> None:
+    from reactloop.jsonfast import json_line
+    from reactloop.safejson import loads_units
+
+    value = {"\ud800\udc00": {"\udfff": "\ud83d\ude00"}}
+    back = loads_units(json_line({"v": value}).decode())["v"]
+    assert json.dumps(back) == json.dumps(value)  # json.dumps tells the pair from the emoji

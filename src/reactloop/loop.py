@@ -11,14 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reactloop.answers import AnswerGate
-from reactloop.calls import CallRunner
-from reactloop.compaction import ContextKeeper
-from reactloop.events import Emitter, Observer, micros
-from reactloop.finishcheck import FinishChecks
+from reactloop.events import Emitter, micros
 from reactloop.history import History
-from reactloop.limits import Budget, BudgetNotices, StopReason
-from reactloop.loopguard import LoopGuard
+from reactloop.limits import Budget, StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.modelcall import ModelFailure, ask
 from reactloop.notices import (
@@ -29,6 +24,7 @@ from reactloop.notices import (
     wind_down_notice,
 )
 from reactloop.result import RunResult, Stop
+from reactloop.runparts import opening, run_parts, run_result, with_own_toolbox
 from reactloop.settings import RunSettings
 
 
@@ -53,11 +49,11 @@ class RunLoop:
     ) -> None:
         """``history``: the messages of the runs this one continues (``continues`` names
         their journal, when they had one): the task is appended to them as a follow-up."""
-        settings = _with_toolbox(settings, settings.limits.max_observation_chars)
+        settings = with_own_toolbox(settings)
         self.settings = settings
         self.task = task
         self.budget = Budget(settings.limits, settings.price)
-        self.history = History(_opening(history, settings.instructions))
+        self.history = History(opening(history, settings.instructions))
         self.prior = len(history)
         self.continues = continues
         self.step = 0
@@ -67,41 +63,10 @@ class RunLoop:
         self.events = Emitter(settings.journal, settings.observers, lambda: self.step)
         self.emit, self.warn = self.events.emit, self.events.warn
         self.observed = self.events.observed
-        self.calls = CallRunner(
-            toolbox=settings.toolbox,
-            budget=self.budget,
-            guard=LoopGuard(settings.limits),
-            approve=settings.approve,
-            emit=self.emit,
-            warn=self.warn,
-            record=self.history.append,
-            observed=self.observed,
-        )
-        self.calls.executor.cancel = settings.cancel
-        if history:
-            self.calls.remember([call for m in history for call in m.tool_calls])
-        self.answers = (
-            None
-            if settings.output is None
-            else AnswerGate(
-                settings.output,
-                self.calls,
-                warn=self.warn,
-                record=self.history.append,
-                limit=settings.limits.max_format_errors,
-            )
-        )
-        self.context = ContextKeeper.for_run(settings, self.budget, self.history, self.events)
-        notes = settings.limits.budget_notices
-        self.budget_notes = BudgetNotices(self.budget) if notes else None
-        self.keeping = self.context.limited or notes
-        self.checks = FinishChecks.for_run(
-            settings.checklist,
-            settings.verify,
-            history=self.history,
-            emit=self.emit,
-            warn=self.warn,
-        )
+        parts = run_parts(settings, self.budget, self.history, self.events, history)
+        self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
+        self.context, self.budget_notes = parts.context, parts.budget_notes
+        self.keeping = parts.keeping
 
     @property
     def journal_error(self) -> str | None:
@@ -348,42 +313,4 @@ class RunLoop:
         return Stop(StopReason.JOURNAL_ERROR, stop.answer, error, stop.forced, stop.output)
 
     def _result(self, stop: Stop) -> RunResult:
-        return RunResult(
-            answer=stop.answer,
-            stop_reason=stop.reason,
-            model_calls=self.budget.model_calls,
-            tool_calls=self.budget.tool_calls,
-            usage=self.budget.usage,
-            cost=self.budget.cost,
-            history=tuple(self.history),
-            seconds=self.budget.elapsed,
-            error=stop.error,
-            trace=_trace_path((self.settings.journal, *self.settings.observers)),
-            warnings=tuple(self.warnings),
-            forced=stop.forced,
-            output=stop.output,
-        )
-
-
-def _opening(history: Sequence[Message], instructions: str | None) -> list[Message]:
-    """The messages a run starts from: the system message first, then ``history``."""
-    if instructions and not (history and history[0].role == "system"):
-        return [Message(role="system", content=instructions), *history]
-    return list(history)
-
-
-def _trace_path(observers: Sequence[Observer | None]) -> str | None:
-    for observer in observers:
-        path = getattr(observer, "path", None)
-        if path is not None:
-            return str(path)
-    return None
-
-
-def _with_toolbox(settings: RunSettings, max_observation_chars: int | None) -> RunSettings:
-    """``settings`` with a toolbox of the run's own (its own kept outputs, its observation
-    budget): a copy of the frozen value made directly, at a quarter of ``replace``'s cost."""
-    copy = object.__new__(RunSettings)
-    copy.__dict__.update(settings.__dict__)
-    copy.__dict__["toolbox"] = settings.toolbox.for_run(max_observation_chars)
-    return copy
+        return run_result(self.settings, self.budget, self.history, self.warnings, stop)

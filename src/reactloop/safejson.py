@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import types
 from collections.abc import Callable
 from json.decoder import JSONDecoder
 from json.scanner import py_make_scanner  # type: ignore[attr-defined]
@@ -127,10 +128,22 @@ def _scan_units(text: str, end: int, strict: bool = True) -> tuple[str, int]:
     return _ESCAPE.sub(_unescape, match.group(1)), match.end()
 
 
+# The standard library's object parser, reading its keys with ``_scan_units`` too: the same
+# code with ``scanstring`` bound to ours (keys are strings like any other).
+_JSONObject: Any = vars(json.decoder)["JSONObject"]
+_parse_object_units = types.FunctionType(
+    _JSONObject.__code__,
+    {**vars(json.decoder), "scanstring": _scan_units},
+    "_parse_object_units",
+    _JSONObject.__defaults__,
+)
+
+
 class _UnitsDecoder(JSONDecoder):
     def __init__(self) -> None:
         super().__init__()
         self.parse_string = _scan_units
+        self.parse_object = _parse_object_units
         self.scan_once = py_make_scanner(self)
 
 
