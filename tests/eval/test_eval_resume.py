@@ -76,9 +76,10 @@ def factory(spec):
     global started
     with lock:
         started += 1
-        block = started > 9
-    if block:
+        block, first = started > 9, started == 10
+    if first:  # one line from one thread: two printing at once would interleave
         print("blocked", flush=True)
+    if block:
         threading.Event().wait()
     return oracle(spec)
 
