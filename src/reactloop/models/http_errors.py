@@ -1,13 +1,18 @@
-"""What the HTTP adapters say about a failed exchange: a refused connection, a body, a cause.
+"""What the HTTP adapters say about a failed exchange: where it failed on the wire, a refused
+connection, a body, a cause.
 
-Shared by the OpenAI-compatible and the Anthropic adapters (each classifies its provider's
-error bodies itself, in its own ``errors.py``).
+Shared by the OpenAI-compatible and the Anthropic adapters (both SDKs raise the same kinds of
+transport errors); each reads its provider's error bodies itself, in its own ``errors.py``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
+from reactloop.errors import ModelError
+
+Failure = Literal["timeout", "connect", "broken"]
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -44,3 +49,53 @@ def reason(exc: BaseException) -> str:
 def preview(content: bytes | bytearray) -> str:
     """The start of a body a server sent, quoted, whitespace folded."""
     return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))
+
+
+def failure_of(sdk: Any, exc: BaseException) -> Failure:
+    """Where a transport error of an SDK (``openai`` or ``anthropic``) failed: no reply in
+    time, no connection, or a body that broke off after the headers."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, sdk.APIConnectionError):
+        return "connect"
+    return "broken"
+
+
+def transport_error(
+    name: str,
+    base_url: str,
+    exc: BaseException,
+    failure: Failure,
+    *,
+    waited: str = "the timeout",
+    what: str = "reply",
+    local: str = "",
+) -> ModelError:
+    """What went wrong on the wire, in one line; retryable unless nothing listens locally.
+
+    ``waited`` describes the wait (``"2 s"``); ``what`` is ``"stream"`` or ``"reply"``;
+    ``local`` names the server kind when the provider runs on this machine (else ``""``).
+    """
+    if failure == "timeout":
+        return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
+    if failure == "connect":
+        if refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
+            server = f"the {local} server" if local else "the server"
+            return ModelError(
+                f"{name}: nothing listens at {base_url} (connection refused); "
+                f"start {server} or pass the right --base-url"
+            )
+        hint = f"is the {local} server running?" if local else "check the network or --base-url"
+        return ModelError(
+            f"{name}: cannot reach {base_url} ({reason(exc)}); {hint}", retryable=True
+        )
+    return ModelError(
+        f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
+    )
+
+
+def out_of_time(name: str, base_url: str, seconds_left: str) -> ModelError:
+    """No complete reply before the run's time limit (``seconds_left``: ``"0.5"``)."""
+    return ModelError(
+        f"{name}: no complete reply from {base_url} in the {seconds_left} s left in the run"
+    )

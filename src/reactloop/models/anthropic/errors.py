@@ -12,19 +12,17 @@ plain text, a body too deep or too odd to decode), which is reported by its star
 
 ``x-should-retry: true|false`` from the server overrides the status. An ``error`` event in the
 middle of a stream is ``stream_error``; failures on the way (refused, timed out, cut off) are
-``transport_error``; a refused connection to this machine is not retried.
+``http_errors.transport_error``; a refused connection to this machine is not retried.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any
 
 from reactloop import safejson
-from reactloop.errors import ModelError, ProviderError
-from reactloop.models.http_errors import LOOPBACK_HOSTS, reason, refused
+from reactloop.errors import ProviderError
 from reactloop.models.retry import retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -115,28 +113,4 @@ def stream_error(provider: str, payload: Any, *, where: str = "stream error") ->
         f"{provider} {where}: {body.message}" + (f" [{body.type}]" if body.type else ""),
         code=body.type,
         retryable=body.type in TRANSIENT_TYPES,
-    )
-
-
-Failure = Literal["timeout", "connect", "broken"]
-
-
-def transport_error(
-    name: str, base_url: str, exc: BaseException, failure: Failure, *, waited: str, what: str
-) -> ModelError:
-    """What went wrong on the wire, in one line; retryable unless nothing listens locally."""
-    if failure == "timeout":
-        return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
-    if failure == "connect":
-        if refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
-            return ModelError(
-                f"{name}: nothing listens at {base_url} (connection refused); "
-                "start the server or pass the right --base-url"
-            )
-        return ModelError(
-            f"{name}: cannot reach {base_url} ({reason(exc)}); check the network or --base-url",
-            retryable=True,
-        )
-    return ModelError(
-        f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
     )

@@ -29,7 +29,7 @@ from reactloop.models.anthropic.endpoint import (
     normal_base_url,
     resolve_endpoint,
 )
-from reactloop.models.anthropic.errors import Failure, provider_error, transport_error
+from reactloop.models.anthropic.errors import provider_error
 from reactloop.models.anthropic.reply import (
     blocks_of,
     cache_counts,
@@ -48,7 +48,7 @@ from reactloop.models.anthropic.request import (
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
 from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
-from reactloop.models.http_errors import body_text
+from reactloop.models.http_errors import body_text, failure_of, out_of_time, transport_error
 from reactloop.models.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -188,22 +188,15 @@ class AnthropicModel:
             except (sdk.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
                 if watch.expired or isinstance(exc, OutOfTime):
                     left = seconds_text(request.timeout or 0.0)
-                    raise ModelError(
-                        f"{self.name}: no complete reply from {self.base_url} "
-                        f"in the {left} s left in the run"
-                    ) from None
+                    raise out_of_time(self.name, self.base_url, left) from None
                 raise self._transport_error(exc, timeout, bool(body.get("stream"))) from None
 
     def _transport_error(
         self, exc: Exception, timeout: float | None, streaming: bool
     ) -> ModelError:
-        failure: Failure = "broken"
-        if isinstance(exc, self._sdk.APITimeoutError):
-            failure = "timeout"
-        elif isinstance(exc, self._sdk.APIConnectionError):
-            failure = "connect"
         waited = "the timeout" if timeout is None else f"{seconds_text(timeout)} s"
         what = "stream" if streaming else "reply"
+        failure = failure_of(self._sdk, exc)
         return transport_error(self.name, self.base_url, exc, failure, waited=waited, what=what)
 
     def _check_cache(self, usage: Any) -> None:

@@ -12,8 +12,8 @@ message is the provider's own, and decides ``retryable``:
                  transcript), 401, 402, 403, 404, 422
 
 ``x-should-retry: true|false`` from the server overrides the status. Failures on the way
-(refused, timed out, cut off) are ``transport_error``; a refused connection to this machine is
-not retried, since nothing will start listening in the next second.
+(refused, timed out, cut off) are ``http_errors.transport_error``; a refused connection to
+this machine is not retried, since nothing will start listening in the next second.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from reactloop import safejson
-from reactloop.errors import ModelError, ProviderError
-from reactloop.models.http_errors import LOOPBACK_HOSTS, reason, refused
+from reactloop.errors import ProviderError
 from reactloop.models.retry import retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -191,38 +190,3 @@ def _status_code_is_transient(code: str | None) -> bool:
         return False
     number = int(text)
     return number == 429 or number >= 500
-
-
-Failure = Literal["timeout", "connect", "broken"]
-
-
-def transport_error(
-    name: str,
-    base_url: str,
-    exc: BaseException,
-    failure: Failure,
-    *,
-    waited: str = "the timeout",
-    what: str = "reply",
-    local: str = "",
-) -> ModelError:
-    """What went wrong on the wire, in one line; retryable unless nothing listens locally.
-
-    ``failure`` says where it failed: no reply in time, no connection, or a body that broke
-    off; ``waited`` describes the wait (``"2 s"``); ``what`` is ``"stream"`` or ``"reply"``;
-    ``local`` names the server kind when the provider runs on this machine (else ``""``).
-    """
-    if failure == "timeout":
-        return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
-    if failure == "connect":
-        if refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
-            server = f"the {local} server" if local else "the server"
-            return ModelError(
-                f"{name}: nothing listens at {base_url} (connection refused); "
-                f"start {server} or pass the right --base-url"
-            )
-        hint = f"is the {local} server running?" if local else "check the network or --base-url"
-        return ModelError(f"cannot reach {base_url} ({reason(exc)}); {hint}", retryable=True)
-    return ModelError(
-        f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
-    )

@@ -19,14 +19,14 @@ from reactloop.messages import Message, ModelTurn
 from reactloop.models import ModelSettings
 from reactloop.models.base import ModelRequest
 from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
-from reactloop.models.http_errors import body_text
+from reactloop.models.http_errors import body_text, failure_of, out_of_time, transport_error
 from reactloop.models.openai.endpoints import (
     PLACEHOLDER_KEY,
     Service,
     get_service,
     resolve_endpoint,
 )
-from reactloop.models.openai.errors import Failure, provider_error, transport_error
+from reactloop.models.openai.errors import provider_error
 from reactloop.models.openai.reply import parse_body
 from reactloop.models.openai.request import (
     RequestRenderer,
@@ -144,28 +144,18 @@ class OpenAIChatModel:
                 ) from None
             except (openai.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
                 if watch.expired or isinstance(exc, OutOfTime):
-                    raise self._out_of_time(request.timeout) from None
+                    left = seconds_text(request.timeout or 0.0)
+                    raise out_of_time(self.name, self.base_url, left) from None
                 raise self._transport_error(exc, timeout, bool(body.get("stream"))) from None
-
-    def _out_of_time(self, seconds_left: float | None) -> ModelError:
-        left = seconds_text(seconds_left or 0.0)
-        return ModelError(
-            f"{self.name}: no complete reply from {self.base_url} in the {left} s left in the run"
-        )
 
     def _transport_error(
         self, exc: Exception, timeout: float | None, streaming: bool
     ) -> ModelError:
-        failure: Failure = "broken"  # the body broke off after the headers
-        if isinstance(exc, self._openai.APITimeoutError):
-            failure = "timeout"
-        elif isinstance(exc, self._openai.APIConnectionError):
-            failure = "connect"
         return transport_error(
             self.name,
             self.base_url,
             exc,
-            failure,
+            failure_of(self._openai, exc),
             waited="the timeout" if timeout is None else f"{seconds_text(timeout)} s",
             what="stream" if streaming else "reply",
             local=self.service.name if self.service.is_local else "",
