@@ -38,10 +38,9 @@ def _error(exc: BaseException) -> tuple[str, str, str]:
 
 
 class Worker:
-    def __init__(self, conn: Connection, llama: Any, options: LocalOptions) -> None:
+    def __init__(self, conn: Connection, llama: Any) -> None:
         self.conn = conn
         self.llama = llama
-        self.options = options
         self.sessions: OrderedDict[int, Session] = OrderedDict()
 
     def session(self, key: int, name: str, options: LocalOptions) -> Session:
@@ -115,7 +114,7 @@ def main(argv: list[str]) -> int:
         conn.send(_error(exc))
         return 1
     conn.send(("ready", info))
-    Worker(conn, llama, options).serve()
+    Worker(conn, llama).serve()
     llama.close()
     return 0
 
