@@ -29,10 +29,10 @@ PUBLIC_API: dict[str, list[str]] = {
         "parse_families",
     ],
     "reactloop.tools.mcp": [
-        "CALL_SECONDS", "LIST_TOOLS_SECONDS", "MCPServers", "MCPStartError", "STARTUP_SECONDS",
-        "SchemaTool", "ServerConfig", "load_config", "mcp_tools", "normalize_schema",
-        "open_mcp_tools", "parse_config", "schema_tool", "server_configs", "stdio_server",
-        "url_server",
+        "CALL_SECONDS", "LIST_TOOLS_SECONDS", "MCPServers", "MCPStartError", "MCPTool",
+        "STARTUP_SECONDS", "SchemaTool", "ServerConfig", "dialect_schema", "inline_schema",
+        "load_config", "mcp_tools", "normalize_schema", "open_mcp_tools", "parse_config",
+        "schema_for", "schema_tool", "server_configs", "stdio_server", "url_server",
     ],
     "reactloop.eval": [
         "EpisodeSpec", "EvalConfig", "EvalOutcome", "Rung", "SUITES", "Task", "check_answer",
@@ -43,12 +43,14 @@ PUBLIC_API: dict[str, list[str]] = {
         "CommandResult", "ResourceLimits", "Workspace", "run_command", "sandbox_mode",
     ],
     "reactloop.usage": [
-        "CHARS_PER_TOKEN", "CostModel", "PrefixIssue", "Price", "PriceTable", "StepQuality",
-        "StepUsage", "UsageReport", "check_prefix", "estimated_step_usages", "fit_cost_model",
-        "predicted_input_tokens", "step_of", "step_quality", "step_usages", "usage_from",
-        "usage_report",
+        "CHARS_PER_TOKEN", "CompactionCost", "CostModel", "PrefixIssue", "Price", "PriceTable",
+        "StepQuality", "StepUsage", "UsageReport", "check_prefix", "compaction_costs",
+        "estimated_step_usages", "fit_cost_model", "predicted_input_tokens", "step_of",
+        "step_quality", "step_usages", "usage_from", "usage_report",
     ],
-    "reactloop.replay": ["Divergence", "ReplayModel", "ReplayReport", "compare", "replay"],
+    "reactloop.replay": [
+        "Divergence", "ReplayModel", "ReplayPlan", "ReplayReport", "compare", "replay",
+    ],
     "reactloop.viewer": ["render_events", "render_html"],
     "reactloop.testing": [
         "FakeAnthropicServer", "FakeOpenAIServer", "RecordedRequest", "Reply",

@@ -203,7 +203,9 @@ def compactions(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == "compaction"]
 
 
-def assert_cache_invariants(script: Script, events: list[dict[str, Any]], provider: str) -> None:
+def assert_cache_invariants(
+    script: Script, events: list[dict[str, Any]], provider: str, history: list[Message]
+) -> None:
     bodies = script.bodies
     system_and_tools = {json.dumps([b.get("system"), b.get("tools")]) for b in bodies}
     assert len(system_and_tools) == 1  # the summarising call too: the run's own prefix
@@ -222,6 +224,37 @@ def assert_cache_invariants(script: Script, events: list[dict[str, Any]], provid
     assert len(breaks) == len(done)
     if provider == "openai":  # one wire message per history message: the same indexes
         assert breaks == [event["start"] for event in done]
+    else:  # results share a user turn, and so may a summary with the task: count blocks
+        assert_blocks_kept(bodies, done, history)
+
+
+def blocks(messages: list[dict[str, Any]]) -> list[str]:
+    """Anthropic wire messages as the sequence of their content blocks, each with its role."""
+    flat = []
+    for wire in messages:
+        content = wire["content"]
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        flat += [json.dumps([wire["role"], part], sort_keys=True) for part in parts]
+    return flat
+
+
+def assert_blocks_kept(
+    bodies: list[dict[str, Any]], done: list[dict[str, Any]], history: list[Message]
+) -> None:
+    """At each compaction, the requests before and after it share, byte for byte, every
+    content block of the history before the block's start (which the run never changes)."""
+    breaks = []
+    for before, after in itertools.pairwise(bodies):
+        old, new = blocks(before["messages"]), blocks(after["messages"])
+        shared = common_prefix(old, new)
+        if shared < len(old):
+            breaks.append(shared)
+    kept = [m for m in history if m.role != "system"]
+    expected = []
+    for event in done:  # the blocks of what precedes the start, less the renderer's answers
+        rendered = blocks(render_messages(kept[: event["start"] - 1]))
+        expected.append(sum(json.dumps(NOT_EXECUTED)[1:-1] not in block for block in rendered))
+    assert breaks == expected
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -236,7 +269,7 @@ def test_compaction_keeps_every_request_valid_and_the_prefix_cached(
     done = compactions(events)
     assert done and all(e["policy"] == policy for e in done)
     assert all(e["tokens_after"] < e["tokens_before"] for e in done)
-    assert_cache_invariants(script, events, provider)
+    assert_cache_invariants(script, events, provider, list(result.history))
     assert_valid_history(list(result.history))
     assert result.history[1].kind == "task" and result.history[0].role == "system"
     if policy == "summarize":

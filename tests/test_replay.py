@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import _thread
 import json
+import os
+import select
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from reactloop import Agent, Journal, ModelRequest, ScriptedModel, tool
+from reactloop import Agent, FunctionModel, Journal, ModelRequest, ScriptedModel, tool
 from reactloop.cli.trace import replay as replay_command
 from reactloop.errors import JournalError, ModelError, UsageError
 from reactloop.messages import ModelTurn
@@ -204,7 +209,7 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     own = tmp_path / "replayed.jsonl"
     changed = runner.invoke(replay_command, [str(trace), "--json", "--journal", str(own)])
     assert changed.exit_code == 1
-    payload = json.loads(changed.output)
+    payload = json.loads(changed.stdout)
     assert payload["identical"] is False and payload["divergence"]["actual"]["output"] == "Lyon"
     assert own.exists()
     assert runner.invoke(replay_command, [str(tmp_path / "absent.jsonl")]).exit_code == 2
@@ -247,3 +252,177 @@ def test_a_run_with_string_limits_replays(tmp_path: Path) -> None:
             config={"tools": ["calculator"]},
         ).run("2+3?")
     assert replay(trace).identical
+
+
+def test_replay_with_other_notes_diverges_exactly_where_the_notes_changed(tmp_path: Path) -> None:
+    trace = recorded_run(tmp_path)
+    recorded_notes = (tmp_path / "notes.json").read_text(encoding="utf-8")
+    for key, step in (("population", 1), ("capital", 2)):
+        other = tmp_path / f"notes-{key}.json"
+        other.write_text(json.dumps(dict(NOTES, **{key: "changed"})), encoding="utf-8")
+        divergence = replay(trace, notes=other).divergence
+        assert divergence is not None
+        assert (divergence.kind, divergence.step, divergence.tool) == (
+            "tool_result",
+            step,
+            "lookup",
+        )
+        assert json.loads(divergence.arguments or "") == {"key": key}
+        assert divergence.actual == {"ok": True, "output": "changed"}
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(dict(NOTES, unused="new")), encoding="utf-8")
+    assert replay(trace, notes=same).identical
+    assert (tmp_path / "notes.json").read_text(encoding="utf-8") == recorded_notes
+    changed = CliRunner().invoke(
+        replay_command, [str(trace), "--notes", str(tmp_path / "notes-capital.json")]
+    )
+    assert changed.exit_code == 1 and "diverged at step 2, tool lookup" in changed.stdout
+    assert "runs no call with side effects" in changed.stderr
+
+
+EDIT_TURNS: list[Any] = [
+    {"tool_calls": [{"name": "edit_file", "arguments": {
+        "path": "calc.py", "old_text": "a = 1", "new_text": "a = 2"}}]},
+    {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+    "Done: a is 2.",
+]  # fmt: skip
+
+
+def edit_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A run whose edit_file changed calc.py in its workspace, then calc.py put back."""
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")
+    config = {"tools": ["files"], "workspace": str(workspace), "read_only": False}
+    tools = build_tools(("files",), ToolContext(workspace=workspace))
+    trace = tmp_path / "edit.jsonl"
+    with Journal(trace) as journal:
+        result = Agent(ScriptedModel(EDIT_TURNS), tools, journal=journal, config=config).run("a=2")
+    assert result.answer == "Done: a is 2."
+    assert (workspace / "calc.py").read_text(encoding="utf-8") == "a = 2\n"
+    (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")  # as `git checkout` would
+    return trace, workspace
+
+
+def test_replaying_an_edit_leaves_the_recorded_workspace_unchanged(tmp_path: Path) -> None:
+    trace, workspace = edit_run(tmp_path)
+    plans: list[Any] = []
+    report = replay(trace, announce=plans.append)
+    assert report.identical, report.describe()
+    assert (workspace / "calc.py").read_text(encoding="utf-8") == "a = 1\n"
+    (plan,) = plans
+    assert plan.site.how == "copy" and plan.site.recorded == workspace
+    assert plan.site.path != workspace and not plan.site.path.exists()  # removed afterwards
+    assert [(c.step, c.tool) for c in plan.will_run] == [(1, "edit_file")]
+    assert "temporary copy of" in plan.describe()
+
+
+def test_replay_in_a_given_workspace_edits_that_one(tmp_path: Path) -> None:
+    trace, workspace = edit_run(tmp_path)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "calc.py").write_text("a = 1\n", encoding="utf-8")
+    result = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(fresh)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("identical")  # the plan goes first, to stderr
+    assert "runs 1 call(s) with side effects again:" in result.stderr
+    assert 'step 1: edit_file {"path": "calc.py", "old_text": "a = 1"' in result.stderr
+    assert f"tools run in {fresh.resolve()} (given)" in result.stderr
+    assert (fresh / "calc.py").read_text(encoding="utf-8") == "a = 2\n"
+    assert (workspace / "calc.py").read_text(encoding="utf-8") == "a = 1\n"
+
+
+def test_a_replay_refuses_when_the_recorded_workspace_is_gone(tmp_path: Path) -> None:
+    trace, workspace = edit_run(tmp_path)
+    (workspace / "calc.py").unlink()
+    workspace.rmdir()
+    with pytest.raises(UsageError, match=r"is gone.*--workspace DIR"):
+        replay(trace)
+    gone = CliRunner().invoke(replay_command, [str(trace)])
+    assert gone.exit_code == 2 and "is gone" in gone.stderr
+
+
+def test_replaying_a_cancelled_slow_command_does_not_run_it_again(tmp_path: Path) -> None:
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    fifo = workspace / "started.fifo"
+    os.mkfifo(fifo)
+    command = "echo ran >> ran.txt; echo go > started.fifo; sleep 30"
+    turns = [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, "never"]
+    tools = build_tools(("bash",), ToolContext(workspace=workspace))
+    config = {"tools": ["bash"], "workspace": str(workspace), "read_only": False}
+    trace = tmp_path / "cancelled.jsonl"
+    watcher = threading.Thread(target=_interrupt_when_started, args=(fifo,), daemon=True)
+    watcher.start()
+    with Journal(trace) as journal:
+        recorded = Agent(ScriptedModel(turns), tools, journal=journal, config=config).run("slow")
+    watcher.join(timeout=60)
+    assert str(recorded.stop_reason) == "cancelled"
+    assert (workspace / "ran.txt").read_text(encoding="utf-8") == "ran\n"
+
+    started = time.monotonic()
+    plans: list[Any] = []
+    report = replay(trace, announce=plans.append)
+    assert time.monotonic() - started < 20  # not the 30 s command again
+    assert report.identical, report.describe()
+    assert report.result is not None and str(report.result.stop_reason) == "cancelled"
+    assert [c.tool for c in plans[0].not_again] == ["bash"] and plans[0].will_run == ()
+    assert (workspace / "ran.txt").read_text(encoding="utf-8") == "ran\n"  # not run here again
+
+
+def _interrupt_when_started(fifo: Path) -> None:
+    """Ctrl-C for the main thread once the command has said it started (through the FIFO)."""
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([reader], [], [], deadline - time.monotonic())
+            if ready and os.read(reader, 16):
+                _thread.interrupt_main()
+                return
+    finally:
+        os.close(reader)
+
+
+def test_a_run_cancelled_during_a_model_call_replays_to_the_same_cancellation(
+    tmp_path: Path,
+) -> None:
+    calls = iter([{"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}])
+
+    def model(request: ModelRequest) -> Any:
+        turn = next(calls, None)
+        if turn is None:
+            raise KeyboardInterrupt  # Ctrl-C while the second model call was under way
+        return turn
+
+    trace = tmp_path / "run.jsonl"
+    tools = build_tools(("calculator",), ToolContext())
+    with Journal(trace) as journal:
+        result = Agent(
+            FunctionModel(model), tools, journal=journal, config={"tools": ["calculator"]}
+        ).run("2+3?")
+    assert str(result.stop_reason) == "cancelled"
+    report = replay(trace)
+    assert report.identical, report.describe()
+    assert report.compared == 1
+    assert report.result is not None and str(report.result.stop_reason) == "cancelled"
+    assert report.result.model_calls == 1  # the replay did not ask for a turn it does not have
+
+
+def test_a_conversation_journal_replays_its_first_run_and_says_so(tmp_path: Path) -> None:
+    from reactloop import Conversation
+
+    call = {"name": "calculator", "arguments": {"expression": "2+3"}}
+    model = ScriptedModel([{"tool_calls": [call]}, "5", "Yes, 5."])
+    trace = tmp_path / "chat.jsonl"
+    agent = Agent(
+        model, build_tools(("calculator",), ToolContext()), config={"tools": ["calculator"]}
+    )
+    with Journal(trace) as journal:
+        chat = Conversation(agent, journal=journal)
+        chat.ask("2+3?")
+        chat.ask("Sure?")
+    report = replay(trace)
+    assert report.identical, report.describe()
+    assert report.result is not None and report.result.answer == "5"
+    assert any("holds 2 runs" in note for note in report.notes)

@@ -63,18 +63,23 @@ class CallRunner:
 
     def unique_ids(self, turn: ModelTurn, step: int) -> ModelTurn:
         """Give every call an id unique in the run; the provider's id stays in ``wire_id``."""
-        if not turn.tool_calls:
-            return turn
-        calls = []
-        changed = False
+        seen = self._seen_ids
         for index, call in enumerate(turn.tool_calls):
+            if not call.id or call.id in seen:
+                return self._renamed(turn, step, index)
+            seen.add(call.id)
+        return turn
+
+    def _renamed(self, turn: ModelTurn, step: int, start: int) -> ModelTurn:
+        """``turn`` with fresh ids for its calls from ``start`` on whose id is taken or empty."""
+        calls = list(turn.tool_calls[:start])
+        for index, call in enumerate(turn.tool_calls[start:], start=start):
             if not call.id or call.id in self._seen_ids:
                 wire_id = call.wire_id if call.wire_id is not None else call.id
                 call = dataclasses.replace(call, id=self._fresh_id(step, index), wire_id=wire_id)
-                changed = True
             self._seen_ids.add(call.id)
             calls.append(call)
-        return dataclasses.replace(turn, tool_calls=tuple(calls)) if changed else turn
+        return dataclasses.replace(turn, tool_calls=tuple(calls))
 
     def _fresh_id(self, step: int, index: int) -> str:
         candidate = f"call_{step}_{index}"
@@ -86,15 +91,22 @@ class CallRunner:
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
         """The turn's calls are in the history: each must get a result, whatever happens."""
-        self._open = {call.id: call for call in calls}
-        self._announced = set()
+        if len(calls) == 1:  # the common turn, without a comprehension
+            self._open = {calls[0].id: calls[0]}
+        else:
+            self._open = {call.id: call for call in calls}
+        if self._announced:
+            self._announced = set()
 
     def run(self, calls: Sequence[ToolCall]) -> Outcome:
-        prepared = [self.toolbox.prepare(call) for call in calls]
-        if len(prepared) > 1 and all(p.read_only for p in prepared):
-            outcome = self._run_concurrently(prepared)
+        if len(calls) == 1:
+            outcome = self._run_in_order((self.toolbox.prepare(calls[0]),))
         else:
-            outcome = self._run_in_order(prepared)
+            prepared = list(map(self.toolbox.prepare, calls))
+            if all(p.read_only for p in prepared):
+                outcome = self._run_concurrently(prepared)
+            else:
+                outcome = self._run_in_order(prepared)
         if outcome.cancelled:
             self.close_open("cancelled")
         return outcome
@@ -103,14 +115,15 @@ class CallRunner:
         """Judge each call after the ones before it ran: their side effects reset the loop
         guard, and the approver is asked about the state they left."""
         loop: str | None = None
+        executor = self.executor
         for prepared in batch:
-            if self.executor.interrupted:
+            if executor.interrupted:
                 break
             refusal, loop = self._admit(prepared, loop)
             if refusal is None:
-                refusal = self.executor.run_one(prepared, self.budget.deadline)
+                refusal = executor.run_one(prepared, self.budget.deadline)
             self._report(prepared, refusal)
-        return Outcome(loop=loop, cancelled=self.executor.interrupted)
+        return _outcome(loop, executor.interrupted)
 
     def _run_concurrently(self, batch: Sequence[PreparedCall]) -> Outcome:
         """Read-only calls cannot change what the others see: judge all, then run them together."""
@@ -123,13 +136,16 @@ class CallRunner:
         executed = iter(self.executor.run_batch(to_run, self.budget.deadline))
         for prepared, result in zip(batch, results, strict=True):
             self._report(prepared, result if result is not None else next(executed))
-        return Outcome(loop=loop, cancelled=self.executor.interrupted)
+        return _outcome(loop, self.executor.interrupted)
 
     def _admit(
         self, prepared: PreparedCall, loop: str | None
     ) -> tuple[ToolResult | None, str | None]:
         """A refusal (None: run it, and count it), and the loop message once one is found."""
-        self._announce(prepared.call)
+        call = prepared.call
+        if self.observed:
+            self._announced.add(call.id)
+            self.emit("tool_call", call=call.to_dict())
         if loop is not None:
             return _refused(prepared.call, f"not run: the run stopped ({loop})"), loop
         refusal, loop = self._judge(prepared)
@@ -138,8 +154,9 @@ class CallRunner:
         return refusal, loop
 
     def _announce(self, call: ToolCall) -> None:
-        self._announced.add(call.id)
+        """The ``tool_call`` event (only observers need to know which calls had theirs)."""
         if self.observed:
+            self._announced.add(call.id)
             self.emit("tool_call", call=call.to_dict())
 
     def refuse(self, calls: Sequence[ToolCall], reason: str) -> None:
@@ -150,7 +167,7 @@ class CallRunner:
     def answer(self, call: ToolCall, result: ToolResult) -> None:
         """Report a result the loop made itself, for a call that no tool runs (``final_answer``)."""
         self._announce(call)
-        self._report_call(call, result, None)
+        self._report_call(call, result)
 
     def remember(self, calls: Sequence[ToolCall]) -> None:
         """Ids already used (by the earlier runs of a conversation): new calls get others."""
@@ -161,7 +178,7 @@ class CallRunner:
         for call in list(self._open.values()):
             if call.id not in self._announced:
                 self._announce(call)
-            self._report_call(call, _refused(call, f"not executed: {reason}"), None)
+            self._report_call(call, _refused(call, f"not executed: {reason}"))
 
     def _judge(self, prepared: PreparedCall) -> tuple[ToolResult | None, str | None]:
         """A refusal for this call (or None to run it), and the loop message if it stops the run."""
@@ -176,7 +193,7 @@ class CallRunner:
             return _refused(call, f"not run: the time limit ({limit_s} s) is reached"), None
         verdict = self.guard.check(call, prepared.arguments, key=prepared.key)
         if verdict.action == "run":
-            return self._ask_approval(prepared), None
+            return (None if self.approve is None else self._ask_approval(prepared)), None
         evidence = {"evidence": verdict.evidence} if verdict.evidence else {}
         self.warn(verdict.kind, verdict.message, call_id=call.id, **evidence)
         if verdict.action == "stop":
@@ -184,11 +201,11 @@ class CallRunner:
         return _refused(call, verdict.message), None
 
     def _ask_approval(self, prepared: PreparedCall) -> ToolResult | None:
-        tool = prepared.tool
-        if self.approve is None or tool is None or tool.read_only or prepared.values is None:
+        tool, approve = prepared.tool, self.approve
+        if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
         try:
-            answer = self.approve(prepared, tool)
+            answer = approve(prepared, tool)
         except Exception as exc:  # a failing approver declines; it never crashes the run
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
@@ -198,25 +215,40 @@ class CallRunner:
         return _refused(prepared.call, f"not run: {reason}")
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
-        if result.error is not None and result.error.startswith(GAVE_UP):
-            self.warn("tool_timeout", f"{prepared.name}: {result.error}", call_id=prepared.id)
-        self._report_call(prepared.call, result, prepared)
-
-    def _report_call(
-        self, call: ToolCall, result: ToolResult, prepared: PreparedCall | None
-    ) -> None:
+        """Report the result of a prepared call; an executed one is the loop guard's record."""
+        call, error = prepared.call, result.error
+        if error is not None and error.startswith(GAVE_UP):
+            self.warn("tool_timeout", f"{call.name}: {error}", call_id=call.id)
+        if not result.executed:
+            self._report_call(call, result)
+            return
         content = result.to_content()
-        if result.executed and prepared is not None:
-            self.guard.record(
-                prepared.key,
-                content,
-                side_effects=not prepared.read_only,
-                call=(prepared.name, prepared.arguments),
-            )
+        tool = prepared.tool
+        self.guard.record(
+            prepared.key,
+            content,
+            side_effects=tool is None or not tool.read_only,
+            call=(call.name, prepared.arguments),
+        )
         if self.observed:
             self.emit("tool_result", result=result.to_dict(), content=content)
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         self._open.pop(call.id, None)
+
+    def _report_call(self, call: ToolCall, result: ToolResult) -> None:
+        """Report the result of a call that did not run (the loop guard keeps no record)."""
+        content = result.to_content()
+        if self.observed:
+            self.emit("tool_result", result=result.to_dict(), content=content)
+        self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
+        self._open.pop(call.id, None)
+
+
+_RAN = Outcome()  # the common outcome, made once
+
+
+def _outcome(loop: str | None, cancelled: bool) -> Outcome:
+    return _RAN if loop is None and not cancelled else Outcome(loop=loop, cancelled=cancelled)
 
 
 def _refused(call: ToolCall, message: str) -> ToolResult:

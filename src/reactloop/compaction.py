@@ -223,8 +223,10 @@ class ContextKeeper:
             "replaced": len(replaced),
             "call_ids": [c.id for m in replaced for c in m.tool_calls],
             "by": [m.to_dict() for m in block if m.kind in ("summary", "trimmed")],
+            "block": len(block),
             "tokens_before": tokens,
             "tokens_after": self.tools_tokens + tokens_of(self.history),
+            "prefix_tokens": self.tools_tokens + tokens_of(self.history[:start]),
             "limit": self.limit,
         }
         if block and block[0].kind == "summary" and self._summary_usage is not None:

@@ -37,6 +37,7 @@ class Event(NamedTuple):
 
 
 Observer = Callable[[Event], None]
+_new_tuple = tuple.__new__
 
 
 def micros(seconds: float) -> float:
@@ -52,18 +53,18 @@ class Emitter:
     are still offered to it. An observer that raises is dropped, with a warning.
     """
 
-    def __init__(
-        self, journal: Observer | None, observers: Sequence[Observer], step: Callable[[], int]
-    ) -> None:
+    def __init__(self, journal: Observer | None, observers: Sequence[Observer]) -> None:
         self.journal = journal
         self.observers = list(observers)
         self.observed = journal is not None or bool(self.observers)
-        self.step = step
+        self.step = 0  # the run's current step, set by the loop: each event carries it
         self.warnings: list[str] = []
         self.journal_error: str | None = None
 
     def emit(self, event_type: str, /, **data: Any) -> None:
-        event = Event(event_type, self.step(), data)
+        # The tuple made without the named tuple's ``__new__`` (a Python function), as
+        # ``namedtuple`` itself makes it: the loop emits several events a step.
+        event = _new_tuple(Event, (event_type, self.step, data))
         if self.journal is not None:
             try:
                 self.journal(event)

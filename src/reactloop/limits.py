@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from reactloop import notices
 from reactloop.messages import Usage
 
 
@@ -50,9 +52,9 @@ class Limits:
     window when its adapter knows it, else unchecked); ``context_policy`` is what happens
     near it: ``"none"`` (or None, the default) stops with ``max_tokens``, ``"trim"`` cuts
     the oldest results to a stub, ``"summarize"`` has the model summarise the oldest steps.
-    ``remind`` repeats a line of the task after each compaction. ``budget_notices``: when
-    less than a quarter of a budget is left, the model is told so, once per budget, in one
-    line before its next call.
+    ``remind`` repeats a line of the task after each compaction. ``budget_notices`` (on by
+    default): when less than a quarter of a budget is left, the model is told so, once per
+    budget, in one line after the observations, before its next call.
     """
 
     max_model_calls: int = 8
@@ -73,7 +75,7 @@ class Limits:
     context_tokens: int | None = None
     context_policy: str | None = None
     remind: bool = False
-    budget_notices: bool = False
+    budget_notices: bool = True
 
     def __post_init__(self) -> None:
         for name in ("max_model_calls", "max_tool_calls", "max_format_errors"):
@@ -200,36 +202,73 @@ class Budget:
 
 class BudgetNotices:
     """The line that tells the model which budgets are running out: each budget once, when
-    less than a quarter of it is left ("budget: 2 model calls, 40 s left")."""
+    less than a quarter of it is left ("budget: 2 model calls, 40 s left").
+
+    A budget the wind-down notice is about to announce at the same call (the last model
+    call; no tool call left) is counted as announced and left out: "This is your last step"
+    says more than "1 model call left". A step with nothing to announce costs five
+    comparisons: each budget's mark (three quarters spent) is set once, and put out of reach
+    once it is announced."""
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         self.announced: set[str] = set()
+        limits = budget.limits
+        self._marks: dict[str, float] = {  # announce when more than this is spent
+            "model calls": 0.75 * limits.max_model_calls,
+            "tool calls": 0.75 * limits.max_tool_calls,
+            "tokens": _three_quarters(limits.max_tokens),
+            "s": _three_quarters(limits.max_seconds),
+            "$": _three_quarters(limits.max_cost),
+        }
 
     def line(self) -> str | None:
-        budget, limits = self.budget, self.budget.limits
-        low = [
-            self._low("model calls", budget.model_calls_left, limits.max_model_calls),
-            self._low("tool calls", budget.tool_calls_left, limits.max_tool_calls),
-        ]
-        if limits.max_tokens is not None:
-            left = limits.max_tokens - budget.usage.total_tokens
-            low.append(self._low("tokens", left, limits.max_tokens))
-        if limits.max_seconds is not None:
-            low.append(self._low("s", budget.seconds_left or 0.0, limits.max_seconds))
-        if limits.max_cost is not None:
-            low.append(self._low("$", limits.max_cost - (budget.cost or 0.0), limits.max_cost))
-        parts = [part for part in low if part is not None]
-        return f"budget: {', '.join(parts)} left" if parts else None
-
-    def _low(self, name: str, left: float, total: float) -> str | None:
-        if name in self.announced or left >= total / 4:
+        """The notice due before the next model call, or None (each budget at most once)."""
+        budget, marks = self.budget, self._marks
+        if (
+            budget.model_calls <= marks["model calls"]
+            and budget.tool_calls <= marks["tool calls"]
+            and budget.usage.total_tokens <= marks["tokens"]
+            and (budget.cost or 0.0) <= marks["$"]
+            and time.monotonic() - budget.started <= marks["s"]
+        ):
             return None
-        self.announced.add(name)
-        left = max(left, 0.0)
+        return self._announce()
+
+    def _announce(self) -> str | None:
+        budget, limits = self.budget, self.budget.limits
+        spent: dict[str, tuple[float, float | None]] = {
+            "model calls": (budget.model_calls, limits.max_model_calls),
+            "tool calls": (budget.tool_calls, limits.max_tool_calls),
+            "tokens": (budget.usage.total_tokens, limits.max_tokens),
+            "s": (budget.elapsed, limits.max_seconds),
+            "$": (budget.cost or 0.0, limits.max_cost),
+        }
+        parts = []
+        for name, (used, total) in spent.items():
+            if total is None or used <= self._marks[name]:
+                continue
+            self._marks[name] = math.inf  # once
+            self.announced.add(name)
+            part = self._part(name, max(total - used, 0.0))
+            if part is not None:
+                parts.append(part)
+        return notices.budget_notice(parts) if parts else None
+
+    def _part(self, name: str, left: float) -> str | None:
+        if self.budget.limits.wind_down and _wind_down_says_it(name, left):
+            return None
         if name == "$":
             return f"${left:.2f}"
         if name == "s":
             return f"{int(left)} s"
         unit = name[:-1] if left == 1 else name
         return f"{int(left)} {unit}"
+
+
+def _three_quarters(total: float | None) -> float:
+    return math.inf if total is None else 0.75 * total
+
+
+def _wind_down_says_it(name: str, left: float) -> bool:
+    return (name == "model calls" and left == 1) or (name == "tool calls" and left == 0)

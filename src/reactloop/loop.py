@@ -24,7 +24,15 @@ from reactloop.notices import (
     wind_down_notice,
 )
 from reactloop.result import RunResult, Stop
-from reactloop.runparts import opening, run_parts, run_result, with_own_toolbox
+from reactloop.runparts import (
+    final_stop,
+    opening,
+    run_parts,
+    run_result,
+    run_start_data,
+    stop_data,
+    with_own_toolbox,
+)
 from reactloop.settings import RunSettings
 
 
@@ -60,13 +68,12 @@ class RunLoop:
         self.sent = 0
         self.flags = _Flags()
         self.model_seconds = 0.0
-        self.events = Emitter(settings.journal, settings.observers, lambda: self.step)
+        self.events = Emitter(settings.journal, settings.observers)
         self.emit, self.warn = self.events.emit, self.events.warn
         self.observed = self.events.observed
         parts = run_parts(settings, self.budget, self.history, self.events, history)
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
-        self.keeping = parts.keeping
 
     @property
     def journal_error(self) -> str | None:
@@ -87,44 +94,32 @@ class RunLoop:
         return self.finish(stop)
 
     def start(self) -> None:
-        settings = self.settings
         self.history.append(Message(role="user", content=self.task, kind="task"))
-        self.emit(
-            "run_start",
-            task=self.task,
-            model=settings.model.name,
-            protocol=settings.protocol,
-            tools=[spec.to_dict() for spec in settings.toolbox.specs],
-            limits=vars(settings.limits),
-            instructions=settings.instructions,
-            config=dict(settings.config),
-            **self._start_extras(),
-        )
-
-    def _start_extras(self) -> dict[str, object]:
-        extras: dict[str, object] = {}
-        if self.settings.output is not None:
-            extras["output_schema"] = self.settings.output.schema
-        if self.prior:
-            extras["continues"] = {"trace": self.continues, "messages": self.prior}
-        return extras
+        data = run_start_data(self.settings, self.task, self.prior, self.continues)
+        self.emit("run_start", **data)
 
     def step_once(self) -> Stop | None:
         """One step; returns how the run ends when it must end."""
-        if self.journal_error is not None:
-            return Stop(StopReason.JOURNAL_ERROR, None, self.journal_error)
+        budget = self.budget
+        if self.events.journal_error is not None:
+            return Stop(StopReason.JOURNAL_ERROR, None, self.events.journal_error)
         if self.settings.cancel.is_set():
             return Stop(StopReason.CANCELLED, None, "cancelled")
-        reason = self.budget.stop_before_model_call()
+        reason = budget.stop_before_model_call()
         if reason is not None:
             return Stop(reason, None, f"limit reached: {reason}")
-        watch = self.keeping or self.budget.last_usage.input_tokens  # else nothing to keep
-        if watch and (full := self.keep_context()) is not None:
-            return full
+        notes = self.budget_notes
+        if notes is not None and (line := notes.line()) is not None:
+            self.note_budget(line)
+        if self.context.limited or budget.last_usage.input_tokens:  # else nothing to keep
+            full = self.keep_context()
+            if full is not None:
+                return full
         self.step += 1
+        self.events.step = self.step
         turn = self.ask_model()
         if isinstance(turn, ModelFailure):
-            ran_out = self.budget.timed_out()  # the call failed because the run's time did
+            ran_out = budget.timed_out()  # the call failed because the run's time did
             return Stop(
                 StopReason.TIMEOUT if ran_out else StopReason.MODEL_ERROR, None, turn.message
             )
@@ -138,12 +133,13 @@ class RunLoop:
         can_go_on = self.budget.stop_before_model_call() is None
         return self.checks.review(stop, can_go_on=can_go_on)
 
+    def note_budget(self, line: str) -> None:
+        """Before a model call: the budget notice that is due (``BudgetNotices.line``)."""
+        self.history.append(Message(role="user", content=line, kind="notice"))
+        self.emit("budget_notice", line=line)
+
     def keep_context(self) -> Stop | None:
-        """Before a model call: the budget notice when one is due, and the context kept
-        within its limit (``reactloop.compaction``)."""
-        if self.budget_notes is not None and (line := self.budget_notes.line()) is not None:
-            self.history.append(Message(role="user", content=line, kind="notice"))
-            self.emit("budget_notice", line=line)
+        """Before a model call: the context kept within its limit (``reactloop.compaction``)."""
         checked = self.context.check(self.step, self.sent)
         if checked is None:
             return None
@@ -151,29 +147,30 @@ class RunLoop:
         return None if checked.stop is None else Stop(StopReason.MAX_TOKENS, None, checked.stop)
 
     def ask_model(self) -> ModelTurn | ModelFailure:
-        flags = self.flags
-        wind_down = flags.answer_now or self.budget.wind_down_due()
+        flags, budget, history = self.flags, self.budget, self.history
+        wind_down = flags.answer_now or budget.wind_down_due()
         if wind_down and not flags.wound_down:
             flags.wound_down = True
-            notice = wind_down_notice(tools_exhausted=self.budget.tool_calls_left <= 0)
-            self.history.append(Message(role="user", content=notice, kind="wind_down"))
+            notice = wind_down_notice(tools_exhausted=budget.tool_calls_left <= 0)
+            history.append(Message(role="user", content=notice, kind="wind_down"))
             self.warn("wind_down", notice)
-        changed = self.history.take_prefix_change()
+        changed = history.take_prefix_change()
         if changed is not None:
             self.warn("prefix_changed", f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.settings.tool_choice
         flags.forced = wind_down
+        emit = None
         if self.observed:
-            self.emit(
+            emit = self.emit
+            emit(
                 "request",
-                n_messages=len(self.history),
-                messages_new=[m.to_dict() for m in self.history[self.sent :]],
+                n_messages=len(history),
+                messages_new=[m.to_dict() for m in history[self.sent :]],
                 tool_choice=tool_choice,
                 wind_down=wind_down,
             )
-        self.sent = len(self.history)
-        emit = self.emit if self.observed else None
-        asked = ask(self.settings, self.history, tool_choice, self.budget, self.step, emit)
+        self.sent = len(history)
+        asked = ask(self.settings, history, tool_choice, budget, self.step, emit, self.warn)
         self.model_seconds = asked.seconds
         return asked.turn
 
@@ -274,6 +271,7 @@ class RunLoop:
         self.warn("wind_down", notice)
         self.flags.wound_down = self.flags.answer_now = True
         self.step += 1
+        self.events.step = self.step
         turn = self.ask_model()
         if isinstance(turn, ModelFailure):
             return Stop(reason, None, f"{error}; then: {turn.message}")
@@ -287,30 +285,12 @@ class RunLoop:
     def finish(self, stop: Stop) -> RunResult:
         self.calls.close_open(str(stop.reason))  # calls the run ended before answering
         self.calls.executor.close()
-        stop = self._final_stop(stop)
+        stop = final_stop(stop, self.journal_error)
         result = self._result(stop)
-        self.emit(
-            "stop",
-            stop_reason=str(stop.reason),
-            answer=stop.answer,
-            error=stop.error,
-            forced=stop.forced,
-            model_calls=result.model_calls,
-            tool_calls=result.tool_calls,
-            usage=result.usage.to_dict(),
-            cost=result.cost,
-            seconds=micros(result.seconds),
-        )
+        self.emit("stop", **stop_data(stop, result))
         if self.journal_error is not None and stop.reason is not StopReason.JOURNAL_ERROR:
-            result = self._result(self._final_stop(stop))  # the stop event itself was lost
+            result = self._result(final_stop(stop, self.journal_error))  # the stop event was lost
         return result
-
-    def _final_stop(self, stop: Stop) -> Stop:
-        """A run whose journal failed ends with ``journal_error``, whatever else it ended by."""
-        if self.journal_error is None or stop.reason is StopReason.JOURNAL_ERROR:
-            return stop
-        error = f"{self.journal_error} (the run itself ended by {stop.reason})"
-        return Stop(StopReason.JOURNAL_ERROR, stop.answer, error, stop.forced, stop.output)
 
     def _result(self, stop: Stop) -> RunResult:
         return run_result(self.settings, self.budget, self.history, self.warnings, stop)

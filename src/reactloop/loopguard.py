@@ -24,6 +24,7 @@ from reactloop.safejson import JSONRefused, safe_loads
 Action = Literal["run", "warn", "stop"]
 _SEVERITY = {"run": 0, "warn": 1, "stop": 2}
 _RESULT_PREVIEW = 300
+_new_tuple = tuple.__new__
 
 
 class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
@@ -67,21 +68,18 @@ class LoopGuard:
         arguments (without them, near repeats are not judged)."""
         if key is None:
             key = canonical_key(call, parsed)
-        count = self._counts.get(key, 0) + 1
-        self._counts[key] = count
-        self._track_cycles(key)
+        counts = self._counts
+        count = counts[key] = counts.get(key, 0) + 1
+        two, three = self._track_cycles(key)
         near = self._near
         if near is not None and near.count + 1 >= near.warn_at:
             near_verdict = near.check(call.name, parsed, key)
         else:
             near_verdict = None
-        if (
-            count < self.limits.repeat_warn
-            and self._run_of_two < 2
-            and self._run_of_three < 3
-            and near_verdict is None
-        ):
-            return Verdict(action="run", key=key)  # the common case (no second round yet)
+        if count < self.limits.repeat_warn and two < 2 and three < 3 and near_verdict is None:
+            # The common case (no second round yet): the tuple made without the named
+            # tuple's own ``__new__``, a Python function, as ``namedtuple`` itself makes it.
+            return _new_tuple(Verdict, ("run", key, "", "", None))
         verdicts = (
             self._repeat_verdict(call, key, count),
             self._cycle_verdict(call, key),
@@ -158,12 +156,13 @@ class LoopGuard:
             )
         return Verdict(action="run", key=key)
 
-    def _track_cycles(self, key: str) -> None:
+    def _track_cycles(self, key: str) -> tuple[int, int]:
+        """The calls in a row that repeat the one two (three) before them, this one included."""
         third, second, last = self._recent
-        self._run_of_two = self._run_of_two + 1 if key == second != last else 0
-        constant = key == last == second
-        self._run_of_three = self._run_of_three + 1 if key == third and not constant else 0
-        self._recent = (second, last, key)
+        two = self._run_of_two + 1 if key == second != last else 0
+        three = self._run_of_three + 1 if key == third and not key == last == second else 0
+        self._run_of_two, self._run_of_three, self._recent = two, three, (second, last, key)
+        return two, three
 
     def _rounds(self) -> tuple[int, int]:
         """The size of the cycle the latest calls go round (2 or 3), and its rounds in a row."""

@@ -1,6 +1,7 @@
 """Vendor-neutral values that flow through the loop.
 
-Every type here is a frozen, keyword-only dataclass. Adapters translate between these and a
+Every type here is a frozen, keyword-only dataclass (with ``fastinit``'s faster ``__init__``
+for the ones the loop makes every step). Adapters translate between these and a
 provider's wire format; the loop never sees a wire format. ``raw`` fields keep what a provider
 sent (for the journal and for adapters that must echo a message unchanged); the loop never
 reads them.
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any, Literal
 
+from reactloop.fastinit import fast_init
 from reactloop.jsonfast import dumps
 from reactloop.safejson import MAX_DEPTH, safe_form
 
@@ -21,17 +23,21 @@ Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
     """Tokens of one model call, or a sum of calls.
 
     ``cached_tokens`` is the part of ``input_tokens`` served from a provider's prefix cache;
-    ``reasoning_tokens`` is the part of ``output_tokens`` spent on hidden reasoning.
+    ``cache_write_tokens`` the part written to it (Anthropic's ``cache_creation_input_tokens``,
+    billed at its own rate); ``reasoning_tokens`` is the part of ``output_tokens`` spent on
+    hidden reasoning.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
@@ -39,6 +45,7 @@ class Usage:
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
@@ -51,6 +58,7 @@ class Usage:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "reasoning_tokens": self.reasoning_tokens,
         }
 
@@ -76,6 +84,7 @@ def _token_count(data: dict[str, Any], key: str) -> int:
     return int(value)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:
     """A call the model asked for.
@@ -140,6 +149,7 @@ def _text(value: Any) -> str:
     return "" if value is None else dumps(safe_form(value, max_depth=1))[:200].strip('"')
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResult:
     """What running (or refusing) one tool call produced.
@@ -195,6 +205,7 @@ class ToolResult:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Message:
     """One entry of the append-only history.
@@ -246,16 +257,23 @@ class Message:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolSpec:
-    """What the model is told about a tool: a name, a description and a JSON Schema."""
+    """What the model is told about a tool: a name, a description and a JSON Schema.
+
+    ``raw_parameters`` is the tool's own schema when ``parameters`` is a simplified copy that
+    every provider accepts (an MCP tool's: ``$ref``s inlined, ``oneOf`` kept); an adapter whose
+    provider takes more renders its own form of it (``reactloop.tools.mcp.schema_for``).
+    """
 
     name: str
     description: str
     parameters: dict[str, Any] = field(default_factory=dict)
+    raw_parameters: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelTurn:
     """One reply of a model, parsed.
@@ -263,6 +281,8 @@ class ModelTurn:
     ``final_answer`` is set by adapters whose protocol marks an answer explicitly (text ReAct's
     ``Finish[...]``); otherwise a reply without tool calls answers with its ``text``.
     ``format_error`` is set when the reply could not be understood; the raw text is kept.
+    ``notices`` are ``(kind, message)`` pairs the adapter wants the user to see (a prompt too
+    short to cache, why the model refused): the run warns of each kind once.
     """
 
     text: str = ""
@@ -274,6 +294,7 @@ class ModelTurn:
     format_error: str | None = None
     raw: Any = None
     raw_message: Any = None
+    notices: tuple[tuple[str, str], ...] = ()
 
     @property
     def answer(self) -> str | None:

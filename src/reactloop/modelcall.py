@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from reactloop.errors import ModelError, describe_exception
 from reactloop.events import micros
@@ -23,6 +24,9 @@ from reactloop.models.base import ModelRequest
 from reactloop.settings import RunSettings
 
 Emit = Callable[..., None]
+Warn = Callable[[str, str], None]  # (kind, message): a run warning (``Emitter.warn``)
+# The notice kinds each run (one ``Budget`` a run) has warned of: each kind once per run.
+_WARNED: weakref.WeakKeyDictionary[Budget, set[str]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +36,7 @@ class ModelFailure:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Asked:
+class Asked(NamedTuple):  # a tuple: made on every step, so made cheaply
     """What ``ask`` got: a turn or a failure, and how long the call took."""
 
     turn: ModelTurn | ModelFailure
@@ -47,8 +50,13 @@ def ask(
     budget: Budget,
     step: int,
     emit: Emit | None,
+    warn: Warn | None = None,
 ) -> Asked:
-    """Ask ``settings.model`` for the next turn; ``emit`` is None when nobody observes."""
+    """Ask ``settings.model`` for the next turn; ``emit`` is None when nobody observes.
+
+    The turn's ``notices`` become run warnings, each kind once per run: through ``warn``
+    (which also keeps them in the run's warnings) when given, else as ``warning`` events.
+    """
     wire: list[Any] = []
     specs = settings.toolbox.specs
     request = ModelRequest(
@@ -76,7 +84,25 @@ def ask(
     budget.record_model_call(turn.usage)
     if emit is not None and (turn.raw is not None or wire):
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
+    if turn.notices:
+        _warn_once(turn.notices, budget, emit, warn)
     return Asked(turn, seconds)
+
+
+def _warn_once(notices: object, budget: Budget, emit: Emit | None, warn: Warn | None) -> None:
+    """An adapter's ``(kind, message)`` notices as warnings; other values are ignored."""
+    warned = _WARNED.setdefault(budget, set())
+    for notice in notices if isinstance(notices, tuple | list) else ():
+        if not (isinstance(notice, tuple) and len(notice) == 2):
+            continue
+        kind, message = notice
+        if not isinstance(kind, str) or not isinstance(message, str) or kind in warned:
+            continue
+        warned.add(kind)
+        if warn is not None:
+            warn(kind, message)
+        elif emit is not None:
+            emit("warning", kind=kind, message=message)
 
 
 def _message(exc: ModelError) -> str:
@@ -102,20 +128,23 @@ def _failed(
     return Asked(ModelFailure(message or "the model call failed"), seconds)
 
 
+_FIELD_TYPES = (str, tuple, Usage, str)  # of text, tool_calls, usage, finish_reason
+
+
 def checked_turn(reply: object) -> ModelTurn | ModelFailure:
     """``reply`` if it is a well-formed ``ModelTurn`` (a list of calls becomes a tuple)."""
-    if (  # the common case, checked in one expression: this is on every step's path
-        type(reply) is ModelTurn
-        and type(reply.text) is str
-        and type(reply.tool_calls) is tuple
-        and type(reply.usage) is Usage
-        and type(reply.finish_reason) is str
-        and reply.reasoning is None
-        and reply.format_error is None
-        and (reply.final_answer is None or type(reply.final_answer) is str)
-        and all(type(call) is ToolCall for call in reply.tool_calls)
-    ):
-        return reply
+    if type(reply) is ModelTurn:  # the common case, in one expression: this is every step's
+        calls = reply.tool_calls
+        if (
+            (type(reply.text), type(calls), type(reply.usage), type(reply.finish_reason))
+            == _FIELD_TYPES
+            and reply.format_error is None
+            and (reply.reasoning is None or type(reply.reasoning) is str)
+            and (reply.final_answer is None or type(reply.final_answer) is str)
+            and (not calls or type(calls[0]) is ToolCall)
+            and (len(calls) < 2 or all(type(call) is ToolCall for call in calls))
+        ):
+            return reply
     return _checked_slowly(reply)
 
 

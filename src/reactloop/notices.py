@@ -15,6 +15,11 @@ def wind_down_notice(*, tools_exhausted: bool) -> str:
     return "This is your last step. Answer now with the best answer you can give."
 
 
+def budget_notice(parts: list[str]) -> str:
+    """What is left of the budgets running out: "budget: 2 model calls, 40 s left"."""
+    return f"budget: {', '.join(parts)} left"
+
+
 def loop_notice() -> str:
     return (
         "You are repeating the same calls, so the run stops here. "

@@ -8,8 +8,7 @@ that run. A call that cannot run carries its reason in ``error``, worded for the
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.jsonfast import canonical
@@ -21,12 +20,12 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
-@dataclass(frozen=True, slots=True)
-class PreparedCall:
+class PreparedCall(NamedTuple):
     """``call`` as the model wrote it; ``tool`` (None when unknown); ``arguments``, the decoded
     JSON object (None when the text is not one); ``values``, the validated keyword arguments
     the function gets (None when the call cannot run, and then ``error`` says why); ``key``,
-    the tool name and canonical arguments the loop guard compares."""
+    the tool name and canonical arguments the loop guard compares. Immutable, and a tuple
+    because one is made for every call."""
 
     call: ToolCall
     tool: Tool | None
@@ -46,6 +45,9 @@ class PreparedCall:
     @property
     def read_only(self) -> bool:
         return self.tool is not None and self.tool.read_only
+
+
+_new_tuple = tuple.__new__
 
 
 class ArgumentsError(ValueError):
@@ -72,18 +74,14 @@ def decode_arguments(text: str) -> dict[str, Any]:
 
 def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     """Decode and validate ``call`` for ``tool``; ``unknown`` is the error when tool is None."""
-    error: str | None
     try:
-        arguments: dict[str, Any] | None = decode_arguments(call.arguments)
+        arguments = decode_arguments(call.arguments)
     except ArgumentsError as exc:
-        arguments, error = None, str(exc)
         key = f"{call.name}\x00{call.arguments.strip()}"
-    else:
-        error, key = None, f"{call.name}\x00{canonical(arguments)}"
+        return PreparedCall(call, tool, None, None, unknown if tool is None else str(exc), key)
+    key = f"{call.name}\x00{canonical(arguments)}"
     if tool is None:
         return PreparedCall(call, None, arguments, None, unknown, key)
-    if arguments is None:
-        return PreparedCall(call, tool, None, None, error, key)
     try:
         values = tool.validate(arguments)
     except _validation_error() as exc:
@@ -91,7 +89,8 @@ def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     except Exception as exc:  # a validator of the tool's own that raised something else
         error = f"invalid arguments: {describe_exception(exc)}"
         return PreparedCall(call, tool, arguments, None, error, key)
-    return PreparedCall(call, tool, arguments, values, None, key)
+    # The common case: the tuple made without the named tuple's ``__new__``, a Python function.
+    return _new_tuple(PreparedCall, (call, tool, arguments, values, None, key))
 
 
 def invalid_arguments(exc: ValidationError) -> str:

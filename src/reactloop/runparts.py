@@ -4,7 +4,9 @@
 - ``run_parts``: the call runner (budget, loop guard, approver, executor), the typed-answer gate,
   the context keeper (compaction), the budget notices and the completion checks;
 - ``opening``: the messages a run starts from; ``with_own_toolbox``: the run's own toolbox;
-- ``run_result``: the ``RunResult`` of a stop.
+  ``run_start_data``: what the ``run_start`` event records;
+- ``final_stop``: how the run ends once its journal's state is known; ``run_result``: the
+  ``RunResult`` of a stop; ``stop_data``: what the ``stop`` event records.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from dataclasses import dataclass
 from reactloop.answers import AnswerGate
 from reactloop.calls import CallRunner
 from reactloop.compaction import ContextKeeper
-from reactloop.events import Emitter, Observer
+from reactloop.events import Emitter, Observer, micros
 from reactloop.finishcheck import FinishChecks
 from reactloop.history import History
-from reactloop.limits import Budget, BudgetNotices
+from reactloop.limits import Budget, BudgetNotices, StopReason
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message
 from reactloop.result import RunResult, Stop
@@ -31,7 +33,6 @@ class RunParts:
     answers: AnswerGate | None
     context: ContextKeeper
     budget_notes: BudgetNotices | None
-    keeping: bool  # whether the context keeper or the budget notices act between steps
     checks: FinishChecks | None
 
 
@@ -75,7 +76,6 @@ def run_parts(
         answers=answers,
         context=context,
         budget_notes=BudgetNotices(budget) if notes else None,
-        keeping=bool(context.limited or notes),
         checks=checks,
     )
 
@@ -95,6 +95,50 @@ def with_own_toolbox(settings: RunSettings) -> RunSettings:
     limit = settings.limits.max_observation_chars
     copy.__dict__["toolbox"] = settings.toolbox.for_run(limit)
     return copy
+
+
+def run_start_data(
+    settings: RunSettings, task: str, prior: int, continues: str | None
+) -> dict[str, object]:
+    """The ``run_start`` event's data; ``prior``: how many messages of earlier runs it
+    continues (``continues`` names their journal, when they had one)."""
+    data: dict[str, object] = {
+        "task": task,
+        "model": settings.model.name,
+        "protocol": settings.protocol,
+        "tools": [spec.to_dict() for spec in settings.toolbox.specs],
+        "limits": vars(settings.limits),
+        "instructions": settings.instructions,
+        "config": dict(settings.config),
+    }
+    if settings.output is not None:
+        data["output_schema"] = settings.output.schema
+    if prior:
+        data["continues"] = {"trace": continues, "messages": prior}
+    return data
+
+
+def final_stop(stop: Stop, journal_error: str | None) -> Stop:
+    """A run whose journal failed ends with ``journal_error``, whatever else it ended by."""
+    if journal_error is None or stop.reason is StopReason.JOURNAL_ERROR:
+        return stop
+    error = f"{journal_error} (the run itself ended by {stop.reason})"
+    return Stop(StopReason.JOURNAL_ERROR, stop.answer, error, stop.forced, stop.output)
+
+
+def stop_data(stop: Stop, result: RunResult) -> dict[str, object]:
+    """The ``stop`` event's data."""
+    return {
+        "stop_reason": str(stop.reason),
+        "answer": stop.answer,
+        "error": stop.error,
+        "forced": stop.forced,
+        "model_calls": result.model_calls,
+        "tool_calls": result.tool_calls,
+        "usage": result.usage.to_dict(),
+        "cost": result.cost,
+        "seconds": micros(result.seconds),
+    }
 
 
 def run_result(

@@ -64,9 +64,9 @@ def loads(text: str) -> Any:
 
 def safe_loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads(text)``, or ``JSONRefused`` with a message a model can act on."""
-    if not isinstance(text, str):
+    if type(text) is not str and not isinstance(text, str):
         raise JSONRefused(f"expected JSON text, got {type(text).__name__}")
-    if nesting_exceeds(text, max_depth):
+    if len(text) > max_depth and nesting_exceeds(text, max_depth):  # short: cannot be deep
         raise JSONRefused(f"nested deeper than {max_depth} levels")
     try:
         return loads(text)

@@ -74,7 +74,7 @@ def test_a_claude_desktop_style_file(tmp_path: Path) -> None:
         ({"mcpServers": {"a": {"command": "x", "callTimeout": 0}}}, "callTimeout must be a pos"),
         ({"mcpServers": {"a": {"command": "x", "callTimeout": True}}}, "callTimeout must be a n"),
         ({"mcpServers": {"a": {"command": "x", "callTimeout": 10**400}}}, "must be a positive"),
-        ({"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}, "transport 'sse' is not"),
+        ({"mcpServers": {"a": {"type": "ws", "url": "ws://h/"}}}, "transport 'ws' is not supp"),
     ],
 )
 def test_what_is_refused_and_how_it_is_said(data: Any, message: str) -> None:
@@ -183,3 +183,23 @@ def test_any_json_gives_servers_or_a_one_line_usage_error(data: Any) -> None:
     for server in servers:
         assert (server.command is None) != (server.url is None)
         assert all(0 < t < float("inf") for t in (server.call_timeout, server.startup_timeout))
+
+
+def test_the_older_sse_transport_is_chosen_by_type_or_by_a_sse_path() -> None:
+    from reactloop.tools.mcp import url_server
+
+    servers = parse_config(
+        {
+            "mcpServers": {
+                "typed": {"type": "sse", "url": "http://h:1/events"},
+                "by_path": {"url": "http://h:1/sse/"},
+                "http": {"type": "http", "url": "http://h:1/sse"},
+                "plain": {"url": "http://h:1/mcp"},
+            }
+        }
+    )
+    assert [s.transport for s in servers] == ["sse", "sse", "http", "http"]
+    assert url_server("http://127.0.0.1:3001/sse").transport == "sse"
+    assert url_server("http://127.0.0.1:3001/mcp").transport == "http"
+    with pytest.raises(UsageError, match="the SSE transport needs a url"):
+        ServerConfig(name="x", command="y", sse=True)

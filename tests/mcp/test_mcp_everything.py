@@ -1,5 +1,6 @@
 """The reference server ``@modelcontextprotocol/server-everything`` (npm), over stdio and over
-streamable HTTP on 127.0.0.1: echo, get-sum, a long-running operation, structured content."""
+streamable HTTP and over the older HTTP+SSE transport on 127.0.0.1: echo, get-sum, a
+long-running operation, structured content."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import json
 import os
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from mcp_helpers import EVERYTHING_JS, journaled, tool_results
 
 from reactloop import ScriptedModel, Tool, Toolbox, ToolCall, ToolResult
-from reactloop.tools.mcp import MCPServers, ServerConfig
+from reactloop.tools.mcp import MCPServers, ServerConfig, url_server
 
 pytestmark = pytest.mark.skipif(
     not EVERYTHING_JS.exists(),
@@ -29,12 +32,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    """server-everything's streamable HTTP transport, started once for the module."""
+def serve(transport: str, says: str, path: str) -> Iterator[str]:
+    """server-everything with one of its HTTP transports on a free port; its URL."""
     port = free_port()
     server = subprocess.Popen(
-        ["node", str(EVERYTHING_JS), "streamableHttp"],
+        ["node", str(EVERYTHING_JS), transport],
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -43,25 +45,43 @@ def http_url() -> Iterator[str]:
     try:
         assert server.stderr is not None
         for line in server.stderr:  # it says so on stderr once it listens
-            if "listening on port" in line:
+            if says in line:
                 break
         else:
-            pytest.fail("server-everything did not start its HTTP transport")
-        yield f"http://127.0.0.1:{port}/mcp"
+            pytest.fail(f"server-everything did not start its {transport} transport")
+        # it logs every message on stderr: read on, so that the pipe never fills and stops it
+        threading.Thread(target=server.stderr.read, daemon=True).start()
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         server.terminate()
         server.wait(10)
 
 
-@pytest.fixture(scope="module", params=["stdio", "http"])
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """server-everything's streamable HTTP transport, started once for the module."""
+    yield from serve("streamableHttp", "listening on port", "/mcp")
+
+
+@pytest.fixture(scope="module")
+def sse_url() -> Iterator[str]:
+    """server-everything's older HTTP+SSE transport (its ``sse`` argument)."""
+    yield from serve("sse", "Server is running on port", "/sse")
+
+
+@pytest.fixture(scope="module", params=["stdio", "http", "sse"])
 def everything(request: pytest.FixtureRequest) -> Iterator[list[Tool]]:
     if request.param == "stdio":
         config = ServerConfig(
             name="everything", command="node", args=(str(EVERYTHING_JS), "stdio"), call_timeout=2
         )
-    else:
+    elif request.param == "http":
         url = request.getfixturevalue("http_url")
         config = ServerConfig(name="everything", url=url, call_timeout=2)
+    else:  # found to be SSE by its /sse path, as --mcp-url finds it
+        config = replace(url_server(request.getfixturevalue("sse_url")), name="everything")
+        assert config.transport == "sse"
+        config = replace(config, call_timeout=2)
     with MCPServers([config]) as servers:
         yield servers.tools
 
@@ -124,3 +144,14 @@ def test_a_long_running_operation_past_the_limit_then_a_restart(everything: list
         "it will be restarted on the next call"
     )
     assert run(everything, "echo", message="after").output == "Echo: after"
+
+
+def test_the_cli_takes_an_sse_url(sse_url: str) -> None:
+    from click.testing import CliRunner
+
+    from reactloop.cli import main
+
+    result = CliRunner().invoke(main, ["tools", "--mcp-url", sse_url])
+    assert result.exit_code == 0, result.stderr
+    listed = {spec["name"]: spec for spec in json.loads(result.stdout)}
+    assert listed["get-sum"]["parameters"]["required"] == ["a", "b"]

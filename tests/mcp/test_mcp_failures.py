@@ -142,13 +142,34 @@ def test_a_tool_listing_that_never_returns_fails_at_its_limit(
     assert not any(alive(pid) for pid in pids(starts))
 
 
-def test_an_http_server_that_is_not_there_is_a_start_error() -> None:
+@pytest.mark.parametrize("sse", [False, True], ids=["http", "sse"])
+def test_an_http_server_that_is_not_there_is_a_start_error_on_both_transports(sse: bool) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = ServerConfig(name="web", url=f"http://127.0.0.1:{port}/mcp", startup_timeout=5)
+    path = "/sse" if sse else "/mcp"
+    config = ServerConfig(name="web", url=f"http://127.0.0.1:{port}{path}", sse=sse)
+    started = time.monotonic()
     with pytest.raises(MCPStartError, match=r"^MCP server 'web' could not start: ConnectError"):
         MCPServers([config]).start()
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["http", "sse"])
+def test_a_url_that_accepts_and_never_answers_fails_at_the_start_up_limit(sse: bool) -> None:
+    with socket.socket() as listener:  # accepts connections (the kernel's backlog), never reads
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        path = "/sse" if sse else "/mcp"
+        config = ServerConfig(
+            name="mute", url=f"http://127.0.0.1:{port}{path}", sse=sse, startup_timeout=0.5
+        )
+        started = time.monotonic()
+        with pytest.raises(MCPStartError) as raised:
+            MCPServers([config]).start()
+        assert time.monotonic() - started < 3
+    assert str(raised.value) == "MCP server 'mute' did not start within 0.5 s"
 
 
 def test_a_command_that_does_not_exist_is_a_start_error() -> None:

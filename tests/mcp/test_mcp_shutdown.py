@@ -19,11 +19,14 @@ import sys
 from reactloop import Agent, Limits, ScriptedModel
 from reactloop.tools.mcp import ServerConfig, open_mcp_tools
 
-server, starts, fifo, seconds = sys.argv[1:5]
-config = ServerConfig(
-    name="bad", command=sys.executable,
-    args=(server, "--starts", starts, "--hang-fifo", fifo),
-)
+server, starts, fifo, seconds, launcher = sys.argv[1:6]
+args = (server, "--starts", starts, "--hang-fifo", fifo)
+if launcher == "shell":  # a launcher that stays the server's parent, as npx and uvx do
+    config = ServerConfig(
+        name="bad", command="sh", args=("-c", '"$0" "$@"; exit $?', sys.executable, *args)
+    )
+else:
+    config = ServerConfig(name="bad", command=sys.executable, args=args)
 model = ScriptedModel([{"tool_calls": [{"name": "hang", "arguments": {}}]}, "never"])
 limits = Limits(max_seconds=None if seconds == "none" else float(seconds))
 with open_mcp_tools(servers=[config]) as tools:
@@ -54,13 +57,23 @@ def wait_for_call(fifo: Path) -> None:
         os.close(reader)
 
 
-@pytest.mark.parametrize("seconds", ["none", "60"], ids=["caller-thread", "worker-thread"])
-def test_ctrl_c_during_a_call_stops_the_run_and_the_server(tmp_path: Path, seconds: str) -> None:
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.parametrize(
+    ("seconds", "launcher"),
+    [("none", "none"), ("60", "none"), ("none", "shell")],
+    ids=["caller-thread", "worker-thread", "through-a-launcher"],
+)
+def test_ctrl_c_during_a_call_stops_the_run_and_the_server(
+    tmp_path: Path, seconds: str, launcher: str
+) -> None:
     starts, fifo, script = tmp_path / "starts.txt", tmp_path / "hang.fifo", tmp_path / "run.py"
     os.mkfifo(fifo)
     script.write_text(SCRIPT)
     process = subprocess.Popen(
-        [sys.executable, str(script), str(MISBEHAVING), str(starts), str(fifo), seconds],
+        [sys.executable, str(script), str(MISBEHAVING), str(starts), str(fifo), seconds, launcher],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -68,6 +81,8 @@ def test_ctrl_c_during_a_call_stops_the_run_and_the_server(tmp_path: Path, secon
     try:
         wait_for_call(fifo)
         (server,) = pids(starts)
+        processes = [server] if launcher == "none" else [server, parent_of(server)]
+        assert launcher == "none" or processes[1] != process.pid  # a process between them
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=20)
     finally:
@@ -75,7 +90,8 @@ def test_ctrl_c_during_a_call_stops_the_run_and_the_server(tmp_path: Path, secon
     assert out.strip() == "cancelled"
     assert err == ""
     assert process.returncode == 0
-    assert wait_gone(server, 1.0) and not alive(server)
+    for pid in processes:  # the server, and the launcher too
+        assert wait_gone(pid, 1.0) and not alive(pid)
 
 
 def test_an_error_inside_the_with_block_still_stops_the_server(

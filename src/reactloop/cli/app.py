@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from collections.abc import Iterator
@@ -21,8 +22,34 @@ class CliError(click.ClickException):
         click.echo(f"reactloop: error: {self.message}", err=True)
 
 
+# Every command, by name: "module:attribute". A command's module is imported only when it is
+# the one that runs (or for ``--help``), so ``reactloop run`` does not pay for ``eval``'s.
+COMMANDS = {
+    "run": "reactloop.cli.run:run",
+    "chat": "reactloop.cli.chat:chat",
+    "tools": "reactloop.cli.tools:list_tools",
+    "doctor": "reactloop.cli.doctor:doctor",
+    "eval": "reactloop.cli.eval:eval_command",
+    "replay": "reactloop.cli.trace:replay",
+    "view": "reactloop.cli.trace:view",
+    "cost": "reactloop.cli.trace:cost",
+}
+
+
 class OneLineErrorGroup(click.Group):
-    """Turns click's usage errors (three lines with a hint) into the one-line ``CliError``."""
+    """Turns click's usage errors (three lines with a hint) into the one-line ``CliError``;
+    loads the commands of ``COMMANDS`` on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*COMMANDS, *super().list_commands(ctx)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = target.partition(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
 
     def make_context(
         self,

@@ -10,12 +10,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from reactloop.events import Event
+from reactloop.limits import StopReason
 from reactloop.messages import Usage
 from reactloop.result import RunResult
 
 _ACTION_LINE = re.compile(r"^\s*Action\s*:.*$", re.IGNORECASE | re.MULTILINE | re.DOTALL)
 _THOUGHT_PREFIX = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE)
 MAX_SHOWN = 600
+REFUSAL = "refusal: "  # the run warning that says why a model refused (``ModelTurn.notices``)
 
 
 class ConsoleObserver:
@@ -47,14 +49,21 @@ class ConsoleObserver:
         self.console.print(f"[bold]Step {step}[/]")
 
     def _on_turn(self, step: int, data: dict[str, Any]) -> None:
+        """The model's reasoning (``reasoning_content``, Anthropic's thinking blocks), then its
+        thought; a streamed text was printed as it came, so its reasoning follows it."""
         turn = data["turn"]
         thought = _thought(turn.get("text") or "")
+        reasoning = (turn.get("reasoning") or "").strip()
         if self.streamed:
             self.console.print()
             self.streamed = False
         elif _shows_thought(turn) and thought:
+            self._print_reasoning(reasoning, thought)
             self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
-        reasoning = (turn.get("reasoning") or "").strip()
+            return
+        self._print_reasoning(reasoning, thought)
+
+    def _print_reasoning(self, reasoning: str, thought: str) -> None:
         if reasoning and reasoning != thought:
             self.console.print(f"  [dim]thinking: {escape(_short(reasoning))}[/]")
 
@@ -82,7 +91,7 @@ class ConsoleObserver:
 def print_result(console: Console, result: RunResult) -> None:
     usage = result.usage
     if result.answer is None:
-        console.print(f"[bold red]No answer[/] ({escape(result.error or str(result.stop_reason))})")
+        console.print(f"[bold red]No answer[/] ({escape(_why(result))})")
     elif result.forced:
         console.print(
             "[bold yellow]Forced answer[/]: the model answered only because it was told to "
@@ -96,12 +105,23 @@ def print_result(console: Console, result: RunResult) -> None:
         console.print(f"[dim]trace: {escape(result.trace)}[/]")
 
 
+def _why(result: RunResult) -> str:
+    """Why a run gave no answer; a refusal with the reason the model gave (its warning)."""
+    why = result.error or str(result.stop_reason)
+    if result.stop_reason == StopReason.CONTENT_FILTER:
+        reasons = [w.partition(": ")[2] for w in result.warnings if w.startswith(REFUSAL)]
+        if reasons and reasons[0] not in why:
+            why = f"{why}: {reasons[0]}"
+    return why
+
+
 def _tokens(usage: Usage) -> str:
     if not (usage.input_tokens or usage.output_tokens):
         return "tokens not reported by the model"
-    return (
-        f"tokens in {usage.input_tokens} (cached {usage.cached_tokens}) out {usage.output_tokens}"
-    )
+    cache = f"cached {usage.cached_tokens}"
+    if usage.cache_write_tokens:
+        cache += f", written to the cache {usage.cache_write_tokens}"
+    return f"tokens in {usage.input_tokens} ({cache}) out {usage.output_tokens}"
 
 
 def _shows_thought(turn: dict[str, Any]) -> bool:

@@ -14,11 +14,11 @@ MCP_HELP = (
 )
 MCP_URL_HELP = (
     "Connect to an MCP server over streamable HTTP and add its tools (repeatable), e.g. "
-    "--mcp-url http://127.0.0.1:3001/mcp."
+    "--mcp-url http://127.0.0.1:3001/mcp; a URL ending in /sse uses the older HTTP+SSE transport."
 )
 MCP_CONFIG_HELP = (
     "Start the MCP servers of an mcpServers JSON file (command, args, env, cwd; or url, "
-    "headers; optional startupTimeout, listToolsTimeout, callTimeout in seconds)."
+    "headers, type http or sse; optional startupTimeout, listToolsTimeout, callTimeout in seconds)."
 )
 
 

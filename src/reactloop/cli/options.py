@@ -56,6 +56,7 @@ class RunOptions:
     verify: str | None = None
     thinking: int | None = None
     cache: bool = False
+    no_budget_notices: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -69,6 +70,7 @@ def build_limits(options: RunOptions) -> Limits:
         context_tokens=options.context_tokens,
         context_policy=options.context_policy,
         remind=options.remind,
+        budget_notices=not options.no_budget_notices,
     )
 
 

@@ -111,6 +111,11 @@ _PROTOCOL_HELP = (
 )
 @click.option("--remind", is_flag=True, help="Repeat the task after each compaction.")
 @click.option(
+    "--no-budget-notices",
+    is_flag=True,
+    help="Do not tell the model when less than a quarter of a budget is left.",
+)
+@click.option(
     "--checklist",
     type=click.Path(path_type=Path),
     help="A file of items (one a line) the answer must cover; shown to the model once.",

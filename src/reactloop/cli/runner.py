@@ -1,4 +1,8 @@
-"""What ``reactloop run`` does once its options are parsed: build, run, report, exit code."""
+"""What ``reactloop run`` does once its options are parsed: build, run, report, exit code.
+
+``reactloop chat`` builds the same agent and gives it a ``Session`` of its own instead of one
+run.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +26,7 @@ from reactloop.cli.telemetry import otel_observer
 from reactloop.commandcheck import CommandCheck
 from reactloop.errors import UsageError
 from reactloop.finishcheck import read_checklist
-from reactloop.journal import open_journal
+from reactloop.journal import Journal, open_journal
 from reactloop.limits import StopReason
 from reactloop.output_schema import load_output_schema
 from reactloop.result import RunResult
@@ -31,22 +36,28 @@ from reactloop.tools.toolbox import Toolbox
 from reactloop.usage import PriceTable
 
 TOOL_CHOICES = ("auto", "none", "required")
+# What runs the built agent: one run (``reactloop run``), or a conversation (``chat``).
+Session = Callable[[Agent, Journal | None, Console], int]
 
 
-def run_from_cli(options: RunOptions) -> int:
+def run_from_cli(options: RunOptions, session: Session | None = None) -> int:
     families = _families(options)
     _check_files(options)
     trace_path = _trace_path(options)
     output_dir = _output_dir(trace_path)
     try:
-        return _run(options, families, trace_path, output_dir)
+        return _run(options, families, trace_path, output_dir, session or _one_run(options))
     finally:
         if trace_path is None:
             _remove_if_empty(output_dir)
 
 
 def _run(
-    options: RunOptions, families: tuple[str, ...], trace_path: Path | None, output_dir: Path
+    options: RunOptions,
+    families: tuple[str, ...],
+    trace_path: Path | None,
+    output_dir: Path,
+    session: Session,
 ) -> int:
     """Build the run, then open the journal: a usage error found first leaves no file behind."""
 
@@ -66,7 +77,7 @@ def _run(
     )
     with mcp_servers as mcp, otel_observer(options.otel) as telemetry:
         tools = Toolbox([*builtin, *mcp], spill_dir=context.output_dir)
-        return _run_agent(options, families, trace_path, tools, telemetry)
+        return _run_agent(options, families, trace_path, tools, telemetry, session)
 
 
 def _run_agent(
@@ -75,6 +86,7 @@ def _run_agent(
     trace_path: Path | None,
     tools: Toolbox,
     telemetry: Any,
+    session: Session,
 ) -> int:
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _check_tool_choice(options.tool_choice, tools)
@@ -110,14 +122,23 @@ def _run_agent(
             output_type=output_type,
             **checks,
         )
-        result = agent.run(options.task)
+        return session(agent, journal, stderr)
     finally:
         if journal is not None:
             journal.close()
-    _report(options, result, model.name, stderr)
-    if result.stop_reason == StopReason.CANCELLED:
-        return INTERRUPTED
-    return 0 if result.answer is not None else 1
+
+
+def _one_run(options: RunOptions) -> Session:
+    """``reactloop run``: the task, the report, the exit code."""
+
+    def run_once(agent: Agent, journal: Journal | None, stderr: Console) -> int:
+        result = agent.run(options.task)
+        _report(options, result, str(agent.model.name), stderr)
+        if result.stop_reason == StopReason.CANCELLED:
+            return INTERRUPTED
+        return 0 if result.answer is not None else 1
+
+    return run_once
 
 
 def _answer_checks(options: RunOptions) -> dict[str, Any]:

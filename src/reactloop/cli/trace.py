@@ -57,17 +57,50 @@ _PRICES = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the replay's own journal to this file.",
 )
-def replay(trace: Path, as_json: bool, replay_journal: Path | None) -> None:
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSON notes file for lookup, instead of the recorded run's.",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for file tools and bash, instead of a temporary copy of the recorded one.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "weak"]),
+    help="How the bash tool isolates commands, as for run. [default: auto]",
+)
+def replay(
+    trace: Path,
+    as_json: bool,
+    replay_journal: Path | None,
+    notes: Path | None,
+    workspace: Path | None,
+    sandbox: str | None,
+) -> None:
     """Re-run TRACE's model turns against the real tools; report the first divergence.
 
-    Exit 0 when identical, 1 when the replay diverged, 2 on a usage error.
+    Tools that write never run in the recorded workspace: in a temporary copy of it, or in
+    --workspace DIR. What runs again is printed first (on stderr). Exit 0 when identical, 1 when the
+    replay diverged, 2 on a usage error.
     """
 
     try:
         check_input_file(trace, "journal")
+        if notes is not None:
+            check_input_file(notes, "notes file")
         if replay_journal is not None:
-            check_output_file(replay_journal, "journal", (trace,))
-        report = run_replay(trace, journal=replay_journal)
+            check_output_file(replay_journal, "journal", (trace, notes))
+        report = run_replay(
+            trace,
+            journal=replay_journal,
+            notes=notes,
+            workspace=workspace,
+            sandbox=sandbox,
+            announce=lambda plan: click.echo(plan.describe(), err=True),
+        )
     except _BAD_INPUT as exc:
         _fail(str(exc))
     if as_json:
@@ -107,7 +140,8 @@ def view(trace: Path, output: Path | None, prices: Path | None) -> None:
 @_PRICES
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as one JSON object.")
 def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
-    """Tokens per step and per run, the quadratic cost model, money and prefix warnings."""
+    """Tokens per step and per run, the quadratic cost model, money, the cache cost of each
+    context compaction, and prefix warnings."""
 
     try:
         check_input_file(trace, "journal")
@@ -126,11 +160,12 @@ def _print_cost(report: Any, *, priced: bool) -> None:
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
     for column in ("call", "step", "input", "cached", "output", "reasoning"):
         table.add_column(column, justify="right")
-    for number, step in enumerate(report.steps, start=1):
-        u = step.usage
+    rows = [(str(number), step.step, step.usage) for number, step in enumerate(report.steps, 1)]
+    rows += [("summary", c.step, c.summary_usage) for c in report.compactions if c.summary_usage]
+    for label, step_number, u in rows:
         table.add_row(
-            str(number),
-            str(step.step),
+            label,
+            str(step_number),
             f"{u.input_tokens:,}",
             f"{u.cached_tokens:,}",
             f"{u.output_tokens:,}",
@@ -155,6 +190,9 @@ def _print_cost(report: Any, *, priced: bool) -> None:
         console.print(f"cost: ${report.money:.6f} (price {report.price_name})", markup=False)
     elif priced:
         console.print(f"no price for model {report.model!r} in the price table", markup=False)
+    for compaction in report.compactions:  # an expected prefix change, with its cache cost
+        for line in compaction.describe():
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     for issue in report.prefix_issues:
         console.print(
             Text.assemble((f"prefix changed at step {issue.step}: ", "yellow"), issue.message)

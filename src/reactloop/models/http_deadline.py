@@ -4,9 +4,10 @@ httpx timeouts bound each socket operation, not a whole reply: a server that tri
 a time, or stalls after its headers, would hold a run far past ``Limits.max_seconds``.
 ``ReplyDeadline`` closes the gap for the HTTP adapters (OpenAI-compatible, Anthropic):
 
-* ``on_response`` is an httpx response hook: when a reply's headers arrive, a timer is set to
-  shut its connection down at the deadline of the attempt running in this thread, which ends
-  any read still waiting then (the SDK's own read of an error body too);
+* ``on_response`` is an httpx response hook: when a reply's headers arrive, the process's one
+  watchdog (``watchdog.py``) is told to shut its connection down at the deadline of the attempt
+  running in this thread, which ends any read still waiting then (the SDK's own read of an
+  error body too);
 * ``Watch.reads`` checks the deadline between reads, also for clients whose socket it cannot
   reach (an injected ``http_client``);
 * ``time_left`` is the timeout to give the SDK for one attempt.
@@ -28,6 +29,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from reactloop.models.watchdog import WATCHDOG, Guard
+
 
 class OutOfTime(Exception):
     """The deadline passed while a reply was still arriving."""
@@ -38,7 +41,7 @@ class Watch:
 
     def __init__(self, deadline: float | None) -> None:
         self.deadline = deadline
-        self._timers: list[threading.Timer] = []
+        self._guards: list[Guard] = []
 
     @property
     def expired(self) -> bool:
@@ -46,13 +49,8 @@ class Watch:
 
     def guard(self, connection: socket.socket) -> None:
         """Shut ``connection`` down when the deadline passes, unless ``close`` comes first."""
-        if self.deadline is None:
-            return
-        delay = max(self.deadline - time.monotonic(), 0.0)
-        timer = threading.Timer(delay, _shut_down, (connection,))
-        timer.daemon = True
-        self._timers.append(timer)
-        timer.start()
+        if self.deadline is not None:
+            self._guards.append(WATCHDOG.guard(connection, self.deadline))
 
     def reads(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """``chunks`` as they arrive; ``OutOfTime`` once one arrives after the deadline."""
@@ -62,8 +60,8 @@ class Watch:
             yield data
 
     def close(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
+        for guard in self._guards:
+            guard.cancel()
 
 
 class ReplyDeadline:
@@ -111,10 +109,3 @@ def _socket_of(response: Any) -> socket.socket | None:
     get_extra_info = getattr(stream, "get_extra_info", None)
     connection = get_extra_info("socket") if callable(get_extra_info) else None
     return connection if isinstance(connection, socket.socket) else None
-
-
-def _shut_down(connection: socket.socket) -> None:
-    # The plain socket method, also for TLS: ``SSLSocket.shutdown`` would drop the SSL object
-    # under the thread that is reading, which then fails with a ValueError, not a read error.
-    with contextlib.suppress(OSError):
-        socket.socket.shutdown(connection, socket.SHUT_RDWR)

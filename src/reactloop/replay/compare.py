@@ -12,6 +12,7 @@ from reactloop.usage import step_of
 
 # Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
 _UNSTABLE_CONTENT_KEYS = ("full_output",)
+_CANCELLED = {"ok": False, "error": "cancelled"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,8 +106,17 @@ def _content_value(event: Mapping[str, Any]) -> Any:
     except json.JSONDecodeError:
         return text
     if isinstance(value, dict):
+        if value.get("ok") is False and is_cancellation(value.get("error")):
+            return _CANCELLED  # cancelled while it ran or before: the same, however worded
         return {k: v for k, v in value.items() if k not in _UNSTABLE_CONTENT_KEYS}
     return value
+
+
+def is_cancellation(error: Any) -> bool:
+    """Whether a call's error says the run was cancelled during or before it."""
+    return isinstance(error, str) and (
+        error.startswith("cancelled:") or error == "not executed: cancelled"
+    )
 
 
 def _comparable(item: Mapping[str, Any]) -> tuple[Any, ...]:

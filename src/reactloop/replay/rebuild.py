@@ -25,6 +25,15 @@ def run_start_of(events: Sequence[Mapping[str, Any]], path: Path) -> Mapping[str
     raise UsageError(f"{path} has no run_start event; it cannot be replayed")
 
 
+def first_run(events: Sequence[Mapping[str, Any]]) -> tuple[Sequence[Mapping[str, Any]], int]:
+    """The events of a journal's first run, and how many runs it holds (a ``reactloop chat``
+    session, or ``Conversation(journal=...)``, writes one run per turn to one file)."""
+    starts = [i for i, event in enumerate(events) if event.get("type") == "run_start"]
+    if len(starts) < 2:
+        return events, len(starts)
+    return events[: starts[1]], len(starts)
+
+
 def object_or_empty(start: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     """``run_start``'s ``key`` (absent: empty); anything but an object is a usage error."""
     value = start.get(key)
@@ -35,27 +44,38 @@ def object_or_empty(start: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
-def tools_from_config(config: Mapping[str, Any]) -> list[Tool]:
+def families_of(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The tool families a CLI run used: ``tools`` (a list or ``"a,b"``), else the defaults."""
+    families_value = config.get("tools")
+    if isinstance(families_value, str):
+        return parse_families(families_value)
+    if isinstance(families_value, list | tuple):
+        return parse_families(",".join(str(name) for name in families_value))
+    return DEFAULT_FAMILIES
+
+
+def recorded_workspace(config: Mapping[str, Any]) -> Path | None:
+    return _path_or_none(config.get("workspace"))
+
+
+def tools_from_config(
+    config: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+) -> list[Tool]:
     """The tools a CLI run used, rebuilt from ``run_start``'s config.
 
     Reads ``tools`` (family names, a list or ``"a,b"``), ``notes``, ``workspace`` (default:
     the current folder, as ``reactloop run`` does), ``read_only`` and ``output_dir``.
-    Relative paths are taken from the current folder.
+    Relative paths are taken from the current folder. ``extra`` goes to
+    ``ToolContext.extra`` (``sandbox_mode``).
     """
-    families_value = config.get("tools")
-    if isinstance(families_value, str):
-        families = parse_families(families_value)
-    elif isinstance(families_value, list | tuple):
-        families = parse_families(",".join(str(name) for name in families_value))
-    else:
-        families = DEFAULT_FAMILIES
     context = ToolContext(
         notes=_notes_path(config.get("notes")),
-        workspace=_path_or_none(config.get("workspace")) or Path.cwd(),
+        workspace=recorded_workspace(config) or Path.cwd(),
         read_only=bool(config.get("read_only")),
         output_dir=_path_or_none(config.get("output_dir")),
+        extra=dict(extra or {}),
     )
-    return build_tools(families, context)
+    return build_tools(families_of(config), context)
 
 
 def limits_from(data: Mapping[str, Any]) -> Limits:

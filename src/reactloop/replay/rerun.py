@@ -1,6 +1,8 @@
 """Replay a journal: re-drive the loop with the recorded model turns against the real tools.
 
-The model's side is fixed (``ReplayModel`` plays the journal's turns); the tools run for real.
+The model's side is fixed (``ReplayModel`` plays the journal's turns); the tools run for real,
+with new notes or in another workspace if asked, and never in the recorded workspace when they
+can write to it (``workspace.py``); what runs again is said first (``plan.py``).
 ``replay`` reports ``identical`` or the first divergence: the step, the tool, the arguments,
 and what the tool returned then and now. A replay after a tool changed shows what changed.
 
@@ -10,7 +12,8 @@ and what the tool returned then and now. A replay after a tool changed shows wha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,16 +21,28 @@ from typing import Any
 from reactloop.agent import Agent
 from reactloop.events import Event
 from reactloop.journal import open_journal, read_journal
+from reactloop.limits import Limits
 from reactloop.messages import ToolCall
 from reactloop.replay.compare import Divergence, compare
 from reactloop.replay.model import ReplayModel, turns_from_events
+from reactloop.replay.plan import (
+    CancelPoints,
+    ReplayPlan,
+    cancel_points,
+    declined_calls,
+    plan,
+)
 from reactloop.replay.rebuild import (
+    families_of,
+    first_run,
     limit_notes,
     limits_from,
     object_or_empty,
+    recorded_workspace,
     run_start_of,
     tools_from_config,
 )
+from reactloop.replay.workspace import replay_site, writes_workspace
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool
 
@@ -40,6 +55,7 @@ class ReplayReport:
     divergence: Divergence | None = None
     result: RunResult | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    plan: ReplayPlan | None = None
 
     def describe(self) -> str:
         lines = [f"identical ({self.compared} tool results compared)"] if self.identical else []
@@ -57,6 +73,7 @@ class ReplayReport:
             "stop_reason": str(self.result.stop_reason) if self.result else None,
             "answer": self.result.answer if self.result else None,
             "notes": list(self.notes),
+            "plan": self.plan.to_dict() if self.plan else None,
         }
 
 
@@ -65,39 +82,114 @@ def replay(
     *,
     tools: Iterable[Tool] | None = None,
     journal: str | Path | None = None,
+    notes: str | Path | None = None,
+    workspace: str | Path | None = None,
+    sandbox: str | None = None,
+    announce: Callable[[ReplayPlan], None] | None = None,
 ) -> ReplayReport:
     """Re-run a journal's turns against ``tools`` (default: rebuilt from the run's config).
 
-    ``journal`` names a file for the replay's own journal. Raises ``JournalError`` when the
-    trace cannot be read and ``UsageError`` when it cannot be replayed (no ``run_start``).
+    ``notes`` and ``workspace`` replace the recorded run's (new notes, a fresh copy of the
+    repository); without ``workspace``, tools that write run in a temporary copy of the
+    recorded workspace, never in it (``reactloop.replay.workspace``). ``announce`` gets the
+    ``ReplayPlan`` (what will run again, and where) before anything runs. ``journal`` names
+    a file for the replay's own journal. Raises ``JournalError`` when the trace cannot be
+    read and ``UsageError`` when it cannot be replayed (no ``run_start``, no workspace).
     """
     path = Path(trace_path)
-    recorded = read_journal(path)
+    recorded, runs = first_run(read_journal(path))
     start = run_start_of(recorded, path)
-    config = object_or_empty(start, "config")
-    recorded_limits = object_or_empty(start, "limits")
-    tool_list = list(tools) if tools is not None else tools_from_config(config)
+    config = dict(object_or_empty(start, "config"))
+    if notes is not None:
+        config["notes"] = str(Path(notes).resolve())
+    families = families_of(config)
+    limits = limits_from(object_or_empty(start, "limits"))  # a bad journal fails before a word
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
+    given = Path(workspace) if workspace is not None else None
+    writes = tools is None and writes_workspace(config, families)
+    with replay_site(recorded_workspace(config), given, writes=writes) as site:
+        if site.path is not None:
+            config["workspace"] = str(site.path)
+        extra = {"sandbox_mode": sandbox} if sandbox is not None else {}
+        tool_list = list(tools) if tools is not None else tools_from_config(config, extra)
+        chosen = plan(recorded, tool_list, None if tools is not None else site)
+        if announce is not None:
+            announce(chosen)
+        agent, replayed = _replay_agent(model, limits, start, recorded, tool_list, config)
+        writer = open_journal(journal) if journal is not None else None
+        try:
+            result = agent.run(str(start.get("task") or ""), journal=writer)
+        finally:
+            if writer is not None:
+                writer.close()
+    report = _report(path, start, recorded, tool_list, result, replayed, chosen)
+    return _with_runs_note(report, runs)
+
+
+def _replay_agent(
+    model: ReplayModel,
+    limits: Limits,
+    start: Mapping[str, Any],
+    recorded: Sequence[Mapping[str, Any]],
+    tool_list: list[Tool],
+    config: dict[str, Any],
+) -> tuple[Agent, list[dict[str, Any]]]:
+    """The agent that replays, and the list its observer fills with the replay's events.
+
+    It declines what the recorded run declined, and is cancelled where the recorded run was
+    (``plan.cancel_points``)."""
     replayed: list[dict[str, Any]] = []
-    writer = open_journal(journal) if journal is not None else None
-    try:
-        agent = Agent(
-            model,
-            tool_list,
-            limits=limits_from(recorded_limits),
-            journal=writer,
-            observers=(lambda event: replayed.append(_as_record(event)),),
-            instructions=start.get("instructions"),
-            protocol="native",
-            approve=_recorded_approvals(recorded),
-            config=dict(config),
-        )
-        result = agent.run(str(start.get("task") or ""))
-    finally:
-        if writer is not None:
-            writer.close()
+    points = cancel_points(recorded)
+    seen = {"turn": 0, "tool_result": 0}
+
+    def observe(event: Event) -> None:
+        replayed.append(_as_record(event))
+        if _at_cancel_point(event, points, seen):
+            agent.cancel()
+
+    agent = Agent(
+        model,
+        tool_list,
+        limits=limits,
+        observers=(observe,),
+        instructions=start.get("instructions"),
+        protocol="native",
+        approve=_recorded_approvals(recorded),
+        config=config,
+    )
+    return agent, replayed
+
+
+def _at_cancel_point(event: Event, points: CancelPoints, seen: dict[str, int]) -> bool:
+    """Whether the replay is where the recorded run was cancelled; ``seen`` counts the turns
+    replayed and the tool results since the last one."""
+    if event.type == "tool_call":
+        return str(event.data["call"].get("id")) in points.calls
+    if event.type == "turn":
+        seen["turn"], seen["tool_result"] = seen["turn"] + 1, 0
+    elif event.type == "tool_result":
+        seen["tool_result"] += 1
+    return points.reached(seen["turn"], seen["tool_result"])
+
+
+def _with_runs_note(report: ReplayReport, runs: int) -> ReplayReport:
+    if runs < 2:
+        return report
+    note = f"the journal holds {runs} runs (turns of a conversation); the first was replayed"
+    return dataclasses.replace(report, notes=(*report.notes, note))
+
+
+def _report(
+    path: Path,
+    start: Mapping[str, Any],
+    recorded: Sequence[Mapping[str, Any]],
+    tool_list: Sequence[Tool],
+    result: RunResult,
+    replayed: Sequence[Mapping[str, Any]],
+    chosen: ReplayPlan,
+) -> ReplayReport:
     divergence, compared = compare(recorded, replayed)
-    notes = _tool_notes(start, tool_list) + limit_notes(recorded_limits)
+    notes = _tool_notes(start, tool_list) + limit_notes(object_or_empty(start, "limits"))
     if not any(e.get("type") == "stop" for e in recorded):
         notes.append(
             "the recorded run has no stop event (it was interrupted); compared up to its end"
@@ -109,16 +201,13 @@ def replay(
         divergence=divergence,
         result=result,
         notes=tuple(notes),
+        plan=chosen,
     )
 
 
 def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:
     """An approver that declines exactly the calls the recorded run declined, with its reasons."""
-    declined = {
-        str(e.get("call_id")): str(e.get("message") or "")
-        for e in events
-        if e.get("type") == "warning" and e.get("kind") == "declined"
-    }
+    declined = declined_calls(events)
 
     def approve(call: ToolCall, tool: Tool) -> bool | str:
         return declined.get(call.id, True)

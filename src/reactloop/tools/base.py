@@ -2,19 +2,23 @@
 
 The name, the description and each parameter's description come from the function's signature
 and docstring (Google ``Args:`` sections and reST ``:param x:`` lines are both understood); the
-JSON Schema comes from pydantic. Arguments are validated before the function runs.
+JSON Schema comes from pydantic. Arguments are validated before the function runs. A tool that
+comes with a JSON Schema of its own (an MCP server's, a hand-written one) is made with
+``Tool.from_schema`` and validated against that schema (``reactloop.tools.schemacheck``).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Self, overload
 
 from reactloop.messages import ToolSpec
+from reactloop.tools.schemacheck import checked_arguments, schema_checker
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -35,6 +39,9 @@ class Tool:
     within the run's time limit by themselves (their own timeout, or they cannot block): a
     sync one runs on the loop's thread, where the limit cannot abandon it; every other sync
     tool runs on a worker thread when the run has a time limit, so that it can be.
+
+    The arguments are described and validated by ``arguments_model`` (a pydantic model, made
+    by ``@tool``), or by ``schema`` when one is given (a JSON Schema: ``from_schema``).
     """
 
     name: str
@@ -43,6 +50,42 @@ class Tool:
     arguments_model: type[BaseModel]
     read_only: bool = False
     bounded: bool = False
+    schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        function: Callable[..., Any],
+        *,
+        read_only: bool = False,
+        bounded: bool = False,
+        strict: bool = True,
+    ) -> Self:
+        """A tool the model calls with arguments matching the JSON Schema ``schema``;
+        ``function(**arguments)`` runs it (a plain or an ``async def`` function). The schema is
+        sent to the model as it is, and the arguments are checked against it (draft 2020-12)
+        before the call. ``strict=False`` keeps a schema that is not valid JSON Schema, or that
+        cannot be checked without the ``jsonschema`` package, and leaves the arguments unchecked
+        (the choice for an MCP server's tools: the server checks them too); ``strict`` makes
+        that a ``ValueError`` (``MissingDependency`` without ``jsonschema``)."""
+        if not isinstance(schema, dict):
+            raise TypeError(
+                f"tool {name!r}: the schema must be a dict, not {type(schema).__name__}"
+            )
+        if strict:
+            schema_checker(schema, strict=True)
+        return cls(
+            name=name,
+            description=description,
+            function=function,
+            arguments_model=any_arguments(),
+            schema=schema,
+            read_only=read_only,
+            bounded=bounded,
+        )
 
     @cached_property
     def spec(self) -> ToolSpec:
@@ -50,11 +93,18 @@ class Tool:
 
     @cached_property
     def parameters(self) -> dict[str, Any]:
+        if self.schema is not None:
+            return self.schema
         return json_schema(self.arguments_model)
 
     @cached_property
     def _validate(self) -> Callable[[Any], BaseModel]:
         return self.arguments_model.__pydantic_validator__.validate_python
+
+    @cached_property
+    def _checker(self) -> Any:
+        """The validator of ``schema`` (None: not valid JSON Schema, or no ``jsonschema``)."""
+        return None if self.schema is None else schema_checker(self.schema, strict=False)
 
     @cached_property
     def is_async(self) -> bool:
@@ -65,7 +115,10 @@ class Tool:
         )
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The keyword arguments the function gets (pydantic's ``ValidationError`` propagates)."""
+        """The keyword arguments the function gets (pydantic's ``ValidationError`` propagates,
+        for a schema's failed check too)."""
+        if self.schema is not None:
+            return checked_arguments(self._checker, self.name, arguments)
         # The model forbids extra keys, so its ``__dict__`` holds exactly the parameters.
         values: dict[str, Any] = self._validate(arguments).__dict__
         return values
@@ -126,6 +179,16 @@ def make_tool(
         read_only=read_only,
         bounded=bounded,
     )
+
+
+@functools.cache
+def any_arguments() -> type[BaseModel]:
+    """The ``arguments_model`` of a tool made ``from_schema``: any keys (it is not used, the
+    schema describes and checks the arguments; made once, on first use)."""
+    from pydantic import ConfigDict, create_model
+
+    model: type[BaseModel] = create_model("AnyArguments", __config__=ConfigDict(extra="allow"))
+    return model
 
 
 def _arguments_model(

@@ -17,7 +17,8 @@ from typing import Any
 from reactloop.errors import ToolError, UsageError
 from reactloop.sandbox.command import Mode, run_command, sandbox_mode
 from reactloop.sandbox.rlimits import ResourceLimits
-from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.base import Tool
+from reactloop.tools.plain import plain_tool
 from reactloop.tools.registry import ToolContext, run_deadline
 
 MAX_TIMEOUT_SECONDS = 600
@@ -45,7 +46,7 @@ def tools(context: ToolContext) -> list[Tool]:
         read_only=context.read_only,
         max_output_chars=int(context.extra.get("bash_max_output_chars", 3000)),
     )
-    return [make_tool(shell.bash, description=shell.description(), bounded=True)]
+    return [plain_tool(shell.bash, description=shell.description(), bounded=True)]
 
 
 class Shell:

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from reactloop.errors import ToolError
-from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.base import Tool
+from reactloop.tools.plain import plain_tool
 from reactloop.tools.registry import ToolContext
 
 MAX_EXPRESSION_CHARS = 1000
@@ -116,7 +117,7 @@ def calculator(expression: str) -> str:
 
 
 def calculator_tool() -> Tool:
-    return make_tool(calculator, read_only=True, bounded=True)
+    return plain_tool(calculator, read_only=True, bounded=True)
 
 
 def tools(context: ToolContext | None = None) -> list[Tool]:

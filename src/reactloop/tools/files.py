@@ -13,8 +13,9 @@ import stat
 
 from reactloop.errors import ToolError, UsageError
 from reactloop.sandbox.paths import Workspace, WorkspacePathError, file_kind
-from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.base import Tool
 from reactloop.tools.file_search import cut_line, looks_binary, search_workspace
+from reactloop.tools.plain import plain_tool
 from reactloop.tools.registry import ToolContext
 
 MAX_FILE_BYTES = 5_000_000
@@ -34,13 +35,13 @@ def file_tools(workspace: Workspace, *, read_only: bool = False) -> list[Tool]:
     """Reading tools (parallel-safe) and, unless ``read_only``, the writing tools."""
     files = FileTools(workspace)
     reading = [
-        make_tool(files.read_file, read_only=True),
-        make_tool(files.list_dir, read_only=True),
-        make_tool(files.search, read_only=True, bounded=True),
+        plain_tool(files.read_file, read_only=True),
+        plain_tool(files.list_dir, read_only=True),
+        plain_tool(files.search, read_only=True, bounded=True),
     ]
     if read_only:
         return reading
-    return [*reading, make_tool(files.write_file), make_tool(files.edit_file)]
+    return [*reading, plain_tool(files.write_file), plain_tool(files.edit_file)]
 
 
 class FileTools:

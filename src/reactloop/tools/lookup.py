@@ -8,7 +8,8 @@ from typing import Any
 
 from reactloop.errors import ToolError, UsageError
 from reactloop.jsonfast import read_json_file
-from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.base import Tool
+from reactloop.tools.plain import plain_tool
 from reactloop.tools.registry import ToolContext
 
 MAX_KEYS_SHOWN = 20
@@ -38,7 +39,7 @@ def lookup_tool(notes: Mapping[str, Any]) -> Tool:
         shown = ", ".join(keys[:MAX_KEYS_SHOWN]) + (", …" if len(keys) > MAX_KEYS_SHOWN else "")
         raise ToolError(f"no note with key {wanted!r}; keys: {shown or 'none'}")
 
-    return make_tool(lookup, read_only=True, bounded=True)
+    return plain_tool(lookup, read_only=True, bounded=True)
 
 
 def tools(context: ToolContext) -> list[Tool]:

@@ -7,7 +7,6 @@ with ``ok=False`` or ``truncated=True`` — an observation for the model, never 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import threading
@@ -141,6 +140,8 @@ class Toolbox:
         started = time.perf_counter()
         if prepared.values is None or prepared.tool is None:
             return self.refused(prepared, started)
+        import asyncio  # loaded already: this runs on an event loop
+
         try:
             output = await prepared.tool.function(**prepared.values)
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -181,11 +182,14 @@ class Toolbox:
         )
 
     def _success(self, call: ToolCall, output: Any, started: float) -> ToolResult:
-        try:
-            output, text = _as_text(output)
-        except BaseException as exc:  # no text form: a huge int, a failing __str__, deep nesting
-            message = f"the output cannot be shown ({describe_exception(exc)})"
-            return self._error(call, message, started, True)
+        if type(output) is str:
+            text = output
+        else:
+            try:
+                output, text = _as_text(output)
+            except BaseException as exc:  # no text: a huge int, a failing __str__, deep nesting
+                message = f"the output cannot be shown ({describe_exception(exc)})"
+                return self._error(call, message, started, True)
         truncated = len(text) > self.max_output_chars
         spill_path = None
         if truncated:

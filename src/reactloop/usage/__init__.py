@@ -4,11 +4,14 @@ Every step resends the whole history. With ``S`` tokens of system prompt and too
 tokens added per step, ``n`` steps cost ``n*S + d*n*(n-1)/2`` input tokens: quadratic in ``n``.
 ``usage_report`` puts that prediction (``S`` and ``d`` estimated from the run's own first and
 last step) beside what the provider measured, prices the run from a user's price table, and
-warns when a step rewrote an earlier part of the prompt, which defeats providers' prefix caches.
+warns when a step rewrote an earlier part of the prompt, which defeats providers' prefix caches;
+a context compaction is such a change by design, and ``compaction_costs`` reports what each one
+cost the cache.
 When a provider reports no usage at all, tokens are estimated from the journal's text
 (about four characters a token) and the report says so.
 """
 
+from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model, predicted_input_tokens
 from reactloop.usage.prefix import PrefixIssue, check_prefix
 from reactloop.usage.prices import Price, PriceTable
@@ -25,6 +28,7 @@ from reactloop.usage.steps import (
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "CompactionCost",
     "CostModel",
     "PrefixIssue",
     "Price",
@@ -33,6 +37,7 @@ __all__ = [
     "StepUsage",
     "UsageReport",
     "check_prefix",
+    "compaction_costs",
     "estimated_step_usages",
     "fit_cost_model",
     "predicted_input_tokens",

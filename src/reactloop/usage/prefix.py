@@ -22,20 +22,26 @@ class PrefixIssue:
 
 
 def check_prefix(events: Iterable[Mapping[str, Any]]) -> list[PrefixIssue]:
-    """Steps whose prompt rewrote an earlier part of the history.
+    """Steps whose prompt rewrote an earlier part of the history without saying so.
 
     Two sources: the loop's own ``prefix_changed`` warnings, and the requests themselves —
     each request's ``n_messages`` must be the previous count plus the ``messages_new`` it lists.
+    A ``compaction`` event between two requests is an expected change: its block (``start``,
+    ``replaced``, ``block``) is applied to the count, and only what it does not explain is an
+    issue (``compaction_costs`` reports what a compaction cost the cache).
     """
     issues: list[PrefixIssue] = []
     previous: int | None = None
     for event in events:
         step = step_of(event)
-        if event.get("type") == "warning" and event.get("kind") == "prefix_changed":
+        kind = event.get("type")
+        if kind == "warning" and event.get("kind") == "prefix_changed":
             index = event.get("index")
             message = str(event.get("message") or "an earlier message was rewritten")
             issues.append(PrefixIssue(step=step, index=_int_or_none(index), message=message))
-        if event.get("type") != "request" or not isinstance(event.get("n_messages"), int):
+        if kind == "compaction" and previous is not None:
+            previous = compacted_count(previous, event)
+        if kind != "request" or not isinstance(event.get("n_messages"), int):
             continue
         count: int = event["n_messages"]
         appended = len(items(event.get("messages_new")))
@@ -44,6 +50,22 @@ def check_prefix(events: Iterable[Mapping[str, Any]]) -> list[PrefixIssue]:
             issues.append(issue)
         previous = count
     return issues
+
+
+def compacted_count(sent: int, event: Mapping[str, Any]) -> int:
+    """The messages already sent that the next request still shares, after ``event``'s block
+    (as ``ContextKeeper`` counts them): fewer when a summary replaced several; none after the
+    block's start when the block reached past what was sent."""
+    start = _int_or_none(event.get("start"))
+    replaced = _int_or_none(event.get("replaced"))
+    if start is None or replaced is None:
+        return sent
+    block = _int_or_none(event.get("block"))
+    if block is None:  # journals before the field: trim keeps the count, a summary is one
+        block = replaced if event.get("policy") == "trim" else len(items(event.get("by")))
+    if sent >= start + replaced:
+        return sent - replaced + block
+    return min(sent, start)
 
 
 def _request_issue(

@@ -1,4 +1,4 @@
-"""Money from a user's price table: dollars per million tokens, with a cached-input rate."""
+"""Money from a user's price table: dollars per million tokens, with cache read and write rates."""
 
 from __future__ import annotations
 
@@ -13,22 +13,29 @@ from reactloop.errors import UsageError
 from reactloop.jsonfast import json_number, read_json_file
 from reactloop.messages import Usage
 
-_PRICE_KEYS = ("input", "cached_input", "output")
+_PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Price:
-    """Dollars per million tokens; ``cached_input`` applies to the cached part of the input."""
+    """Dollars per million tokens; ``cached_input`` applies to the input read from a prompt
+    cache, ``cache_write`` (None: the ``input`` rate) to the input written to it."""
 
     input: float
     output: float
     cached_input: float
+    cache_write: float | None = None
 
     def cost(self, usage: Usage) -> float:
         cached = min(usage.cached_tokens, usage.input_tokens)
-        fresh = usage.input_tokens - cached
+        written = min(usage.cache_write_tokens, usage.input_tokens - cached)
+        fresh = usage.input_tokens - cached - written
+        write_rate = self.input if self.cache_write is None else self.cache_write
         return (
-            fresh * self.input + cached * self.cached_input + usage.output_tokens * self.output
+            fresh * self.input
+            + cached * self.cached_input
+            + written * write_rate
+            + usage.output_tokens * self.output
         ) / 1e6
 
 
@@ -104,4 +111,5 @@ def _parse_price(source: str, name: str, entry: Any) -> Price:
         input=values["input"],
         output=values["output"],
         cached_input=values.get("cached_input", values["input"]),
+        cache_write=values.get("cache_write"),
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from reactloop.journal import read_journal
 from reactloop.messages import Usage
+from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model
 from reactloop.usage.prefix import PrefixIssue, check_prefix
 from reactloop.usage.prices import PriceTable
@@ -17,6 +18,9 @@ from reactloop.usage.steps import StepUsage, estimated_step_usages, step_usages
 
 @dataclass(frozen=True, kw_only=True)
 class UsageReport:
+    """``steps``: one per model turn; ``total`` adds the compactions' summarising calls, which
+    are not steps (``compactions`` has each one's tokens and cache cost)."""
+
     model: str
     steps: tuple[StepUsage, ...]
     total: Usage
@@ -25,6 +29,7 @@ class UsageReport:
     prefix_issues: tuple[PrefixIssue, ...] = ()
     price_name: str | None = None
     money: float | None = None
+    compactions: tuple[CompactionCost, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +41,7 @@ class UsageReport:
             "price": self.price_name,
             "money": self.money,
             "prefix_issues": [issue.to_dict() for issue in self.prefix_issues],
+            "compactions": [c.to_dict() for c in self.compactions],
         }
 
 
@@ -50,9 +56,11 @@ def usage_report(
     estimated = bool(steps) and all(s.usage.total_tokens == 0 for s in steps)
     if estimated:
         steps = estimated_step_usages(events)
-    total = sum((s.usage for s in steps), Usage())
-    price_name, money = None, None
     found = prices.lookup(model) if prices is not None and model else None
+    compactions = compaction_costs(events, found[1] if found is not None else None)
+    summaries = [c.summary_usage for c in compactions if c.summary_usage is not None]
+    total = sum((s.usage for s in steps), sum(summaries, Usage()))
+    price_name, money = None, None
     if found is not None:
         price_name, money = found[0], found[1].cost(total)
     return UsageReport(
@@ -64,4 +72,5 @@ def usage_report(
         prefix_issues=tuple(check_prefix(events)),
         price_name=price_name,
         money=money,
+        compactions=tuple(compactions),
     )

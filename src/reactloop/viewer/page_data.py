@@ -10,6 +10,7 @@ from typing import Any
 from reactloop.jsonfast import json_number
 from reactloop.messages import Usage
 from reactloop.usage import usage_from
+from reactloop.viewer.compaction_view import CompactionView, compaction_view
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +62,15 @@ class WarningView:
 
 
 @dataclass(kw_only=True)
+class CheckView:
+    """A completion check (``finishcheck``): the checklist shown, or the verify result."""
+
+    kind: str
+    passed: bool
+    detail: str
+
+
+@dataclass(kw_only=True)
 class StepView:
     number: int
     wind_down: bool = False
@@ -68,6 +78,9 @@ class StepView:
     turns: list[TurnView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)
     warnings: list[WarningView] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # budget notices, after the results
+    checks: list[CheckView] = field(default_factory=list)  # completion checks of an answer
+    compactions: list[CompactionView] = field(default_factory=list)  # made after this step
 
 
 @dataclass(kw_only=True)
@@ -137,6 +150,14 @@ class _Reader:
             _attach_result(step, event)
         elif kind == "warning":
             step.warnings.append(_warning(event))
+        elif kind == "check":
+            step.checks.append(_check(event))
+        elif kind == "budget_notice":
+            step.notices.append(str(event.get("line") or ""))
+        elif kind == "compaction":  # a summary's raw reply is its own, not the next turn's
+            number = sum(len(s.compactions) for s in self.view.steps) + 1
+            step.compactions.append(compaction_view(event, self.pending_raw, number))
+            self.pending_raw = None
 
 
 def _read_start(view: RunView, event: Mapping[str, Any]) -> None:
@@ -208,6 +229,17 @@ def command_status(output: Any) -> CommandStatus | None:
         exit_code=code,
         signal=signal if isinstance(signal, str) and signal else None,
         timed_out=output.get("timed_out") is True,
+    )
+
+
+def _check(event: Mapping[str, Any]) -> CheckView:
+    items = event.get("items")
+    listed = "\n".join(f"- {item}" for item in items) if isinstance(items, list) else ""
+    output = event.get("output")
+    return CheckView(
+        kind=str(event.get("kind") or "check"),
+        passed=event.get("passed") is True,
+        detail=listed or ("" if output is None else str(output)),
     )
 
 

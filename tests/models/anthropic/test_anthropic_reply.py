@@ -69,6 +69,20 @@ def test_refusal_is_content_filter_and_says_why() -> None:
     turn = turn_of("anthropic_refusal.json")
     assert turn.finish_reason == "content_filter"
     assert turn.text == "the model refused (cyber): This request was refused due to policy."
+    assert turn.notices == (("refusal", turn.text),)
+
+
+def test_a_refusal_after_some_text_keeps_the_text_and_gives_the_reason_as_a_notice() -> None:
+    details = {"type": "refusal", "category": "bio", "explanation": "Not this."}
+    body = {
+        "content": [{"type": "text", "text": "Sure, the first step is"}],
+        "stop_reason": "refusal",
+        "stop_details": details,
+    }
+    turn = turn_from_message(body, raw=body, provider="anthropic:test")
+    assert turn.text == "Sure, the first step is"
+    assert turn.notices == (("refusal", "the model refused (bio): Not this."),)
+    assert turn_of("anthropic_end_turn.json").notices == ()
 
 
 def test_context_window_exceeded_is_a_clean_error_that_says_so() -> None:
@@ -101,7 +115,7 @@ def test_the_map_covers_every_documented_stop_reason() -> None:
         ({"input_tokens": 3, "output_tokens": 4}, Usage(input_tokens=3, output_tokens=4)),
         (
             {"input_tokens": 1, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 100},
-            Usage(input_tokens=111, cached_tokens=100),
+            Usage(input_tokens=111, cached_tokens=100, cache_write_tokens=10),
         ),
         ({"input_tokens": 10**400, "output_tokens": float("nan")}, Usage()),
         ({"input_tokens": True, "output_tokens": "7", "cache_read_input_tokens": -5}, Usage()),

@@ -13,8 +13,9 @@ this package does not import the ``anthropic`` SDK; making a model does. Files, 
 - ``caching.py``: prompt-cache breakpoints and the minimum cacheable length.
 - ``endpoint.py``: the base URL and ``ANTHROPIC_API_KEY``.
 
-Shared with the other HTTP adapters: ``models/retry.py``, ``models/http_deadline.py``,
-``models/sse.py``, ``reactloop.safejson``.
+Shared with the other HTTP adapters: ``models/sdk_attempt.py`` (one call through the SDK),
+``models/retry.py``, ``models/http_deadline.py``, ``models/http_errors.py``, ``models/sse.py``,
+``reactloop.safejson``.
 """
 
 from reactloop.models.anthropic.model import AnthropicModel, from_spec

@@ -8,8 +8,8 @@ same in the next request: step N writes the prefix, step N+1 reads it (the API l
 breakpoints by itself). The body given is not changed; a marked copy is returned.
 
 Anthropic caches nothing shorter than a minimum that depends on the model (1,024 tokens for
-most, more for some: ``minimum_cacheable``); ``cache_notice`` says so once instead of letting
-a run report silent zero hits.
+most, more for some: ``minimum_cacheable``); ``cache_notice`` says so, as a turn notice that
+the run makes a warning once, instead of letting a run report silent zero hits.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ MINIMUM_CACHEABLE = (
     ("claude-3-haiku", 2048),
 )
 DEFAULT_MINIMUM = 1024
+CACHE_NOTICE = "cache_too_short"  # the kind of the run warning ``cache_notice`` gives
 UNMARKABLE = frozenset({"thinking", "redacted_thinking"})  # the API refuses cache_control there
 
 

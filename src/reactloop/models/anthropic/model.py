@@ -13,15 +13,16 @@ times) inside one ``complete``: the loop sees one turn, never a pause as an answ
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
-import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import MissingDependency, ModelError, UsageError
 from reactloop.messages import ModelTurn
-from reactloop.models.anthropic.caching import add_breakpoints, cache_notice
+from reactloop.models.anthropic.caching import CACHE_NOTICE, add_breakpoints, cache_notice
 from reactloop.models.anthropic.endpoint import (
     DEFAULT_BASE_URL,
     EXAMPLE_MODEL,
@@ -47,21 +48,17 @@ from reactloop.models.anthropic.request import (
 )
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
-from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
-from reactloop.models.http_errors import body_text, failure_of, out_of_time, transport_error
+from reactloop.models.http_deadline import ReplyDeadline
 from reactloop.models.retry import RetryPolicy
+from reactloop.models.sdk_attempt import SdkAttempt, post_body
+from reactloop.models.tls import shared_tls_context
 
 if TYPE_CHECKING:
     from reactloop.models import ModelSettings
 
-log = logging.getLogger("reactloop.models.anthropic")
-
-# The fields ``create`` requires by name; every other one travels in ``extra_body``, so that
-# no SDK version refuses a field it does not name (2.x names no ``temperature``).
-SDK_PARAMETERS = frozenset({"model", "messages", "max_tokens"})
 DEFAULT_MAX_TOKENS = 4096
 MAX_CONTINUATIONS = 4
-UNLIMITED_TIMEOUT = 600.0  # the SDK's own default; passing it skips its "use streaming" check
+UNLIMITED_TIMEOUT = 600.0  # the SDK's own default read timeout
 Reply = tuple[dict[str, Any], Any]  # (message, raw as received)
 
 
@@ -71,7 +68,8 @@ class AnthropicModel:
     ``thinking_budget`` turns on extended thinking; ``cache`` places prompt-cache breakpoints;
     ``parallel_tool_calls=False`` sends ``disable_parallel_tool_use``; ``extra_body`` adds
     request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for tests.
-    ``notices`` collects what the run should know (a prompt too short to cache).
+    What the run should know (a prompt too short to cache, why the model refused) travels in
+    the turn's ``notices``, which the run makes warnings.
     """
 
     native_tools = True
@@ -103,13 +101,21 @@ class AnthropicModel:
         self.thinking_budget = thinking_budget
         self.timeout = timeout
         self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
-        self.notices: list[str] = []
         self._options = _options(temperature, max_output_tokens, thinking_budget)
         self._options.update(extra_body or {})
         self._journal = JournalEntries()
         self._deadlines = ReplyDeadline()
         self._sdk, self._httpx = _sdk_modules()  # before any run's clock starts
         self._client = self._make_client(api_key, http_client)
+        self._attempts = SdkAttempt(
+            name=self.name,
+            base_url=self.base_url,
+            sdk=self._sdk,
+            httpx=self._httpx,
+            deadlines=self._deadlines,
+            status_error=functools.partial(provider_error, self.name),
+            timeout=timeout,
+        )
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)
@@ -125,7 +131,9 @@ class AnthropicModel:
         message = merge_messages([m for m, _ in replies])
         raw = replies[0][1] if len(replies) == 1 else [r for _, r in replies]
         turn = turn_from_message(message, raw=raw, provider=self.name)
-        self._check_cache(message.get("usage"))
+        notice = self._cache_notice(message.get("usage"))
+        if notice is not None:
+            turn = dataclasses.replace(turn, notices=(*turn.notices, (CACHE_NOTICE, notice)))
         return turn
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
@@ -168,45 +176,25 @@ class AnthropicModel:
     def _attempt(
         self, body: dict[str, Any], request: ModelRequest, deadline: float | None
     ) -> Reply:
-        sdk, httpx = self._sdk, self._httpx
-        timeout = time_left(deadline, self.timeout)
-        with self._deadlines.watch(deadline) as watch:
-            try:
-                with self._client.messages.with_streaming_response.create(
-                    **{k: v for k, v in body.items() if k in SDK_PARAMETERS},
-                    extra_body={k: v for k, v in body.items() if k not in SDK_PARAMETERS} or None,
-                    timeout=UNLIMITED_TIMEOUT if timeout is None else timeout,
-                ) as response:
-                    content_type = str(response.headers.get("content-type") or "")
-                    reads = watch.reads(response.iter_bytes())
-                    return read_reply(self.name, content_type, reads, request.on_text)
-            except sdk.APIStatusError as exc:
-                http = exc.response
-                raise provider_error(
-                    self.name, http.status_code, http.headers, body_text(http)
-                ) from None
-            except (sdk.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
-                if watch.expired or isinstance(exc, OutOfTime):
-                    left = seconds_text(request.timeout or 0.0)
-                    raise out_of_time(self.name, self.base_url, left) from None
-                raise self._transport_error(exc, timeout, bool(body.get("stream"))) from None
+        def create(timeout: float | None) -> Any:
+            limit = UNLIMITED_TIMEOUT if timeout is None else timeout
+            return post_body(self._client, self._sdk, "/v1/messages", body, limit)
 
-    def _transport_error(
-        self, exc: Exception, timeout: float | None, streaming: bool
-    ) -> ModelError:
-        waited = "the timeout" if timeout is None else f"{seconds_text(timeout)} s"
-        what = "stream" if streaming else "reply"
-        failure = failure_of(self._sdk, exc)
-        return transport_error(self.name, self.base_url, exc, failure, waited=waited, what=what)
+        def read(response: Any, chunks: Iterator[bytes]) -> Reply:
+            content_type = str(response.headers.get("content-type") or "")
+            return read_reply(self.name, content_type, chunks, request.on_text)
 
-    def _check_cache(self, usage: Any) -> None:
-        if not self.cache or self.notices:
-            return
+        streaming = bool(body.get("stream"))
+        return self._attempts.run(
+            create, read, deadline=deadline, seconds_left=request.timeout, streaming=streaming
+        )
+
+    def _cache_notice(self, usage: Any) -> str | None:
+        """Why caching cached nothing, when caching is on and the prompt is too short."""
+        if not self.cache:
+            return None
         written, read = cache_counts(usage)
-        notice = cache_notice(self.model, written, read, parse_usage(usage).input_tokens)
-        if notice is not None:
-            self.notices.append(notice)
-            log.warning("%s", notice)
+        return cache_notice(self.model, written, read, parse_usage(usage).input_tokens)
 
     def _make_client(self, api_key: str, http_client: Any) -> Any:
         sdk = self._sdk
@@ -215,7 +203,8 @@ class AnthropicModel:
             api_key=api_key,
             base_url=self.base_url,
             max_retries=0,
-            http_client=http_client or sdk.DefaultHttpxClient(event_hooks=hooks),
+            http_client=http_client
+            or sdk.DefaultHttpxClient(verify=shared_tls_context(self._httpx), event_hooks=hooks),
             **({"timeout": self.timeout} if self.timeout else {}),
         )
 

@@ -31,6 +31,7 @@ STOP_REASONS: dict[str, FinishReason] = {
     "refusal": "content_filter",
 }
 PAUSE_TURN = "pause_turn"  # the server paused a long turn: send it back to continue
+REFUSAL_NOTICE = "refusal"  # the kind of the run warning that says why the model refused
 CONTEXT_FULL = "model_context_window_exceeded"
 MAX_TOKEN_COUNT = 10**15  # a larger count is not a count: read as absent
 
@@ -75,8 +76,11 @@ def turn_from_message(message: Mapping[str, Any], *, raw: Any, provider: str) ->
     calls = [make_call(n, block) for n, block in enumerate(_of_type(blocks, "tool_use"))]
     finish = map_stop(stop, has_calls=bool(calls))
     text = message_text(message)
-    if finish == "content_filter" and not text.strip():
-        text = refusal_text(message)
+    notices: tuple[tuple[str, str], ...] = ()
+    if finish == "content_filter":
+        reason = refusal_text(message)
+        text = text if text.strip() else reason
+        notices = ((REFUSAL_NOTICE, reason),)
     return ModelTurn(
         text=text,
         reasoning="\n\n".join(filter(None, _strings(_of_type(blocks, "thinking"), "thinking")))
@@ -86,6 +90,7 @@ def turn_from_message(message: Mapping[str, Any], *, raw: Any, provider: str) ->
         usage=parse_usage(message.get("usage")),
         raw=raw,
         raw_message={"role": "assistant", "content": blocks},
+        notices=notices,
     )
 
 
@@ -140,8 +145,9 @@ def parse_usage(usage: Any) -> Usage:
     """Token counts of a ``usage`` object; cache reads and writes are counted as input.
 
     Anthropic's ``input_tokens`` leaves out ``cache_creation_input_tokens`` and
-    ``cache_read_input_tokens``; ``Usage.input_tokens`` counts the whole prompt, and
-    ``cached_tokens`` the part read from the cache, as for every other provider.
+    ``cache_read_input_tokens``; ``Usage.input_tokens`` counts the whole prompt, as for every
+    other provider, ``cached_tokens`` the part read from the cache and ``cache_write_tokens``
+    the part written to it.
     """
     if not isinstance(usage, Mapping):
         return Usage()
@@ -151,6 +157,7 @@ def parse_usage(usage: Any) -> Usage:
         input_tokens=_count(usage, "input_tokens") + written + read,
         output_tokens=_count(usage, "output_tokens"),
         cached_tokens=read,
+        cache_write_tokens=written,
     )
 
 

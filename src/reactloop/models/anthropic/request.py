@@ -26,6 +26,7 @@ from typing import Any
 from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ToolCall, ToolSpec
+from reactloop.tools.mcp.schema import schema_for
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
@@ -180,7 +181,7 @@ def render_tools(tools: Sequence[ToolSpec]) -> list[Block]:
         {
             "name": spec.name,
             "description": spec.description,
-            "input_schema": spec.parameters or {"type": "object", "properties": {}},
+            "input_schema": schema_for(spec, "anthropic") or {"type": "object", "properties": {}},
         }
         for spec in tools
     ]

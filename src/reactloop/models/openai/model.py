@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import Message, ModelTurn
 from reactloop.models import ModelSettings
 from reactloop.models.base import ModelRequest
-from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
-from reactloop.models.http_errors import body_text, failure_of, out_of_time, transport_error
+from reactloop.models.http_deadline import ReplyDeadline
 from reactloop.models.openai.endpoints import (
     PLACEHOLDER_KEY,
     Service,
@@ -36,14 +35,8 @@ from reactloop.models.openai.request import (
 )
 from reactloop.models.openai.response import read_stream
 from reactloop.models.retry import RetryPolicy
-
-# Parameters the SDK's ``create`` takes by name; anything else travels in ``extra_body``.
-SDK_PARAMETERS = frozenset(
-    {
-        "model", "messages", "tools", "tool_choice", "stream", "stream_options", "stop",
-        "temperature", "seed", "max_tokens", "max_completion_tokens",
-    }
-)  # fmt: skip
+from reactloop.models.sdk_attempt import SdkAttempt, post_body
+from reactloop.models.tls import shared_tls_context
 
 
 class OpenAIChatModel:
@@ -118,48 +111,35 @@ class OpenAIChatModel:
     def _attempt(
         self, body: dict[str, Any], request: ModelRequest, deadline: float | None
     ) -> ModelTurn:
-        openai, httpx = self._openai, self._httpx
-        timeout = time_left(deadline, self.timeout)
-        with self._deadlines.watch(deadline) as watch:
-            try:
-                with self._client.chat.completions.with_streaming_response.create(
-                    **{k: v for k, v in body.items() if k in SDK_PARAMETERS},
-                    extra_body={k: v for k, v in body.items() if k not in SDK_PARAMETERS} or None,
-                    # without a limit the SDK's default (600 s a read) applies, not no timeout
-                    timeout=openai.NOT_GIVEN if timeout is None else timeout,
-                ) as response:
-                    reads = watch.reads(response.iter_bytes())
-                    if body.get("stream"):
-                        content_type = str(response.headers.get("content-type") or "")
-                        return read_stream(self.name, content_type, reads, request.on_text)
-                    return self._read_body(b"".join(reads), request)
-            except openai.APIStatusError as exc:
-                http = exc.response
-                raise provider_error(
-                    self.name,
-                    http.status_code,
-                    http.headers,
-                    body_text(http),
-                    base_url=self.base_url,
-                ) from None
-            except (openai.APIConnectionError, httpx.HTTPError, OutOfTime) as exc:
-                if watch.expired or isinstance(exc, OutOfTime):
-                    left = seconds_text(request.timeout or 0.0)
-                    raise out_of_time(self.name, self.base_url, left) from None
-                raise self._transport_error(exc, timeout, bool(body.get("stream"))) from None
+        openai = self._openai
 
-    def _transport_error(
-        self, exc: Exception, timeout: float | None, streaming: bool
-    ) -> ModelError:
-        return transport_error(
-            self.name,
-            self.base_url,
-            exc,
-            failure_of(self._openai, exc),
-            waited="the timeout" if timeout is None else f"{seconds_text(timeout)} s",
-            what="stream" if streaming else "reply",
+        def create(timeout: float | None) -> Any:
+            # without a limit the SDK's default (600 s a read) applies, not no timeout
+            return post_body(self._client, openai, "/chat/completions", body, timeout)
+
+        def read(response: Any, chunks: Iterator[bytes]) -> ModelTurn:
+            if body.get("stream"):
+                content_type = str(response.headers.get("content-type") or "")
+                return read_stream(self.name, content_type, chunks, request.on_text)
+            return self._read_body(b"".join(chunks), request)
+
+        attempt = SdkAttempt(
+            name=self.name,
+            base_url=self.base_url,
+            sdk=openai,
+            httpx=self._httpx,
+            deadlines=self._deadlines,
+            status_error=self._status_error,
+            timeout=self.timeout,
             local=self.service.name if self.service.is_local else "",
         )
+        streaming = bool(body.get("stream"))
+        return attempt.run(
+            create, read, deadline=deadline, seconds_left=request.timeout, streaming=streaming
+        )
+
+    def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
+        return provider_error(self.name, status, headers, text, base_url=self.base_url)
 
     def _read_body(self, content: bytes, request: ModelRequest) -> ModelTurn:
         turn = parse_body(content, provider=self.name)
@@ -174,7 +154,10 @@ class OpenAIChatModel:
             base_url=self.base_url,
             max_retries=0,
             http_client=http_client
-            or openai.DefaultHttpxClient(event_hooks={"response": [self._deadlines.on_response]}),
+            or openai.DefaultHttpxClient(
+                verify=shared_tls_context(self._httpx),
+                event_hooks={"response": [self._deadlines.on_response]},
+            ),
             **({"timeout": self.timeout} if self.timeout else {}),
         )
 

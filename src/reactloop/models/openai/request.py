@@ -29,6 +29,7 @@ from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ToolCall, ToolSpec
 from reactloop.models.openai.reply import REASONING_KEYS
+from reactloop.tools.mcp.schema import schema_for
 
 WireMessage = dict[str, Any]
 
@@ -159,7 +160,7 @@ def render_tools(tools: Sequence[ToolSpec]) -> list[WireMessage]:
             "function": {
                 "name": spec.name,
                 "description": spec.description,
-                "parameters": spec.parameters or {"type": "object", "properties": {}},
+                "parameters": schema_for(spec, "openai") or {"type": "object", "properties": {}},
             },
         }
         for spec in tools

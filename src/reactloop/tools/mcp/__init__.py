@@ -1,21 +1,26 @@
-"""Tools from MCP servers (the ``mcp`` extra): stdio and streamable HTTP, through the SDK.
+"""Tools from MCP servers (the ``mcp`` extra): stdio, streamable HTTP and the older HTTP+SSE,
+through the SDK.
 
     with open_mcp_tools(stdio=["uvx mcp-server-time"]) as tools:
         Agent(model, [*tools]).run("What time is it in Athens?")
 
 ``mcp_tools(...)`` gives the tools without a ``with``: its servers stop when the process exits.
+
+The client (``client``: asyncio, threads, the SDK) is imported when servers are started or its
+names are asked for, so that the adapters, which render schemas with ``schema``, do not load it.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import MissingDependency
 from reactloop.tools.base import Tool
-from reactloop.tools.mcp.client import MCPServers, MCPStartError
 from reactloop.tools.mcp.config import (
     CALL_SECONDS,
     LIST_TOOLS_SECONDS,
@@ -26,8 +31,14 @@ from reactloop.tools.mcp.config import (
     stdio_server,
     url_server,
 )
-from reactloop.tools.mcp.schema import normalize_schema
+from reactloop.tools.mcp.schema import dialect_schema, inline_schema, normalize_schema, schema_for
 from reactloop.tools.mcp.schematool import SchemaTool, schema_tool
+
+if TYPE_CHECKING:
+    from reactloop.tools.mcp.client import MCPServers, MCPStartError, MCPTool
+
+_CLIENT = "reactloop.tools.mcp.client"
+_LAZY = ("MCPServers", "MCPStartError", "MCPTool")
 
 __all__ = [
     "CALL_SECONDS",
@@ -35,18 +46,33 @@ __all__ = [
     "STARTUP_SECONDS",
     "MCPServers",
     "MCPStartError",
+    "MCPTool",
     "SchemaTool",
     "ServerConfig",
+    "dialect_schema",
+    "inline_schema",
     "load_config",
     "mcp_tools",
     "normalize_schema",
     "open_mcp_tools",
     "parse_config",
+    "schema_for",
     "schema_tool",
     "server_configs",
     "stdio_server",
     "url_server",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_CLIENT), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _servers() -> type[MCPServers]:
+    servers: type[MCPServers] = importlib.import_module(_CLIENT).MCPServers
+    return servers
 
 
 def server_configs(
@@ -78,7 +104,7 @@ def open_mcp_tools(
         yield []
         return
     _require_sdk()
-    with MCPServers(configs, reserved=reserved) as started:
+    with _servers()(configs, reserved=reserved) as started:
         yield list(started.tools)
 
 
@@ -89,7 +115,7 @@ def mcp_tools(*servers: str | ServerConfig, config: str | Path | None = None) ->
     if config is not None:
         configs += load_config(config)
     _require_sdk()
-    started = MCPServers(configs)
+    started = _servers()(configs)
     started.start()
     atexit.register(started.close)
     return list(started.tools)

@@ -13,16 +13,19 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.messages import ToolSpec
 from reactloop.tools.base import Tool
 from reactloop.tools.mcp.background import BackgroundLoop
 from reactloop.tools.mcp.config import ServerConfig, unique_names
 from reactloop.tools.mcp.connection import ServerConnection, ServerFailure
 from reactloop.tools.mcp.results import convert_result
-from reactloop.tools.mcp.schema import WRAPPED_KEY, normalize_schema
-from reactloop.tools.mcp.schematool import schema_tool
+from reactloop.tools.mcp.schema import WRAPPED_KEY, dialect_schema, inline_schema
+from reactloop.tools.mcp.schematool import SchemaTool, any_arguments
 from reactloop.tools.registry import run_deadline
 
 SHUTDOWN_SECONDS = 8.0  # the SDK's own stdio shutdown takes at most about 4.5 s
@@ -32,6 +35,28 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 class MCPStartError(UsageError):
     """A server could not be started or did not list its tools."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MCPTool(SchemaTool):
+    """A tool of an MCP server: arguments are checked against ``schema``, the server's own
+    (``inline_schema``: exact, ``$ref``s inlined); the model is told ``portable``, the form
+    every provider accepts, and adapters that accept more make theirs from ``schema``."""
+
+    portable: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        return self.portable
+
+    @cached_property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.portable,
+            raw_parameters=self.schema,
+        )
 
 
 class MCPServers:
@@ -126,7 +151,7 @@ def build_tools(
 
 
 def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) -> Tool:
-    schema, wrapped = normalize_schema(item.input_schema, dialect)
+    schema, wrapped = inline_schema(item.input_schema)
     annotations = item.annotations
     title = item.title or (annotations.title if annotations is not None else None)
     description = item.description or title or item.name
@@ -139,7 +164,15 @@ def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) 
         return convert_result(connection.call(remote, arguments), connection.name)
 
     call.__name__ = name
-    return schema_tool(name, description, schema, call, read_only=read_only)
+    return MCPTool(
+        name=name,
+        description=description,
+        schema=schema,
+        portable=dialect_schema(schema, dialect),
+        function=call,
+        arguments_model=any_arguments(),
+        read_only=read_only,
+    )
 
 
 def _safe(name: str) -> str:

@@ -1,6 +1,8 @@
 """Which MCP servers to start: ``--mcp 'COMMAND ARGS'``, ``--mcp-url URL`` and the
 ``mcpServers`` JSON other clients use (``command``, ``args``, ``env``, ``cwd``; or ``url`` and
 ``headers``), each with its three time limits. Every problem is a one-line ``UsageError``.
+A URL is streamable HTTP, or the older HTTP+SSE transport when its path ends in ``/sse`` or its
+entry says ``"type": "sse"``.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ _TIMEOUT_KEYS = {
 }
 _LAUNCHERS = {"npx", "uvx", "uv", "node", "python", "python3", "pipx", "bunx", "deno", "bun"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "sse")
 
 
 @dataclass(frozen=True, kw_only=True)
 class ServerConfig:
-    """One MCP server: a command to run (stdio) or a ``url`` (streamable HTTP).
+    """One MCP server: a command to run (stdio) or a ``url`` (streamable HTTP, or the older
+    HTTP+SSE transport with ``sse=True``).
 
     The time limits are in seconds: ``startup_timeout`` for the start and the handshake,
     ``list_tools_timeout`` for the whole tool listing, ``call_timeout`` for each call.
@@ -44,6 +48,7 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    sse: bool = False
     startup_timeout: float = STARTUP_SECONDS
     list_tools_timeout: float = LIST_TOOLS_SECONDS
     call_timeout: float = CALL_SECONDS
@@ -51,10 +56,14 @@ class ServerConfig:
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise UsageError(f"MCP server {self.name!r} needs either a command or a url")
+        if self.sse and self.url is None:
+            raise UsageError(f"MCP server {self.name!r}: the SSE transport needs a url")
 
     @property
     def transport(self) -> str:
-        return "stdio" if self.command is not None else "http"
+        if self.command is not None:
+            return "stdio"
+        return "sse" if self.sse else "http"
 
     def describe(self) -> str:
         if self.url is not None:
@@ -75,11 +84,17 @@ def stdio_server(command_line: str, *, name: str | None = None) -> ServerConfig:
 
 
 def url_server(url: str, *, name: str | None = None) -> ServerConfig:
-    """A streamable-HTTP server from ``--mcp-url URL``."""
+    """A server from ``--mcp-url URL``: streamable HTTP, or HTTP+SSE for a ``…/sse`` URL."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--mcp-url {url!r} is not an http:// or https:// URL")
-    return ServerConfig(name=name or safe_name(parts.hostname), url=url)
+    return ServerConfig(name=name or safe_name(parts.hostname), url=url, sse=is_sse_url(url))
+
+
+def is_sse_url(url: str) -> bool:
+    """Whether a URL names an HTTP+SSE endpoint (``http://host:3001/sse``), by the convention
+    of the SDKs' servers."""
+    return urlsplit(url).path.rstrip("/").endswith("/sse")
 
 
 def name_for_command(words: list[str]) -> str:
@@ -139,8 +154,8 @@ def parse_config(data: Any, where: str = "MCP config") -> list[ServerConfig]:
 
 def _server_entry(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
     kind = entry.get("type", entry.get("transport"))
-    if kind is not None and kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
-        raise UsageError(f"{where}: transport {_shown(kind)} is not supported (stdio or http)")
+    if kind is not None and kind not in _TRANSPORTS:
+        raise UsageError(f"{where}: transport {_shown(kind)} is not supported (stdio, http or sse)")
     startup, listing, call = (
         _seconds(entry[key], f"{where}: {key}") if key in entry else default
         for key, default in _TIMEOUT_KEYS.items()
@@ -153,6 +168,7 @@ def _server_entry(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
             name=name,
             url=url,
             headers=_strings(entry.get("headers", {}), f"{where}: headers"),
+            sse=kind == "sse" or (kind is None and is_sse_url(url)),
             startup_timeout=startup,
             list_tools_timeout=listing,
             call_timeout=call,

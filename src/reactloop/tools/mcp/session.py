@@ -21,6 +21,7 @@ from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
 
 STDERR_TAIL = 300
+SSE_IDLE_SECONDS = 86_400.0  # how long the SSE stream may be silent (between calls)
 TAIL_BYTES = 4096
 
 
@@ -95,6 +96,16 @@ class Session:
 
     def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
+        if config.url is not None and config.sse:
+            from mcp.client.sse import sse_client
+
+            # the SSE stream is idle between calls: the limits here bound every request
+            return sse_client(
+                config.url,
+                headers=dict(config.headers) or None,
+                timeout=config.startup_timeout,
+                sse_read_timeout=SSE_IDLE_SECONDS,
+            )
         if config.url is not None:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client

@@ -1,0 +1,68 @@
+"""Subschemas merged into their parent, for providers that refuse them where they are: ``allOf``
+(every branch holds) anywhere, and at a root also ``anyOf``/``oneOf`` (some branch holds).
+
+A merge only loosens: the merged schema allows everything the original allowed (a property
+that two branches describe keeps the first description; a branch's ``additionalProperties``
+is left out; alternatives require only what all of them require). Arguments are still checked
+against the exact schema, so nothing the server would refuse gets through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROOT_REFUSED = ("anyOf", "oneOf", "allOf", "not", "enum", "const", "if", "then", "else")
+_ALTERNATIVES = ("anyOf", "oneOf")
+_NOT_MERGED = {"additionalProperties", "unevaluatedProperties", "title", "$comment"}
+
+
+def merge_all_of(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with the branches of its ``allOf`` merged into it."""
+    out = {key: value for key, value in node.items() if key != "allOf"}
+    for branch in node["allOf"]:
+        if isinstance(branch, dict):
+            _merge(out, branch, required=True)
+    return out
+
+
+def merge_root(node: dict[str, Any]) -> dict[str, Any]:
+    """An object schema without the combinators a root may not have, their branches merged."""
+    out = {key: value for key, value in node.items() if key not in ROOT_REFUSED}
+    all_of = node.get("allOf")
+    for branch in all_of if isinstance(all_of, list) else []:
+        if isinstance(branch, dict):
+            _merge(out, merge_root(branch), required=True)
+    for key in _ALTERNATIVES:
+        branches = node.get(key)
+        if not isinstance(branches, list) or not branches:
+            continue
+        merged = [merge_root(b) if isinstance(b, dict) else {} for b in branches]
+        for branch in merged:
+            _merge(out, {"properties": branch.get("properties", {})}, required=False)
+        common = set.intersection(*(set(_required(b)) for b in merged))
+        if common:
+            out["required"] = _union(_required(out), sorted(common))
+    return out
+
+
+def _merge(out: dict[str, Any], branch: dict[str, Any], *, required: bool) -> None:
+    for key, value in branch.items():
+        if key == "properties" and isinstance(value, dict):
+            properties = dict(out.get("properties") or {})
+            for name, sub in value.items():
+                properties.setdefault(name, sub)
+            out["properties"] = properties
+        elif key == "required":
+            if required and isinstance(value, list):
+                out["required"] = _union(_required(out), value)
+        elif key not in out and key not in _NOT_MERGED:
+            out[key] = value
+
+
+def _required(node: dict[str, Any]) -> list[str]:
+    value = node.get("required")
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _union(first: list[str], second: list[Any]) -> list[str]:
+    return list(dict.fromkeys([*first, *(v for v in second if isinstance(v, str))]))
