@@ -62,13 +62,21 @@ PUBLIC_API: dict[str, list[str]] = {
     "reactloop.models.anthropic": ["AnthropicModel", "from_spec"],
 }  # fmt: skip
 
-# Importable from ``reactloop`` on first use, so that ``import reactloop`` loads no SDK.
+# Importable from ``reactloop`` on first use, so that ``import reactloop`` loads no SDK (and
+# nothing a run does not need: the scripted models, the journal, conversations, approval).
 LAZY_FROM_REACTLOOP: dict[str, str] = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
     "OTelObserver": "reactloop.otel",
     "CommandCheck": "reactloop.commandcheck",
+    "Conversation": "reactloop.conversation",
+    "FunctionModel": "reactloop.models.scripted",
+    "JSONSchema": "reactloop.output_schema",
+    "Journal": "reactloop.journal",
+    "ScriptedModel": "reactloop.models.scripted",
+    "TerminalApprover": "reactloop.approval",
+    "read_journal": "reactloop.journal",
 }
 # Adapter SDKs and other heavy optional packages ``import reactloop`` must not load.
 NOT_LOADED_BY_IMPORT = (

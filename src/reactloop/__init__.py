@@ -16,13 +16,11 @@ assert result.answer == "5"
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactloop.agent import Agent
-from reactloop.approval import TerminalApprover
 from reactloop.asyncrun import RunStream
 from reactloop.calls import Approver
-from reactloop.conversation import Conversation
 from reactloop.errors import (
     JournalError,
     MissingDependency,
@@ -34,29 +32,41 @@ from reactloop.errors import (
 )
 from reactloop.events import Event, Observer
 from reactloop.finishcheck import read_checklist
-from reactloop.journal import Journal, read_journal
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import Model, ModelRequest
 from reactloop.models.react import ReactTextModel
-from reactloop.models.scripted import FunctionModel, ScriptedModel
 from reactloop.output import InvalidOutput
-from reactloop.output_schema import JSONSchema
 from reactloop.prepared import PreparedCall
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, tool
 from reactloop.tools.toolbox import Toolbox
 
+if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see them
+    from reactloop.approval import TerminalApprover
+    from reactloop.conversation import Conversation
+    from reactloop.journal import Journal, read_journal
+    from reactloop.models.scripted import FunctionModel, ScriptedModel
+    from reactloop.output_schema import JSONSchema
+
 __version__ = "0.1.0"
 
-# Adapter classes, importable from here without ``import reactloop`` importing their SDKs.
+# Adapter classes, importable from here without ``import reactloop`` importing their SDKs, and
+# the names a run does not need, loaded on first use (``import reactloop`` stays fast).
 _LAZY = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
     "OTelObserver": "reactloop.otel",
     "CommandCheck": "reactloop.commandcheck",
+    "Conversation": "reactloop.conversation",
+    "FunctionModel": "reactloop.models.scripted",
+    "JSONSchema": "reactloop.output_schema",
+    "Journal": "reactloop.journal",
+    "ScriptedModel": "reactloop.models.scripted",
+    "TerminalApprover": "reactloop.approval",
+    "read_journal": "reactloop.journal",
 }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.limits import Budget
@@ -29,8 +29,7 @@ Approver = Callable[[PreparedCall, Tool], "bool | str"]
 is the prepared call: ``call.arguments`` holds the decoded arguments that will run."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):  # a tuple: cheaper to define and to make than a dataclass
     loop: str | None = None  # why the run stops for a loop, if it does
     cancelled: bool = False  # a tool was interrupted: the run ends ``cancelled``
 
@@ -123,7 +122,9 @@ class CallRunner:
             if refusal is None:
                 refusal = executor.run_one(prepared, self.budget.deadline)
             self._report(prepared, refusal)
-        return _outcome(loop, executor.interrupted)
+        if loop is None and not executor.interrupted:
+            return _RAN
+        return Outcome(loop, executor.interrupted)
 
     def _run_concurrently(self, batch: Sequence[PreparedCall]) -> Outcome:
         """Read-only calls cannot change what the others see: judge all, then run them together."""
@@ -136,7 +137,8 @@ class CallRunner:
         executed = iter(self.executor.run_batch(to_run, self.budget.deadline))
         for prepared, result in zip(batch, results, strict=True):
             self._report(prepared, result if result is not None else next(executed))
-        return _outcome(loop, self.executor.interrupted)
+        interrupted = self.executor.interrupted
+        return _RAN if loop is None and not interrupted else Outcome(loop, interrupted)
 
     def _admit(
         self, prepared: PreparedCall, loop: str | None
@@ -245,10 +247,6 @@ class CallRunner:
 
 
 _RAN = Outcome()  # the common outcome, made once
-
-
-def _outcome(loop: str | None, cancelled: bool) -> Outcome:
-    return _RAN if loop is None and not cancelled else Outcome(loop=loop, cancelled=cancelled)
 
 
 def _refused(call: ToolCall, message: str) -> ToolResult:

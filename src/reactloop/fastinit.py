@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+
 class _Factory:
     """The default of a field with a default factory (call the factory), shown as
     ``dataclasses`` shows it in a signature."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.events import Event, micros
+from reactloop.events import Event
 from reactloop.jsonfast import JOURNAL_DEPTH, is_plain, json_line
 from reactloop.safejson import JSONRefused, loads_units, safe_loads
 
@@ -63,7 +63,10 @@ class Journal:
 
     def __call__(self, event: Event) -> None:
         kind, step, data = event
-        record = {"type": kind, "step": step, "t": micros(time.monotonic() - self._started)}
+        # "t" to the microsecond, as ``events.micros`` spells it, without its call: the loop
+        # journals several events a step.
+        seconds = time.monotonic() - self._started
+        record = {"type": kind, "step": step, "t": round(seconds * 1_000_000) / 1_000_000}
         record.update(data)
         self._write(json_line(record, verify=_needs_check(event)))
 

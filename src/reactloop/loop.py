@@ -9,7 +9,6 @@ event ends the run with ``journal_error`` (a run is never journaled with holes, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from reactloop.events import Emitter, micros
 from reactloop.history import History
@@ -25,6 +24,7 @@ from reactloop.notices import (
 )
 from reactloop.result import RunResult, Stop
 from reactloop.runparts import (
+    RunFlags,
     final_stop,
     opening,
     run_parts,
@@ -34,15 +34,6 @@ from reactloop.runparts import (
     with_own_toolbox,
 )
 from reactloop.settings import RunSettings
-
-
-@dataclass(slots=True)
-class _Flags:
-    format_errors: int = 0
-    truncations: int = 0
-    wound_down: bool = False
-    answer_now: bool = False
-    forced: bool = False  # the latest model call was told to answer now, without tools
 
 
 class RunLoop:
@@ -66,7 +57,7 @@ class RunLoop:
         self.continues = continues
         self.step = 0
         self.sent = 0
-        self.flags = _Flags()
+        self.flags = RunFlags()
         self.model_seconds = 0.0
         self.events = Emitter(settings.journal, settings.observers)
         self.emit, self.warn = self.events.emit, self.events.warn
@@ -95,8 +86,9 @@ class RunLoop:
 
     def start(self) -> None:
         self.history.append(Message(role="user", content=self.task, kind="task"))
-        data = run_start_data(self.settings, self.task, self.prior, self.continues)
-        self.emit("run_start", **data)
+        if self.observed:
+            data = run_start_data(self.settings, self.task, self.prior, self.continues)
+            self.emit("run_start", **data)
 
     def step_once(self) -> Stop | None:
         """One step; returns how the run ends when it must end."""
@@ -287,7 +279,8 @@ class RunLoop:
         self.calls.executor.close()
         stop = final_stop(stop, self.journal_error)
         result = self._result(stop)
-        self.emit("stop", **stop_data(stop, result))
+        if self.observed:
+            self.emit("stop", **stop_data(stop, result))
         if self.journal_error is not None and stop.reason is not StopReason.JOURNAL_ERROR:
             result = self._result(final_stop(stop, self.journal_error))  # the stop event was lost
         return result

@@ -70,7 +70,11 @@ class LoopGuard:
             key = canonical_key(call, parsed)
         counts = self._counts
         count = counts[key] = counts.get(key, 0) + 1
-        two, three = self._track_cycles(key)
+        # The calls in a row that repeat the one two (three) before them, this one included.
+        third, second, last = self._recent
+        two = self._run_of_two + 1 if key == second != last else 0
+        three = self._run_of_three + 1 if key == third and not key == last == second else 0
+        self._run_of_two, self._run_of_three, self._recent = two, three, (second, last, key)
         near = self._near
         if near is not None and near.count + 1 >= near.warn_at:
             near_verdict = near.check(call.name, parsed, key)
@@ -155,14 +159,6 @@ class LoopGuard:
                 ),
             )
         return Verdict(action="run", key=key)
-
-    def _track_cycles(self, key: str) -> tuple[int, int]:
-        """The calls in a row that repeat the one two (three) before them, this one included."""
-        third, second, last = self._recent
-        two = self._run_of_two + 1 if key == second != last else 0
-        three = self._run_of_three + 1 if key == third and not key == last == second else 0
-        self._run_of_two, self._run_of_three, self._recent = two, three, (second, last, key)
-        return two, three
 
     def _rounds(self) -> tuple[int, int]:
         """The size of the cycle the latest calls go round (2 or 3), and its rounds in a row."""

@@ -12,7 +12,6 @@ import time
 import traceback
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from reactloop.errors import ModelError, describe_exception
@@ -29,8 +28,7 @@ Warn = Callable[[str, str], None]  # (kind, message): a run warning (``Emitter.w
 _WARNED: weakref.WeakKeyDictionary[Budget, set[str]] = weakref.WeakKeyDictionary()
 
 
-@dataclass(frozen=True, slots=True)
-class ModelFailure:
+class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
     """A model call that gave no usable turn; ``message`` says why."""
 
     message: str
@@ -66,7 +64,7 @@ def ask(
         timeout=budget.seconds_left,
         step=step,
         on_text=settings.on_text,
-        on_raw=wire.append,
+        on_raw=None if emit is None else wire.append,  # nobody observes: nothing to render
     )
     started = time.perf_counter()
     try:

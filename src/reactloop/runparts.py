@@ -2,7 +2,8 @@
 ``RunResult`` it hands back at the end.
 
 - ``run_parts``: the call runner (budget, loop guard, approver, executor), the typed-answer gate,
-  the context keeper (compaction), the budget notices and the completion checks;
+  the context keeper (compaction), the budget notices and the completion checks; ``RunFlags``:
+  the run's counters and switches between steps;
 - ``opening``: the messages a run starts from; ``with_own_toolbox``: the run's own toolbox;
   ``run_start_data``: what the ``run_start`` event records;
 - ``final_stop``: how the run ends once its journal's state is known; ``run_result``: the
@@ -12,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reactloop.answers import AnswerGate
 from reactloop.calls import CallRunner
@@ -27,13 +28,25 @@ from reactloop.result import RunResult, Stop
 from reactloop.settings import RunSettings
 
 
-@dataclass(frozen=True, slots=True)
-class RunParts:
+class RunParts(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
     calls: CallRunner
     answers: AnswerGate | None
     context: ContextKeeper
     budget_notes: BudgetNotices | None
     checks: FinishChecks | None
+
+
+class RunFlags:
+    """A run's counters and switches between steps (a plain class: cheap to define)."""
+
+    __slots__ = ("answer_now", "forced", "format_errors", "truncations", "wound_down")
+
+    def __init__(self) -> None:
+        self.format_errors = 0  # unusable replies in a row
+        self.truncations = 0  # replies cut off at the output limit, retried
+        self.wound_down = False  # the model was told to answer now
+        self.answer_now = False  # every later call is told so too (after a loop)
+        self.forced = False  # the latest model call was told to answer now, without tools
 
 
 def run_parts(

@@ -237,6 +237,7 @@ def test_alternatives_at_the_root_are_merged_into_one_object() -> None:
                 "path": {"type": "string"},
             },
             "required": ["mode"],  # allOf's, and what every alternative requires (nothing)
+            "description": "Give one of: id; path.",
         }
     exact, _ = inline_schema(raw)
     assert exact["oneOf"] == raw["oneOf"] and exact["allOf"] == raw["allOf"]  # checked as sent

@@ -1,9 +1,12 @@
-"""Servers always stop: on Ctrl-C in the middle of a call, on an error, at exit; checked by PID,
-with nothing on stderr (no traceback, anyio's or other)."""
+"""Servers always stop: on Ctrl-C in the middle of a call (from the Python API and from
+``reactloop run``, with and without a launcher in between), on an error, at exit; checked by
+PID, with no traceback on stderr (anyio's or other)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -92,6 +95,29 @@ def test_ctrl_c_during_a_call_stops_the_run_and_the_server(
     assert process.returncode == 0
     for pid in processes:  # the server, and the launcher too
         assert wait_gone(pid, 1.0) and not alive(pid)
+
+
+def test_ctrl_c_in_reactloop_run_stops_the_server_without_a_traceback(tmp_path: Path) -> None:
+    starts, fifo, script = tmp_path / "starts.txt", tmp_path / "hang.fifo", tmp_path / "s.json"
+    os.mkfifo(fifo)
+    script.write_text(json.dumps([{"tool_calls": [{"name": "hang", "arguments": {}}]}, "never"]))
+    server_line = shlex.join(
+        [sys.executable, str(MISBEHAVING), "--starts", str(starts), "--hang-fifo", str(fifo)]
+    )
+    command = [sys.executable, "-c", "from reactloop.cli import main; main()", "run", "q"]
+    command += ["--model", f"scripted:{script}", "--mcp", server_line]
+    command += ["--trace", str(tmp_path / "run.jsonl")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_call(fifo)
+        (server,) = pids(starts)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "interrupted while a tool ran" in err and "Traceback" not in err
+    assert wait_gone(server, 1.0) and not alive(server)
 
 
 def test_an_error_inside_the_with_block_still_stops_the_server(

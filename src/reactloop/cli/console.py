@@ -12,6 +12,7 @@ from rich.markup import escape
 from reactloop.events import Event
 from reactloop.limits import StopReason
 from reactloop.messages import Usage
+from reactloop.redacted import redacted_reasoning
 from reactloop.result import RunResult
 
 _ACTION_LINE = re.compile(r"^\s*Action\s*:.*$", re.IGNORECASE | re.MULTILINE | re.DOTALL)
@@ -53,19 +54,23 @@ class ConsoleObserver:
         thought; a streamed text was printed as it came, so its reasoning follows it."""
         turn = data["turn"]
         thought = _thought(turn.get("text") or "")
-        reasoning = (turn.get("reasoning") or "").strip()
         if self.streamed:
             self.console.print()
             self.streamed = False
         elif _shows_thought(turn) and thought:
-            self._print_reasoning(reasoning, thought)
+            self._print_reasoning(turn, thought)
             self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
             return
-        self._print_reasoning(reasoning, thought)
+        self._print_reasoning(turn, thought)
 
-    def _print_reasoning(self, reasoning: str, thought: str) -> None:
+    def _print_reasoning(self, turn: dict[str, Any], thought: str) -> None:
+        """The reasoning's text, then one short line for reasoning the provider redacted."""
+        reasoning = (turn.get("reasoning") or "").strip()
         if reasoning and reasoning != thought:
             self.console.print(f"  [dim]thinking: {escape(_short(reasoning))}[/]")
+        redacted = redacted_reasoning(turn.get("raw_message"))
+        if redacted is not None:
+            self.console.print(f"  [dim]thinking: {escape(redacted.describe())}[/]")
 
     def _on_tool_call(self, step: int, data: dict[str, Any]) -> None:
         call = data["call"]

@@ -19,7 +19,7 @@ from reactloop.cli.app import USAGE_ERROR
 from reactloop.cli.files import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
 from reactloop.replay import replay as run_replay
-from reactloop.usage import PriceTable, usage_report
+from reactloop.usage import PriceTable, UsageReport, usage_report
 from reactloop.viewer import render_html
 
 # What reading a journal or a price table may raise for bad input; all are usage errors.
@@ -44,7 +44,8 @@ _TRACE = click.argument("trace", type=click.Path(exists=True, dir_okay=False, pa
 _PRICES = click.option(
     "--prices",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="JSON price table: {model: {input, cached_input, output}} in $ per million tokens.",
+    help="JSON price table: {model: {input, cached_input, cache_write, output}} in $ per "
+    "million tokens.",
 )
 
 
@@ -154,33 +155,15 @@ def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
     _print_cost(report, priced=prices is not None)
 
 
-def _print_cost(report: Any, *, priced: bool) -> None:
+def _print_cost(report: UsageReport, *, priced: bool) -> None:
 
     console = Console(emoji=False)
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
-    for column in ("call", "step", "input", "cached", "output", "reasoning"):
+    for column in ("call", "step", *report.count_columns()):
         table.add_column(column, justify="right")
-    rows = [(str(number), step.step, step.usage) for number, step in enumerate(report.steps, 1)]
-    rows += [("summary", c.step, c.summary_usage) for c in report.compactions if c.summary_usage]
-    for label, step_number, u in rows:
-        table.add_row(
-            label,
-            str(step_number),
-            f"{u.input_tokens:,}",
-            f"{u.cached_tokens:,}",
-            f"{u.output_tokens:,}",
-            f"{u.reasoning_tokens:,}",
-        )
-    t = report.total
-    table.add_row(
-        "total",
-        "",
-        f"{t.input_tokens:,}",
-        f"{t.cached_tokens:,}",
-        f"{t.output_tokens:,}",
-        f"{t.reasoning_tokens:,}",
-        style="bold",
-    )
+    for label, step_number, usage in report.call_rows():
+        table.add_row(label, str(step_number), *(f"{n:,}" for n in report.counts(usage)))
+    table.add_row("total", "", *(f"{n:,}" for n in report.counts(report.total)), style="bold")
     console.print(table)
     if report.estimated:
         console.print("the provider reported no usage: tokens estimated from text (~4 chars/token)")

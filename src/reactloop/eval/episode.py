@@ -27,12 +27,14 @@ from reactloop import (
     Model,
     ModelSettings,
     StopReason,
+    Usage,
     read_journal,
     resolve_model,
 )
 from reactloop.eval.health import journal_stats
 from reactloop.eval.tasks import Task, check_answer
 from reactloop.eval.toolset import episode_tools, make_workspace
+from reactloop.usage import Price
 
 ERRORED_STOPS = frozenset({StopReason.MODEL_ERROR, StopReason.JOURNAL_ERROR})
 STATEFUL_PROVIDERS = frozenset({"scripted", "replay"})
@@ -85,15 +87,12 @@ class Rung:
         return cache[key]
 
     def cost(self, usage: dict[str, int]) -> float | None:
-        """Dollars for ``usage`` at ``prices`` (per million tokens), None without prices."""
+        """Dollars for ``usage`` (a ``Usage`` as a dict) at ``prices`` (per million tokens),
+        priced as ``reactloop cost`` does (``Price.cost``: cache reads and writes at their own
+        rates); None without prices."""
         if not self.prices:
             return None
-        rate_in = self.prices.get("input", 0.0)
-        rate_cached = self.prices.get("cached_input", rate_in)
-        cached = usage.get("cached_tokens", 0)
-        fresh = usage.get("input_tokens", 0) - cached
-        out = usage.get("output_tokens", 0) * self.prices.get("output", 0.0)
-        return (fresh * rate_in + cached * rate_cached + out) / 1e6
+        return Price.from_rates(self.prices).cost(Usage.from_dict(usage))
 
 
 @dataclass(frozen=True, kw_only=True)

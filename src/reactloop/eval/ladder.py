@@ -2,8 +2,8 @@
 
 A models file lists rungs, each with a ``label``, a model ``spec`` (``model`` also works), and
 optionally ``base_url``, ``api_key_env`` (the environment variable holding its key), ``prices``
-(dollars per million tokens: ``input``, ``cached_input``, ``output``), ``protocols`` and
-``concurrency`` (the cap on episodes in flight on its endpoint)::
+(dollars per million tokens: ``input``, ``cached_input``, ``cache_write``, ``output``),
+``protocols`` and ``concurrency`` (the cap on episodes in flight on its endpoint)::
 
     [[rung]]
     label = "qwen-0.5b"
@@ -120,6 +120,9 @@ def _rung(path: Path, number: int, entry: Any, protocols: tuple[str, ...]) -> Ru
     )
 
 
+PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
+
+
 def _optional_text(entry: dict[str, Any], key: str, where: str) -> str | None:
     value = entry.get(key)
     if value is not None and not isinstance(value, str):
@@ -131,11 +134,13 @@ def _prices(value: Any, where: str) -> dict[str, float] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise UsageError(f"{where}: prices must be a table of input, cached_input, output")
+        raise UsageError(
+            f"{where}: prices must be a table of {', '.join(PRICE_KEYS)} ($ per million tokens)"
+        )
     prices: dict[str, float] = {}
     for key, rate in value.items():
-        if key not in ("input", "cached_input", "output"):
-            raise UsageError(f"{where}: unknown price {key!r}")
+        if key not in PRICE_KEYS:
+            raise UsageError(f"{where}: unknown price {key!r} (known: {', '.join(PRICE_KEYS)})")
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate):
             raise UsageError(f"{where}: price {key} must be a finite number")
         if rate < 0:

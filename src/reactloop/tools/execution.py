@@ -10,8 +10,8 @@ calls runs concurrently, at most ``MAX_PARALLEL`` at a time.
 
 An interruption (Ctrl-C while a tool runs, or a tool raising ``KeyboardInterrupt``) never
 escapes: the call gets an error result and ``interrupted`` is set, for the caller to stop.
-``asyncio`` is imported by the first async tool's call, so that ``import reactloop`` does not
-load it (a third of the package's import time).
+``asyncio`` is imported by the first async tool's call and ``concurrent.futures`` by the first
+call on a thread, so that ``import reactloop`` loads neither (a third of its time).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reactloop.messages import ToolResult
@@ -31,6 +30,9 @@ from reactloop.tools.registry import run_deadline_scope
 
 if TYPE_CHECKING:
     import asyncio
+    from concurrent.futures import Future
+
+    _Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
 
 MAX_PARALLEL = 8
 _SLICE = 0.05
@@ -92,6 +94,8 @@ class ToolExecutor:
         return [self.run_one(p, deadline) for p in batch]
 
     def _submit(self, prepared: PreparedCall, deadline: float | None) -> Future[ToolResult]:
+        from concurrent.futures import Future  # loaded by the first call on a thread
+
         tool = prepared.tool
         if prepared.values is None or tool is None:
             done: Future[ToolResult] = Future()
@@ -216,6 +220,8 @@ def _wait_all(
     costs twice as much per call: this is on every step's path). The wait wakes every
     ``_SLICE`` seconds: a Ctrl-C that the kernel gave to a worker thread is only seen by the
     main thread when it wakes. True when ``cancel`` was set before all were done."""
+    from concurrent.futures import CancelledError
+
     for future in futures:
         while not future.done():
             if cancel is not None and cancel.is_set():
@@ -244,9 +250,6 @@ async def _cancel_all() -> None:
         await asyncio.wait(tasks, timeout=1)
 
 
-_Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
-
-
 class _Workers:
     """Daemon threads that run jobs, started as needed and reused. Unlike the threads of a
     ``ThreadPoolExecutor``, a thread abandoned at a deadline does not hold up the process's
@@ -259,6 +262,8 @@ class _Workers:
         self._closed = False
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        from concurrent.futures import Future
+
         future: Future[Any] = Future()
         with self._lock:
             start = self._idle == 0

@@ -26,7 +26,24 @@ class Price:
     cached_input: float
     cache_write: float | None = None
 
+    @classmethod
+    def from_rates(cls, rates: Mapping[str, float]) -> Price:
+        """The price of a rate table checked elsewhere (an evaluation rung's ``prices``): a
+        missing ``input`` or ``output`` is free, a missing ``cached_input`` is the ``input``
+        rate, a missing ``cache_write`` too."""
+        rate_in = float(rates.get("input", 0.0))
+        written = rates.get("cache_write")
+        return cls(
+            input=rate_in,
+            output=float(rates.get("output", 0.0)),
+            cached_input=float(rates.get("cached_input", rate_in)),
+            cache_write=None if written is None else float(written),
+        )
+
     def cost(self, usage: Usage) -> float:
+        """Dollars for ``usage``: the input read from the cache at ``cached_input``, the input
+        written to it at ``cache_write``, the rest of the input at ``input``, the output at
+        ``output``."""
         cached = min(usage.cached_tokens, usage.input_tokens)
         written = min(usage.cache_write_tokens, usage.input_tokens - cached)
         fresh = usage.input_tokens - cached - written

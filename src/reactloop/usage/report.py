@@ -31,6 +31,35 @@ class UsageReport:
     money: float | None = None
     compactions: tuple[CompactionCost, ...] = ()
 
+    @property
+    def cache_written(self) -> bool:
+        """Whether any call wrote to a prompt cache (Anthropic's ``cache_creation_input_tokens``).
+        Only then do tables get a cache-write column: other providers report no writes."""
+        return self.total.cache_write_tokens > 0
+
+    def count_columns(self) -> tuple[str, ...]:
+        """The names of the token counts a table shows for each call (``counts``)."""
+        written = ("cache write",) if self.cache_written else ()
+        return ("input", "cached", *written, "output", "reasoning")
+
+    def counts(self, usage: Usage) -> tuple[int, ...]:
+        """The counts of ``usage`` in the order of ``count_columns``."""
+        written = (usage.cache_write_tokens,) if self.cache_written else ()
+        return (
+            usage.input_tokens,
+            usage.cached_tokens,
+            *written,
+            usage.output_tokens,
+            usage.reasoning_tokens,
+        )
+
+    def call_rows(self) -> list[tuple[str, int, Usage]]:
+        """``(label, step, usage)`` of every call: the model turns by number, then each
+        compaction's summarising call (``summary``)."""
+        rows = [(str(number), s.step, s.usage) for number, s in enumerate(self.steps, 1)]
+        rows += [("summary", c.step, c.summary_usage) for c in self.compactions if c.summary_usage]
+        return rows
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,

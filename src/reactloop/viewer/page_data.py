@@ -9,6 +9,7 @@ from typing import Any
 
 from reactloop.jsonfast import json_number
 from reactloop.messages import Usage
+from reactloop.redacted import RedactedReasoning, redacted_reasoning
 from reactloop.usage import usage_from
 from reactloop.viewer.compaction_view import CompactionView, compaction_view
 
@@ -46,6 +47,7 @@ class TurnView:
     ordinal: int = 0  # which ``turn`` event of the journal this is, from 0
     text: str = ""
     reasoning: str | None = None
+    redacted: RedactedReasoning | None = None  # reasoning the provider sent only as opaque data
     finish_reason: str = ""
     format_error: str | None = None
     final_answer: str | None = None
@@ -180,6 +182,7 @@ def _turn(event: Mapping[str, Any], request_time: float | None, raw: Any) -> Tur
     return TurnView(
         text=str(turn.get("text") or ""),
         reasoning=_str_or_none(turn.get("reasoning")),
+        redacted=redacted_reasoning(turn.get("raw_message")),
         finish_reason=str(turn.get("finish_reason") or ""),
         format_error=_str_or_none(turn.get("format_error")),
         final_answer=_str_or_none(turn.get("final_answer")),

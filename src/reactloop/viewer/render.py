@@ -16,7 +16,6 @@ from typing import Any
 
 from reactloop.journal import read_journal
 from reactloop.jsonfast import json_number
-from reactloop.messages import Usage
 from reactloop.usage import PriceTable, UsageReport, usage_report
 from reactloop.viewer.chart import COLORS, cumulative_chart, tokens_chart
 from reactloop.viewer.page_data import RunView, apply_estimates, build_view
@@ -96,6 +95,7 @@ def _token_cards(report: UsageReport) -> list[tuple[str, str, str]]:
     return [
         ("input tokens", f"{total.input_tokens:,}", ""),
         ("cached", f"{total.cached_tokens:,}", ""),
+        *([("cache writes", f"{total.cache_write_tokens:,}", "")] if report.cache_written else []),
         ("output tokens", f"{total.output_tokens:,}", ""),
         ("reasoning", f"{total.reasoning_tokens:,}", ""),
     ]
@@ -151,8 +151,8 @@ def _table(report: UsageReport) -> str:
         counts = [(s.usage.input_tokens, s.usage.output_tokens) for s in report.steps]
         mark = "~"
     else:
-        columns = ("call", "step", "input", "cached", "output", "reasoning")
-        counts = [_counts(s.usage) for s in report.steps]
+        columns = ("call", "step", *report.count_columns())
+        counts = [report.counts(s.usage) for s in report.steps]
         mark = ""
     head = "<tr>" + "".join(f"<th>{escape(name)}</th>" for name in columns) + "</tr>"
     rows = "".join(
@@ -162,7 +162,3 @@ def _table(report: UsageReport) -> str:
         for n, (s, values) in enumerate(zip(report.steps, counts, strict=True), start=1)
     )
     return f"<table>{head}{rows}</table>"
-
-
-def _counts(usage: Usage) -> tuple[int, ...]:
-    return usage.input_tokens, usage.cached_tokens, usage.output_tokens, usage.reasoning_tokens

@@ -50,21 +50,14 @@ def _step_article(step: StepView) -> str:
 
 
 def _turn(turn: TurnView) -> str:
-    usage = turn.usage
-    if turn.usage_estimated:
-        meta = f"in ~{usage.input_tokens:,} · out ~{usage.output_tokens:,} (estimated)"
-    else:
-        meta = (
-            f"in {usage.input_tokens:,} · cached {usage.cached_tokens:,} "
-            f"· out {usage.output_tokens:,}"
-        )
-    if turn.seconds is not None:
-        meta += f" · {turn.seconds:.2f}s"
-    if turn.finish_reason:
-        meta += f" · finish {turn.finish_reason}"
-    parts = [f'<div class="muted">{escape(meta)}</div>']
+    parts = [f'<div class="muted">{escape(_usage_line(turn))}</div>']
     if turn.reasoning:
         parts.append(_details("Reasoning", turn.reasoning))
+    if turn.redacted is not None:  # nothing to read, but never left out: it was there
+        parts.append(
+            '<div class="redacted-reasoning"><span class="label">Reasoning</span> '
+            f"{escape(turn.redacted.describe())}</div>"
+        )
     if turn.text:
         parts.append(block_html("Thought / text", turn.text, "thought"))
     if turn.final_answer is not None:
@@ -80,6 +73,23 @@ def _turn(turn: TurnView) -> str:
             )
         )
     return "".join(parts)
+
+
+def _usage_line(turn: TurnView) -> str:
+    """Tokens of the turn (cache writes beside the reads, when there were any), time, finish."""
+    usage = turn.usage
+    if turn.usage_estimated:
+        line = f"in ~{usage.input_tokens:,} · out ~{usage.output_tokens:,} (estimated)"
+    else:
+        line = f"in {usage.input_tokens:,} · cached {usage.cached_tokens:,}"
+        if usage.cache_write_tokens:
+            line += f" · cache write {usage.cache_write_tokens:,}"
+        line += f" · out {usage.output_tokens:,}"
+    if turn.seconds is not None:
+        line += f" · {turn.seconds:.2f}s"
+    if turn.finish_reason:
+        line += f" · finish {turn.finish_reason}"
+    return line
 
 
 def _check(check: CheckView) -> str:

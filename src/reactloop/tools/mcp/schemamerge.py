@@ -42,7 +42,20 @@ def merge_root(node: dict[str, Any]) -> dict[str, Any]:
         common = set.intersection(*(set(_required(b)) for b in merged))
         if common:
             out["required"] = _union(_required(out), sorted(common))
+        given = set(_required(out))
+        _describe_choice(out, [[r for r in _required(b) if r not in given] for b in merged])
     return out
+
+
+def _describe_choice(out: dict[str, Any], choices: list[list[str]]) -> None:
+    """Say in the description what the merged alternatives required (the model cannot see it
+    in the schema any more): "Give one of: id; path"."""
+    shown = list(dict.fromkeys(", ".join(c) for c in choices if c))
+    if len(shown) < 2:
+        return
+    note = f"Give one of: {'; '.join(shown)}."
+    description = out.get("description")
+    out["description"] = f"{description} {note}" if isinstance(description, str) else note
 
 
 def _merge(out: dict[str, Any], branch: dict[str, Any], *, required: bool) -> None:

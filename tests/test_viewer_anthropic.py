@@ -1,0 +1,201 @@
+"""The trace page of an Anthropic run with extended thinking and prompt caching: redacted
+thinking is shown as a reasoning item that says so (never dropped), cache writes beside cache
+reads. Checked in the real headless Chromium of ``test_viewer.py``, on journals of real runs
+through the CLI against the fake Anthropic server (``reactloop.testing``), streamed or not.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reactloop.cli import main
+from reactloop.journal import read_journal
+from reactloop.redacted import redacted_reasoning
+from reactloop.testing import (
+    FakeAnthropicServer,
+    FakeOpenAIServer,
+    completion,
+    message,
+    thinking,
+    tool_call,
+    tool_use,
+)
+from reactloop.viewer import render_html
+from test_viewer import DevTools, console_errors, evaluate, needs_chromium, open_page
+
+MODEL = "anthropic:claude-sonnet-4-6"
+THOUGHT = "I should add 2 and 3 with the calculator."
+RED_1 = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}  # 28 bytes
+RED_2 = {"type": "redacted_thinking", "data": base64.b64encode(bytes(range(60))).decode()}
+RED_3 = {"type": "redacted_thinking", "data": base64.b64encode(b"<script>x</script>").decode()}
+# Anthropic counts: input_tokens leaves out the tokens written to and read from the cache.
+FIRST = {"input_tokens": 5, "cache_creation_input_tokens": 2000, "output_tokens": 10}
+SECOND = {
+    "input_tokens": 7,
+    "cache_creation_input_tokens": 30,
+    "cache_read_input_tokens": 2000,
+    "output_tokens": 4,
+}
+
+
+def redacted_script() -> list[Any]:
+    """Step 1: thinking, redacted thinking, a call; step 2: two redacted blocks, the answer."""
+    return [
+        message(
+            content=[
+                thinking(THOUGHT, "sig-1"),
+                RED_1,
+                tool_use("calculator", {"expression": "2+3"}),
+            ],
+            usage=FIRST,
+        ),
+        message(content=[RED_2, RED_3], text="5", usage=SECOND),
+    ]
+
+
+def anthropic_run(
+    tmp_path: Path, *flags: str, script: list[Any] | None = None
+) -> tuple[Path, str, FakeAnthropicServer]:
+    """A CLI run with thinking and caching on; the trace, the console's output, the server."""
+    trace = tmp_path / "run.jsonl"
+    with FakeAnthropicServer(redacted_script() if script is None else script) as server:
+        result = CliRunner().invoke(
+            main,
+            ["run", "2+3?", "--model", MODEL, "--base-url", server.base_url, "--thinking", "2048",
+             "--cache", "--trace", str(trace), *flags],
+        )  # fmt: skip
+    assert result.exit_code == 0 and result.stdout.strip() == "5", result.stderr
+    return trace, result.stderr, server
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Iterator[DevTools]:
+    devtools = DevTools(tmp_path / "profile")
+    try:
+        yield devtools
+    finally:
+        devtools.close()
+
+
+STEPS_JS = """[...document.querySelectorAll('#steps > article.step')].map(a => ({
+  id: a.id,
+  usage: a.querySelector(':scope > div.muted').innerText,
+  reasoning: [...a.querySelectorAll('details')].filter(d => d.querySelector('summary')
+    .innerText === 'Reasoning').map(d => d.querySelector('pre').textContent),
+  redacted: [...a.querySelectorAll('.redacted-reasoning')].map(e => ({
+    text: e.innerText, height: e.getBoundingClientRect().height,
+    beforeAction: [...a.querySelectorAll('.tool')].every(t =>
+      !!(e.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING)),
+  })),
+}))"""
+
+
+@needs_chromium
+@pytest.mark.parametrize(
+    ("stream", "width", "height"), [(False, 390, 844), (True, 1440, 900)], ids=["json", "stream"]
+)
+def test_redacted_thinking_and_cache_writes_are_shown(
+    chromium: DevTools, tmp_path: Path, stream: bool, width: int, height: int
+) -> None:
+    trace, _, server = anthropic_run(tmp_path, *(["--stream"] if stream else []))
+    echoed = server.requests[1].json["messages"][1]["content"]
+    assert echoed[1] == RED_1  # the opaque data went back byte-exact, in its place
+    page = tmp_path / "run.html"
+    page.write_text(render_html(trace), encoding="utf-8")
+    sid = open_page(chromium, page.as_uri(), width, height)
+
+    first, second = evaluate(chromium, sid, STEPS_JS)
+    assert (first["id"], second["id"]) == ("step-1", "step-2")
+    assert first["usage"].startswith("in 2,005 · cached 0 · cache write 2,000 · out 10 · ")
+    assert second["usage"].startswith("in 2,037 · cached 2,000 · cache write 30 · out 4 · ")
+    assert first["reasoning"] == [THOUGHT] and second["reasoning"] == []
+    sizes = len(RED_2["data"]) + len(RED_3["data"])
+    assert [r["text"] for r in first["redacted"]] == [
+        "REASONING redacted by the provider: 28 bytes of opaque data, echoed back unchanged"
+    ]
+    assert [r["text"] for r in second["redacted"]] == [
+        f"REASONING 2 blocks redacted by the provider: {sizes:,} bytes of opaque data, "
+        "echoed back unchanged"
+    ]
+    shown = first["redacted"] + second["redacted"]
+    assert all(r["height"] > 0 and r["beforeAction"] for r in shown)  # visible, not folded
+    cards = evaluate(
+        chromium,
+        sid,
+        "Object.fromEntries([...document.querySelectorAll('.card')].map(c =>"
+        " [c.querySelector('.k').innerText, c.querySelector('.v').innerText]))",
+    )
+    assert (cards["CACHED"], cards["CACHE WRITES"]) == ("2,000", "2,030")
+    head = evaluate(chromium, sid, "[...document.querySelectorAll('th')].map(t => t.textContent)")
+    assert head[:7] == ["call", "step", "input", "cached", "cache write", "output", "reasoning"]
+    assert evaluate(chromium, sid, "document.documentElement.scrollWidth") <= width
+    assert evaluate(chromium, sid, "document.title") != "pwned"
+    assert console_errors(chromium, sid) == []
+
+
+def test_a_run_without_cache_writes_shows_no_cache_write(tmp_path: Path) -> None:
+    """An OpenAI-compatible run (cached tokens, no writes) keeps its usage line and table."""
+    trace = tmp_path / "openai.jsonl"
+    usage = {
+        "prompt_tokens": 40,
+        "completion_tokens": 6,
+        "prompt_tokens_details": {"cached_tokens": 32},
+    }
+    script = [
+        completion(tool_calls=[tool_call("calculator", {"expression": "2+3"})], usage=usage),
+        completion("5", usage=usage),
+    ]
+    with FakeOpenAIServer(script) as server:
+        result = CliRunner().invoke(
+            main, ["run", "2+3?", "--model", "vllm:fake", "--base-url", server.base_url,
+                   "--tools", "calculator", "--trace", str(trace)],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    page = render_html(trace)
+    assert '<div class="muted">in 40 · cached 32 · out 6 · ' in page
+    assert "cache write" not in page and 'class="redacted-reasoning"' not in page
+    assert "<th>cached</th><th>output</th>" in page
+
+
+def test_a_turn_without_redacted_thinking_has_no_placeholder(tmp_path: Path) -> None:
+    script = [message(content=[thinking(THOUGHT, "sig-1")], text="5", usage=SECOND)]
+    trace, err, _ = anthropic_run(tmp_path, script=script)
+    assert 'class="redacted-reasoning"' not in render_html(trace)
+    assert "redacted by the provider" not in err
+    (turn,) = [e["turn"] for e in read_journal(trace) if e["type"] == "turn"]
+    assert redacted_reasoning(turn["raw_message"]) is None
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=12,
+)
+BLOCK = st.fixed_dictionaries({"type": st.just("redacted_thinking")}, optional={"data": JSON})
+
+
+@given(st.lists(BLOCK | JSON, max_size=6), JSON)
+def test_any_raw_message_reads_without_error(content: list[Any], other: Any) -> None:
+    """A journal is hostile input: any content counts its redacted blocks and their data."""
+    for raw in ({"role": "assistant", "content": content}, other, {"content": other}):
+        found = redacted_reasoning(raw)
+        blocks = raw.get("content") if isinstance(raw, dict) else None
+        redacted = [
+            b for b in blocks or [] if isinstance(b, dict) and b.get("type") == "redacted_thinking"
+        ] if isinstance(blocks, list) else []  # fmt: skip
+        if not redacted:
+            assert found is None
+            continue
+        assert found is not None and found.blocks == len(redacted)
+        data = [b.get("data") for b in redacted]
+        size = sum(len(d.encode("utf-8", "replace")) for d in data if isinstance(d, str))
+        assert found.size == size and json.dumps(found.describe())
