@@ -80,5 +80,5 @@ def test_a_models_file_prices_cache_writes_and_refuses_unknown_rates(tmp_path: P
     usage = {"input_tokens": 1_000_000, "cached_tokens": 200_000, "cache_write_tokens": 300_000}
     assert rung.cost(usage) == pytest.approx(0.5 * 3.0 + 0.2 * 0.3 + 0.3 * 3.75)
     path.write_text('[[rung]]\nspec = "anthropic:x"\nprices = {cache_read = 1.0}\n')
-    with pytest.raises(UsageError, match="unknown price 'cache_read'.*cache_write"):
+    with pytest.raises(UsageError, match=r"unknown price 'cache_read'.*cache_write"):
         load_models_file(path, ("native",))
