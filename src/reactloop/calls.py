@@ -60,13 +60,16 @@ class CallRunner:
         self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
 
-    def unique_ids(self, turn: ModelTurn, step: int) -> ModelTurn:
-        """Give every call an id unique in the run; the provider's id stays in ``wire_id``."""
+    def take_turn(self, turn: ModelTurn, step: int) -> ModelTurn:
+        """``turn`` with every call's id unique in the run (the provider's id stays in
+        ``wire_id``), its calls now open: each must get a result, whatever happens."""
         seen = self._seen_ids
         for index, call in enumerate(turn.tool_calls):
             if not call.id or call.id in seen:
-                return self._renamed(turn, step, index)
+                turn = self._renamed(turn, step, index)
+                break
             seen.add(call.id)
+        self.open_turn(turn.tool_calls)
         return turn
 
     def _renamed(self, turn: ModelTurn, step: int, start: int) -> ModelTurn:

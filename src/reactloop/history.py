@@ -18,7 +18,7 @@ from reactloop.messages import Message
 class History(Sequence[Message]):
     def __init__(self, messages: Sequence[Message] = ()) -> None:
         self._messages: list[Message] = list(messages)
-        self._changed_at: int | None = None
+        self.rewritten_at: int | None = None  # the lowest index rewritten since it was taken
         self.revision = 0  # counts rewrites, so renderers that cache a prefix know to redo it
         self.compactions = 0
 
@@ -48,8 +48,8 @@ class History(Sequence[Message]):
         self._messages[index] = message
         self.revision += 1
         position = index % len(self._messages)
-        if self._changed_at is None or position < self._changed_at:
-            self._changed_at = position
+        if self.rewritten_at is None or position < self.rewritten_at:
+            self.rewritten_at = position
 
     def compact(self, start: int, end: int, block: Sequence[Message]) -> None:
         """Put ``block`` in place of the messages from ``start`` up to ``end`` (context
@@ -69,7 +69,7 @@ class History(Sequence[Message]):
 
     def take_prefix_change(self) -> int | None:
         """The lowest index rewritten since the last call, or None; resets the record."""
-        changed, self._changed_at = self._changed_at, None
+        changed, self.rewritten_at = self.rewritten_at, None
         return changed
 
 

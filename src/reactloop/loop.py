@@ -146,8 +146,8 @@ class RunLoop:
             notice = wind_down_notice(tools_exhausted=budget.tool_calls_left <= 0)
             history.append(Message(role="user", content=notice, kind="wind_down"))
             self.warn("wind_down", notice)
-        changed = history.take_prefix_change()
-        if changed is not None:
+        if history.rewritten_at is not None:  # the prompt's prefix changed (rare)
+            changed = history.take_prefix_change()
             self.warn("prefix_changed", f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.settings.tool_choice
         flags.forced = wind_down
@@ -167,7 +167,7 @@ class RunLoop:
         return asked.turn
 
     def record_turn(self, turn: ModelTurn) -> ModelTurn:
-        turn = self.calls.unique_ids(turn, self.step)
+        turn = self.calls.take_turn(turn, self.step)
         if self.observed:
             self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
         self.history.append(
@@ -179,7 +179,6 @@ class RunLoop:
                 raw=turn.raw_message,
             )
         )
-        self.calls.open_turn(turn.tool_calls)
         return turn
 
     def handle_turn(self, turn: ModelTurn) -> Stop | None:

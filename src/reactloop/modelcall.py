@@ -34,6 +34,9 @@ class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (
     message: str
 
 
+_new_tuple = tuple.__new__
+
+
 class Asked(NamedTuple):  # a tuple: made on every step, so made cheaply
     """What ``ask`` got: a turn or a failure, and how long the call took."""
 
@@ -84,7 +87,7 @@ def ask(
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
     if turn.notices:
         _warn_once(turn.notices, budget, emit, warn)
-    return Asked(turn, seconds)
+    return _new_tuple(Asked, (turn, seconds))  # without the named tuple's Python ``__new__``
 
 
 def _warn_once(notices: object, budget: Budget, emit: Emit | None, warn: Warn | None) -> None:

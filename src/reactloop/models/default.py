@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 
 from reactloop.models.registry import PROVIDERS
@@ -72,13 +70,15 @@ def _available(provider: str) -> bool:
 
 def ollama_models(host: str, timeout: float = OLLAMA_TIMEOUT) -> list[str]:
     """The model names an Ollama server at ``host`` lists, or [] when none answers in time."""
+    import urllib.request  # only when probing: it pulls in http.client, email and ssl (~30 ms)
+
     base = host if host.startswith(("http://", "https://")) else f"http://{host}"
     # No proxies: the probe is for this machine only, and must not wait on a proxy.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(f"{base.rstrip('/')}/api/tags", timeout=timeout) as response:
             body = json.loads(response.read(1_000_000))
-    except (OSError, ValueError, urllib.error.URLError):
+    except (OSError, ValueError):  # URLError is an OSError
         return []
     entries = body.get("models") if isinstance(body, dict) else None
     if not isinstance(entries, list):
