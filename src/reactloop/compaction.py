@@ -49,6 +49,8 @@ class Events(Protocol):
 
     def warn(self, kind: str, message: str, **data: Any) -> None: ...
 
+    def warn_once(self, kind: str, message: str) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Checked:
@@ -194,7 +196,7 @@ class ContextKeeper:
         )
         scratch = History([*self.history, request])
         emit = self.emit if self.events.observed else None
-        asked = ask(self.settings, scratch, "none", self.budget, step, emit)
+        asked = ask(self.settings, scratch, "none", self.budget, step, emit, self.events.warn_once)
         turn = asked.turn
         if isinstance(turn, ModelFailure) or not turn.text.strip():
             why = turn.message if isinstance(turn, ModelFailure) else "the summary was empty"

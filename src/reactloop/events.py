@@ -59,6 +59,7 @@ class Emitter:
         self.observed = journal is not None or bool(self.observers)
         self.step = 0  # the run's current step, set by the loop: each event carries it
         self.warnings: list[str] = []
+        self.warned_kinds: set[str] = set()  # of ``warn_once``
         self.journal_error: str | None = None
 
     def emit(self, event_type: str, /, **data: Any) -> None:
@@ -82,6 +83,12 @@ class Emitter:
     def warn(self, kind: str, message: str, **data: Any) -> None:
         self.warnings.append(f"{kind}: {message}")
         self.emit("warning", kind=kind, message=message, **data)
+
+    def warn_once(self, kind: str, message: str) -> None:
+        """``warn``, unless this run has warned of ``kind`` before (an adapter's notices)."""
+        if kind not in self.warned_kinds:
+            self.warned_kinds.add(kind)
+            self.warn(kind, message)
 
     def _journal_failed(self, event_type: str, exc: Exception) -> None:
         message = f"the journal could not write a {event_type} event: {describe_exception(exc)}"

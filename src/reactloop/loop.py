@@ -27,6 +27,7 @@ from reactloop.runparts import (
     RunFlags,
     final_stop,
     opening,
+    refused,
     run_parts,
     run_result,
     run_start_data,
@@ -162,7 +163,9 @@ class RunLoop:
                 wind_down=wind_down,
             )
         self.sent = len(history)
-        asked = ask(self.settings, history, tool_choice, budget, self.step, emit, self.warn)
+        asked = ask(
+            self.settings, history, tool_choice, budget, self.step, emit, self.events.warn_once
+        )
         self.model_seconds = asked.seconds
         return asked.turn
 
@@ -184,8 +187,7 @@ class RunLoop:
     def handle_turn(self, turn: ModelTurn) -> Stop | None:
         turn = self.record_turn(turn)
         if turn.finish_reason == "content_filter":
-            error = "the provider's content filter stopped the reply"
-            return Stop(StopReason.CONTENT_FILTER, None, error)
+            return Stop(StopReason.CONTENT_FILTER, None, refused(turn))
         if turn.finish_reason == "length":
             return self.on_truncated(turn)
         if self.answers is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
-import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -23,9 +22,7 @@ from reactloop.models.base import ModelRequest
 from reactloop.settings import RunSettings
 
 Emit = Callable[..., None]
-Warn = Callable[[str, str], None]  # (kind, message): a run warning (``Emitter.warn``)
-# The notice kinds each run (one ``Budget`` a run) has warned of: each kind once per run.
-_WARNED: weakref.WeakKeyDictionary[Budget, set[str]] = weakref.WeakKeyDictionary()
+Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
 
 
 class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
@@ -51,12 +48,12 @@ def ask(
     budget: Budget,
     step: int,
     emit: Emit | None,
-    warn: Warn | None = None,
+    warn: Warn,
 ) -> Asked:
     """Ask ``settings.model`` for the next turn; ``emit`` is None when nobody observes.
 
-    The turn's ``notices`` become run warnings, each kind once per run: through ``warn``
-    (which also keeps them in the run's warnings) when given, else as ``warning`` events.
+    The turn's ``notices`` go to ``warn`` (the run's ``Emitter.warn_once``: each kind once per
+    run, in the run's warnings and the journal).
     """
     wire: list[Any] = []
     specs = settings.toolbox.specs
@@ -86,24 +83,17 @@ def ask(
     if emit is not None and (turn.raw is not None or wire):
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
     if turn.notices:
-        _warn_once(turn.notices, budget, emit, warn)
+        _pass_on(turn.notices, warn)
     return _new_tuple(Asked, (turn, seconds))  # without the named tuple's Python ``__new__``
 
 
-def _warn_once(notices: object, budget: Budget, emit: Emit | None, warn: Warn | None) -> None:
-    """An adapter's ``(kind, message)`` notices as warnings; other values are ignored."""
-    warned = _WARNED.setdefault(budget, set())
+def _pass_on(notices: object, warn: Warn) -> None:
+    """An adapter's ``(kind, message)`` notices to ``warn``; values of other shapes are ignored."""
     for notice in notices if isinstance(notices, tuple | list) else ():
-        if not (isinstance(notice, tuple) and len(notice) == 2):
-            continue
-        kind, message = notice
-        if not isinstance(kind, str) or not isinstance(message, str) or kind in warned:
-            continue
-        warned.add(kind)
-        if warn is not None:
-            warn(kind, message)
-        elif emit is not None:
-            emit("warning", kind=kind, message=message)
+        if isinstance(notice, tuple) and len(notice) == 2:
+            kind, message = notice
+            if isinstance(kind, str) and isinstance(message, str):
+                warn(kind, message)
 
 
 def _message(exc: ModelError) -> str:

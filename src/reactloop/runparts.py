@@ -23,7 +23,7 @@ from reactloop.finishcheck import FinishChecks
 from reactloop.history import History
 from reactloop.limits import Budget, BudgetNotices, StopReason
 from reactloop.loopguard import LoopGuard
-from reactloop.messages import Message
+from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
 from reactloop.settings import RunSettings
 
@@ -137,6 +137,14 @@ def final_stop(stop: Stop, journal_error: str | None) -> Stop:
         return stop
     error = f"{journal_error} (the run itself ended by {stop.reason})"
     return Stop(StopReason.JOURNAL_ERROR, stop.answer, error, stop.forced, stop.output)
+
+
+def refused(turn: ModelTurn) -> str:
+    """The error of a reply the provider's filter stopped, with the reason the model gave."""
+    notices = turn.notices if isinstance(turn.notices, tuple | list) else ()
+    reasons = [n[1] for n in notices if isinstance(n, tuple) and len(n) == 2 and n[0] == "refusal"]
+    why = f": {reasons[0]}" if reasons and isinstance(reasons[0], str) else ""
+    return f"the provider's content filter stopped the reply{why}"
 
 
 def stop_data(stop: Stop, result: RunResult) -> dict[str, object]:

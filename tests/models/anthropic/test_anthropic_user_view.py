@@ -54,6 +54,8 @@ def test_a_refusal_stops_with_content_filter_and_says_why(tmp_path: Path, name: 
     assert turn["finish_reason"] == "content_filter" and turn["text"] == REASON
     (stop,) = [e for e in events if e["type"] == "stop"]
     assert stop["stop_reason"] == "content_filter"
+    assert stop["error"] == f"the provider's content filter stopped the reply: {REASON}"
+    assert no_answer.count(REASON) == 1
 
 
 def test_a_refusal_in_json_output_carries_the_reason_in_its_warnings() -> None:
@@ -61,6 +63,7 @@ def test_a_refusal_in_json_output_carries_the_reason_in_its_warnings() -> None:
     payload = json.loads(out)
     assert code == 1 and payload["stop_reason"] == "content_filter"
     assert payload["warnings"] == [f"refusal: {REASON}"]
+    assert payload["error"].endswith(REASON)
 
 
 def test_cache_with_a_short_prefix_warns_once_in_the_journal_and_on_the_console(
