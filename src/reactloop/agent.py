@@ -82,7 +82,9 @@ class Agent:
         if instructions is None and self.protocol == "native":
             instructions = DEFAULT_INSTRUCTIONS
         self.output = (
-            None if output_type is None else OutputSpec(output_type, tool=self.protocol == "native")
+            None
+            if output_type is None
+            else _output_spec(output_type, self.model, native=self.protocol == "native")
         )
         if self.output is not None:
             instructions = "\n\n".join(filter(None, (instructions, self.output.instructions())))
@@ -228,3 +230,11 @@ def _pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "t
     if protocol not in ("native", "text"):
         raise ValueError(f"protocol must be auto, native or text, not {protocol!r}")
     return protocol
+
+
+def _output_spec(output_type: Any, model: Model, *, native: bool) -> OutputSpec:
+    """How the model is asked for a typed answer: a JSON reply constrained by the provider
+    (``answers_json_schema``), the ``final_answer`` tool (other native models) or
+    ``Finish[...]`` (text ReAct)."""
+    by_schema = native and getattr(model, "answers_json_schema", False) is True
+    return OutputSpec(output_type, tool=native, json_reply=by_schema)

@@ -56,15 +56,16 @@ def ask(
     run, in the run's warnings and the journal).
     """
     wire: list[Any] = []
-    specs = settings.toolbox.specs
+    specs, output = settings.toolbox.specs, settings.output
     request = ModelRequest(
         messages=history,
-        tools=specs if settings.output is None else settings.output.specs_with(specs),
+        tools=specs if output is None else output.specs_with(specs),
         tool_choice=tool_choice,
         timeout=budget.seconds_left,
         step=step,
         on_text=settings.on_text,
         on_raw=None if emit is None else wire.append,  # nobody observes: nothing to render
+        answer_schema=None if output is None else output.reply_schema,
     )
     started = time.perf_counter()
     try:

@@ -34,12 +34,15 @@ class OutputSpec:
     """What a typed answer must be: its JSON schema, and how to read one from a reply.
 
     ``tool`` says whether the answer is asked for as the ``final_answer`` tool (native tool
-    calling); without it the model is told to answer with the JSON value itself.
+    calling); without it the model is told to answer with the JSON value itself: in
+    ``Finish[...]`` (text ReAct), or, with ``json_reply``, as the whole reply, which the
+    provider constrains to ``reply_schema`` (a model whose ``answers_json_schema`` is true).
     """
 
-    def __init__(self, output_type: Any, *, tool: bool = True) -> None:
+    def __init__(self, output_type: Any, *, tool: bool = True, json_reply: bool = False) -> None:
         self.output_type = output_type
-        self.tool = tool
+        self.tool = tool and not json_reply
+        self.json_reply = json_reply
         self.checker: Checker = (
             output_type
             if isinstance(output_type, Checker) and not isinstance(output_type, type)
@@ -47,10 +50,11 @@ class OutputSpec:
         )
         self.schema: dict[str, Any] = self.checker.schema
         self.wrapped = self.schema.get("type") != "object"  # sent as {"value": ...}
+        self.reply_schema = _tool_parameters(self.schema, self.wrapped)
         self.tool_spec = ToolSpec(
             name=FINAL_TOOL,
             description="Give the final answer. Its arguments are the answer; call it alone.",
-            parameters=_tool_parameters(self.schema, self.wrapped),
+            parameters=self.reply_schema,
         )
         self._specs: tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]] | None = None
 
@@ -69,6 +73,12 @@ class OutputSpec:
             return (
                 f"When you know the answer, call the {FINAL_TOOL} tool, alone, with the answer "
                 "as its arguments (a reply holding only the answer's JSON is accepted too)."
+            )
+        if self.json_reply:
+            value = ' as {"value": ANSWER}' if self.wrapped else ""
+            return (
+                "When you know the answer, reply with the answer alone, as JSON in the "
+                f"required format{value}, and call no tool."
             )
         schema = json.dumps(self.schema, ensure_ascii=False)
         return (

@@ -21,6 +21,8 @@ class ModelRequest:
     ``on_text`` receives streamed text fragments as they arrive (adapters that stream call it).
     ``on_raw`` receives the request exactly as sent on the wire (for the journal); adapters
     should pass only what is new since the previous call, so that journals stay linear.
+    ``answer_schema`` is the JSON Schema (object-rooted) of a typed answer, for adapters whose
+    provider can constrain a reply to one (OpenAI's ``response_format``); the others ignore it.
     """
 
     messages: Sequence[Message]
@@ -32,6 +34,7 @@ class ModelRequest:
     on_text: Callable[[str], None] | None = None
     on_raw: Callable[[Any], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    answer_schema: dict[str, Any] | None = None
 
 
 @runtime_checkable
@@ -39,7 +42,9 @@ class Model(Protocol):
     """A chat model. ``complete`` returns a ``ModelTurn`` or raises ``ModelError``.
 
     ``native_tools`` says whether the model accepts tool specs and returns structured calls;
-    when it is False the agent wraps it in the text ReAct adapter.
+    when it is False the agent wraps it in the text ReAct adapter. A model with an
+    ``answers_json_schema = True`` attribute is asked for a typed answer as a reply constrained
+    to ``ModelRequest.answer_schema`` instead of through the ``final_answer`` tool.
     """
 
     name: str

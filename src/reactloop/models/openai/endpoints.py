@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 from reactloop.errors import UsageError
@@ -26,6 +27,10 @@ class Service:
     ``key_env`` names the variable holding the API key (None: the service needs no key);
     ``base_url_env`` names a variable that overrides ``default_base_url``; ``ollama_host``
     says the base URL may also come from ``OLLAMA_HOST`` (``host:port``, no ``/v1``).
+    ``json_schema`` says when a typed answer is asked for as a ``response_format`` JSON
+    Schema: ``"with_tools"`` on every call (the reply is either tool calls or the answer),
+    ``"alone"`` only on calls that may not call a tool (``tool_choice`` ``none``: servers
+    that constrain the whole reply, tool calls included, by grammar), ``""`` never.
     """
 
     name: str
@@ -37,6 +42,7 @@ class Service:
     echo_tool_name: bool = False
     max_tokens_field: str = "max_tokens"
     ollama_host: bool = False
+    json_schema: Literal["with_tools", "alone", ""] = ""
 
     @property
     def is_local(self) -> bool:
@@ -51,6 +57,7 @@ SERVICES: dict[str, Service] = {
         base_url_env="OPENAI_BASE_URL",
         example_model="gpt-4o-mini",
         max_tokens_field="max_completion_tokens",
+        json_schema="with_tools",
     ),
     "deepseek": Service(
         name="deepseek",
@@ -71,24 +78,28 @@ SERVICES: dict[str, Service] = {
         supports_tool_choice=False,
         echo_tool_name=True,
         ollama_host=True,
+        json_schema="alone",
     ),
     "vllm": Service(
         name="vllm",
         default_base_url="http://localhost:8000/v1",
         example_model="Qwen/Qwen3-8B",
         echo_tool_name=True,
+        json_schema="alone",
     ),
     "sglang": Service(
         name="sglang",
         default_base_url="http://localhost:30000/v1",
         example_model="Qwen/Qwen3-8B",
         echo_tool_name=True,
+        json_schema="alone",
     ),
     "llamacpp": Service(
         name="llamacpp",
         default_base_url="http://localhost:8080/v1",
         example_model="default",
         echo_tool_name=True,
+        json_schema="alone",
     ),
 }
 

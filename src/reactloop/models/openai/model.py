@@ -30,6 +30,7 @@ from reactloop.models.openai.reply import parse_body
 from reactloop.models.openai.request import (
     RequestRenderer,
     WireMessage,
+    answer_format,
     render_tool_choice,
     render_tools,
 )
@@ -67,6 +68,8 @@ class OpenAIChatModel:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.service: Service = get_service(provider)
+        # a typed answer is asked for as a JSON reply, not the final_answer tool (see Agent)
+        self.answers_json_schema = self.service.json_schema == "with_tools"
         self.model = model
         self.name = f"{provider}:{model}"
         self.base_url = base_url.rstrip("/")
@@ -96,6 +99,8 @@ class OpenAIChatModel:
                 choice = render_tool_choice(request.tool_choice, request.tools)
                 if choice is not None:
                     body["tool_choice"] = choice
+        if request.answer_schema is not None and self._constrains(request):
+            body["response_format"] = answer_format(request.answer_schema)
         if request.stop:
             body["stop"] = list(request.stop)
         if self.stream:
@@ -103,6 +108,10 @@ class OpenAIChatModel:
             body["stream_options"] = {"include_usage": True}
         body.update(self._options)
         return body
+
+    def _constrains(self, request: ModelRequest) -> bool:
+        mode = self.service.json_schema
+        return mode == "with_tools" or (mode == "alone" and request.tool_choice == "none")
 
     def render(self, messages: Sequence[Message]) -> list[WireMessage]:
         """Wire messages for the history; renders of an unchanged prefix are reused."""

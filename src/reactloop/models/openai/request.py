@@ -183,6 +183,16 @@ def render_tool_choice(choice: str, tools: Sequence[ToolSpec]) -> str | WireMess
     return {"type": "function", "function": {"name": choice}}
 
 
+def answer_format(schema: dict[str, Any]) -> WireMessage:
+    """The ``response_format`` that asks for a typed answer's JSON. Not ``strict``: strict mode
+    wants every property required and ``additionalProperties: false``, which would change the
+    type; the answer is validated by the run either way."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "final_answer", "schema": schema, "strict": False},
+    }
+
+
 class RequestRenderer:
     """Wire messages for one adapter: renders of an unchanged history prefix are reused, and
     journal entries hold only what is new since the previous entry of the same history."""
