@@ -332,6 +332,10 @@ class Recorder:
     def warn(self, kind: str, message: str, **data: Any) -> None:
         self.emit("warning", kind=kind, message=message, **data)
 
+    def warn_once(self, kind: str, message: str) -> None:
+        if ("warning", {"kind": kind, "message": message}) not in self.events:
+            self.warn(kind, message)
+
 
 def unit(index: int, calls: int, size: int, answered: int) -> list[Message]:
     """An assistant turn of ``calls`` calls, ``answered`` of them with a result of ``size``."""
