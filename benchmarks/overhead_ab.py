@@ -1,7 +1,7 @@
 """An interleaved A/B of the loop's own cost: this tree against another checkout.
 
     git worktree add /tmp/base197 197d370
-    python benchmarks/overhead_ab.py /tmp/base197/src [--pairs 8] [--repeat 3]
+    python benchmarks/overhead_ab.py /tmp/base197/src [--pairs 8] [--repeat 3] [--notices-off]
 
 Each side runs in processes of its own, with ``PYTHONPATH`` at its ``src``, the two taking
 turns (the order flips every pair), so that a drift of a busy machine's speed hits both alike;
@@ -37,10 +37,14 @@ def echo(n: int) -> int:
     "Return n."
     return n
 
+# --notices-off: budget notices (issue 17, on by default since) off where the side has them
+HAS_NOTICES = hasattr(Limits(), "budget_notices")
+OFF = {"budget_notices": False} if sys.argv[2:] == ["off"] and HAS_NOTICES else {}
+
 def one_run(steps, folder):
     turns = [ModelTurn(tool_calls=(ToolCall(id=f"c{i}", name="echo", arguments=f'{{"n": {i}}}'),))
              for i in range(steps)] + [ModelTurn(text="done")]
-    limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
+    limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None, **OFF)
     journal = Journal(folder / f"run-{steps}.jsonl") if folder else None
     agent = Agent(ScriptedModel(turns, keep_requests=False), [echo], limits=limits, journal=journal)
     started = time.process_time()
@@ -78,14 +82,23 @@ def run_json(command: list[str], env: dict[str, str]) -> object:
     return json.loads(out.stdout)
 
 
-def measure(sides: dict[str, str], pairs: int, repeat: int) -> dict[str, dict[str, list[float]]]:
+def measure(
+    sides: dict[str, str], pairs: int, repeat: int, notices_off: bool = False
+) -> dict[str, dict[str, list[float]]]:
     samples: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
     with tempfile.TemporaryDirectory() as caches:
         for pair in range(pairs):
             order = list(sides.items()) if pair % 2 == 0 else list(sides.items())[::-1]
             for side, src in order:
                 cache = str(Path(caches) / side)
-                steps = run_json([sys.executable, "-c", CHILD, str(repeat)], side_env(src, None))
+                child = [
+                    sys.executable,
+                    "-c",
+                    CHILD,
+                    str(repeat),
+                    *(["off"] if notices_off else []),
+                ]
+                steps = run_json(child, side_env(src, None))
                 assert isinstance(steps, dict)
                 for key, value in steps.items():
                     samples[side].setdefault(key, []).append(value * 1e6)
@@ -109,10 +122,11 @@ def main() -> None:
     parser.add_argument("other", help="the src folder of the other checkout")
     parser.add_argument("--pairs", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--notices-off", action="store_true", help="budget notices off")
     args = parser.parse_args()
     sides = {"other": str(Path(args.other).resolve()), "this": str(HERE)}
     load = os.getloadavg()
-    samples = measure(sides, args.pairs, args.repeat)
+    samples = measure(sides, args.pairs, args.repeat, args.notices_off)
     print(f"load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after; {args.pairs} pairs")
     print("| per step (CPU µs) | other | this | this / other | fastest: other, this, ratio |")
     print("|---|---|---|---|---|")
