@@ -239,3 +239,67 @@ def test_a_sync_tool_runs_off_the_loops_thread_only_when_a_limit_must_be_able_to
     model = ScriptedModel([ModelTurn(tool_calls=(ToolCall(id="w", name="where"),)), "done"])
     Agent(model, [probe], limits=Limits(max_seconds=max_seconds)).run("q")
     assert (threads == [threading.current_thread()]) is on_loop_thread
+
+
+def test_an_async_tool_runs_on_the_thread_that_waits_for_it() -> None:
+    where: list[threading.Thread] = []
+
+    @tool(read_only=True)
+    async def probe() -> str:
+        """Say where it ran."""
+        where.append(threading.current_thread())
+        return "here"
+
+    model = ScriptedModel([ModelTurn(tool_calls=(ToolCall(id="p", name="probe"),)), "done"])
+    Agent(model, [probe], limits=Limits(max_seconds=60)).run("q")
+    assert where == [threading.current_thread()]  # no hop to a loop thread
+
+
+def test_an_async_tool_that_ignores_its_cancellation_does_not_hold_the_run() -> None:
+    ignored = threading.Event()
+
+    @tool
+    async def stubborn() -> str:
+        """Refuse to be cancelled."""
+        while True:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                ignored.set()
+
+    started = time.monotonic()
+    model = ScriptedModel([ModelTurn(tool_calls=(ToolCall(id="s", name="stubborn"),)), "x"])
+    result = Agent(model, [stubborn], limits=Limits(max_seconds=0.5)).run("q")
+    assert time.monotonic() - started < 10
+    assert result.stop_reason is StopReason.TIMEOUT
+    assert errors(result)[0].startswith("cancelled at the time limit")
+    assert ignored.is_set()
+
+
+def test_a_turn_of_sync_and_async_read_only_calls_runs_them_together() -> None:
+    barrier = threading.Barrier(2, timeout=10)
+    gate = threading.Event()
+
+    @tool(read_only=True)
+    def sync_side(n: int) -> int:
+        """Meet the async call."""
+        barrier.wait()
+        gate.wait(10)
+        return n
+
+    @tool(read_only=True)
+    async def async_side(n: int) -> int:
+        """Meet the sync call, without blocking the loop."""
+        await asyncio.to_thread(barrier.wait)
+        gate.set()
+        return n * 10
+
+    turn = ModelTurn(
+        tool_calls=(
+            *calls("sync_side", 1),
+            ToolCall(id="b", name="async_side", arguments='{"n": 2}'),
+        )
+    )
+    model = ScriptedModel([turn, "done"])
+    result = Agent(model, [sync_side, async_side], limits=Limits(max_seconds=60)).run("q")
+    assert result.answer == "done" and outputs(result) == [1, 20]

@@ -1,9 +1,11 @@
 """``ToolExecutor``: runs prepared calls under a deadline, sync and async tools alike.
 
 Sync tools run on daemon worker threads, reused from call to call; async tools run on one
-event loop the executor owns, in a thread of its own; both are made on first use and ended by
-``close``. At the deadline a sync tool is abandoned (Python cannot stop a thread: it runs on,
-and whatever it returns is discarded, as its result says) and an async tool is cancelled.
+event loop the executor owns, run by the waiting thread itself (``async_calls.OwnLoop``), or in
+a thread of its own when the waiting thread already runs a loop; all are made on first use and
+ended by ``close``. At the deadline a sync tool is abandoned (Python cannot stop a thread: it
+runs on, and whatever it returns is discarded, as its result says) and an async tool is
+cancelled.
 Without a deadline, or for a tool that bounds its own time (``Tool.bounded``), a sync call
 runs on the caller's thread, at no cost. A turn of read-only
 calls runs concurrently, at most ``MAX_PARALLEL`` at a time.
@@ -26,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from reactloop.messages import ToolResult
 from reactloop.prepared import PreparedCall
+from reactloop.tools.async_calls import LoopThread, OwnLoop
 from reactloop.tools.registry import run_deadline_scope
 
 if TYPE_CHECKING:
-    import asyncio
     from concurrent.futures import Future
 
     _Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
@@ -55,12 +57,20 @@ class _Interrupted(Exception):
     pass
 
 
+class _Pending(Protocol):
+    """A call under way: a ``concurrent.futures.Future`` or an ``asyncio.Task``."""
+
+    def result(self) -> Any: ...
+
+    def cancel(self) -> bool: ...
+
+
 class ToolExecutor:
     def __init__(self, invoker: Invoker) -> None:
         self._invoker = invoker
         self._workers: _Workers | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: threading.Thread | None = None
+        self._own = OwnLoop()
+        self._loop_thread = LoopThread()
         self.interrupted = False
         self.abandoned = 0  # sync tools left running past their deadline
         self.cancel: threading.Event | None = None  # set: stop waiting, as for a Ctrl-C
@@ -80,18 +90,50 @@ class ToolExecutor:
                     return self._invoker.invoke(prepared)
             except KeyboardInterrupt:
                 return self._interrupted(prepared, "the run was interrupted while it ran")
+        if tool.is_async and OwnLoop.usable():
+            return self._run_here([prepared], deadline)[0]
         return self._collect([prepared], [self._submit(prepared, deadline)], deadline)[0]
 
     def run_batch(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
         """Concurrently when every call is read-only, else one after another, in order."""
         if len(batch) > 1 and all(p.read_only for p in batch):
             results: list[ToolResult] = []
+            here = any(p.tool is not None and p.tool.is_async for p in batch) and OwnLoop.usable()
             for start in range(0, len(batch), MAX_PARALLEL):
                 chunk = batch[start : start + MAX_PARALLEL]
-                futures = [self._submit(p, deadline) for p in chunk]
-                results.extend(self._collect(chunk, futures, deadline))
+                results.extend(
+                    self._run_mixed(chunk, deadline) if here else self._run_all(chunk, deadline)
+                )
             return results
         return [self.run_one(p, deadline) for p in batch]
+
+    def _run_all(self, chunk: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
+        return self._collect(chunk, [self._submit(p, deadline) for p in chunk], deadline)
+
+    def _run_mixed(self, chunk: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
+        """Sync calls on the workers while the async ones run on this thread's loop."""
+        is_async = [p.tool is not None and p.values is not None and p.tool.is_async for p in chunk]
+        sync = [p for p, a in zip(chunk, is_async, strict=True) if not a]
+        futures = [self._submit(p, deadline) for p in sync]
+        done_here = iter(
+            self._run_here([p for p, a in zip(chunk, is_async, strict=True) if a], deadline)
+        )
+        done_there = iter(self._collect(sync, futures, deadline))
+        return [next(done_here) if a else next(done_there) for a in is_async]
+
+    def _run_here(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
+        """Async calls on the executor's loop, run by this thread until they end."""
+        if not batch:
+            return []
+        if self.cancel is not None and self.cancel.is_set():
+            return [self._not_started(p) for p in batch]
+        coroutines = [self._guarded(p) for p in batch]
+        tasks, unfinished, interrupted = self._own.run(coroutines, deadline, self.cancel)
+        self.interrupted = self.interrupted or interrupted
+        return [
+            self._give_up(p, t) if t in unfinished else self._outcome(p, t)
+            for p, t in zip(batch, tasks, strict=True)
+        ]
 
     def _submit(self, prepared: PreparedCall, deadline: float | None) -> Future[ToolResult]:
         from concurrent.futures import Future  # loaded by the first call on a thread
@@ -106,10 +148,7 @@ class ToolExecutor:
             done.set_result(self._not_started(prepared))
             return done
         if tool.is_async:
-            import asyncio  # loaded by the first async tool, not by ``import reactloop``
-
-            coroutine = self._guarded(prepared)
-            return asyncio.run_coroutine_threadsafe(coroutine, self._event_loop())
+            return self._loop_thread.submit(self._guarded(prepared))
         if self._workers is None:
             self._workers = _Workers()
         return self._workers.submit(self._invoke_until, prepared, deadline)
@@ -142,15 +181,16 @@ class ToolExecutor:
             for prepared, future in zip(batch, futures, strict=True)
         ]
 
-    def _outcome(self, prepared: PreparedCall, future: Future[ToolResult]) -> ToolResult:
+    def _outcome(self, prepared: PreparedCall, future: _Pending) -> ToolResult:
         try:
-            return future.result()
+            result: ToolResult = future.result()
+            return result
         except (KeyboardInterrupt, _Interrupted):
             return self._interrupted(prepared, "the tool raised KeyboardInterrupt")
         except BaseException as exc:  # a bug of the harness's own: still a result
             return _error(prepared, f"the call failed in the harness ({exc!r})")
 
-    def _give_up(self, prepared: PreparedCall, future: Future[ToolResult]) -> ToolResult:
+    def _give_up(self, prepared: PreparedCall, future: _Pending) -> ToolResult:
         assert prepared.tool is not None
         if self.interrupted:
             future.cancel()
@@ -175,35 +215,13 @@ class ToolExecutor:
             call_id=prepared.id, name=prepared.name, ok=False, error=error, executed=False
         )
 
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            import asyncio
-
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="reactloop-async-tools", daemon=True
-            )
-            thread.start()
-            self._loop, self._loop_thread = loop, thread
-        return self._loop
-
     def close(self) -> None:
-        """End the workers and the event loop; async tools still running are cancelled."""
+        """End the workers and the event loops; async tools still running are cancelled."""
+        self._own.close()
         if self._workers is not None:
             self._workers.close()
             self._workers = None
-        loop, thread = self._loop, self._loop_thread
-        self._loop = self._loop_thread = None
-        if loop is None or thread is None:
-            return
-        import asyncio  # loaded already: the event loop is there
-
-        with contextlib.suppress(Exception):  # tasks that refuse to end stay on the thread
-            asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(timeout=2)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=2)
-        if not thread.is_alive():
-            loop.close()
+        self._loop_thread.close()
 
 
 def _deadline_scope(deadline: float | None) -> contextlib.AbstractContextManager[None]:
@@ -238,16 +256,6 @@ def _error(prepared: PreparedCall, message: str) -> ToolResult:
     return ToolResult(
         call_id=prepared.id, name=prepared.name, ok=False, error=message, executed=True
     )
-
-
-async def _cancel_all() -> None:
-    import asyncio
-
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.wait(tasks, timeout=1)
 
 
 class _Workers:
