@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,3 +49,15 @@ def make_agent(seed_tools: list[Tool]) -> Callable[..., tuple[Agent, ScriptedMod
         return agent, model
 
     return build
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    """Headless Chromium driven over its DevTools pipe (``test_viewer.DevTools``)."""
+    from test_viewer import DevTools  # a test module's helper, for the viewer tests only
+
+    devtools = DevTools(tmp_path / "profile")
+    try:
+        yield devtools
+    finally:
+        devtools.close()

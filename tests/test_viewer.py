@@ -178,15 +178,6 @@ class DevTools:
         os.close(self._from_chrome)
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[DevTools]:
-    devtools = DevTools(tmp_path / "profile")
-    try:
-        yield devtools
-    finally:
-        devtools.close()
-
-
 def open_page(devtools: DevTools, url: str, width: int, height: int) -> str:
     target = devtools.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = devtools.send("Target.attachToTarget", {"targetId": target, "flatten": True})

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +76,6 @@ def anthropic_run(
     return trace, result.stderr, server
 
 
-@pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[DevTools]:
-    devtools = DevTools(tmp_path / "profile")
-    try:
-        yield devtools
-    finally:
-        devtools.close()
-
-
 STEPS_JS = """[...document.querySelectorAll('#steps > article.step')].map(a => ({
   id: a.id,
   usage: a.querySelector(':scope > div.muted').innerText,
@@ -104,16 +94,16 @@ STEPS_JS = """[...document.querySelectorAll('#steps > article.step')].map(a => (
     ("stream", "width", "height"), [(False, 390, 844), (True, 1440, 900)], ids=["json", "stream"]
 )
 def test_redacted_thinking_and_cache_writes_are_shown(
-    chromium: DevTools, tmp_path: Path, stream: bool, width: int, height: int
+    browser: DevTools, tmp_path: Path, stream: bool, width: int, height: int
 ) -> None:
     trace, _, server = anthropic_run(tmp_path, *(["--stream"] if stream else []))
     echoed = server.requests[1].json["messages"][1]["content"]
     assert echoed[1] == RED_1  # the opaque data went back byte-exact, in its place
     page = tmp_path / "run.html"
     page.write_text(render_html(trace), encoding="utf-8")
-    sid = open_page(chromium, page.as_uri(), width, height)
+    sid = open_page(browser, page.as_uri(), width, height)
 
-    first, second = evaluate(chromium, sid, STEPS_JS)
+    first, second = evaluate(browser, sid, STEPS_JS)
     assert (first["id"], second["id"]) == ("step-1", "step-2")
     assert first["usage"].startswith("in 2,005 · cached 0 · cache write 2,000 · out 10 · ")
     assert second["usage"].startswith("in 2,037 · cached 2,000 · cache write 30 · out 4 · ")
@@ -129,21 +119,21 @@ def test_redacted_thinking_and_cache_writes_are_shown(
     shown = first["redacted"] + second["redacted"]
     assert all(r["height"] > 0 and r["beforeAction"] for r in shown)  # visible, not folded
     cards = evaluate(
-        chromium,
+        browser,
         sid,
         "Object.fromEntries([...document.querySelectorAll('.card')].map(c =>"
         " [c.querySelector('.k').innerText, c.querySelector('.v').innerText]))",
     )
     assert (cards["CACHED"], cards["CACHE WRITES"]) == ("2,000", "2,030")
-    head = evaluate(chromium, sid, "[...document.querySelectorAll('th')].map(t => t.textContent)")
+    head = evaluate(browser, sid, "[...document.querySelectorAll('th')].map(t => t.textContent)")
     assert head[:7] == ["call", "step", "input", "cached", "cache write", "output", "reasoning"]
-    assert evaluate(chromium, sid, "document.documentElement.scrollWidth") <= width
-    assert evaluate(chromium, sid, "document.title") != "pwned"
-    assert console_errors(chromium, sid) == []
+    assert evaluate(browser, sid, "document.documentElement.scrollWidth") <= width
+    assert evaluate(browser, sid, "document.title") != "pwned"
+    assert console_errors(browser, sid) == []
 
 
-def test_a_run_without_cache_writes_shows_no_cache_write(tmp_path: Path) -> None:
-    """An OpenAI-compatible run (cached tokens, no writes) keeps its usage line and table."""
+def openai_cached_run(tmp_path: Path) -> Path:
+    """The journal of an OpenAI-compatible CLI run: cached tokens, no cache writes."""
     trace = tmp_path / "openai.jsonl"
     usage = {
         "prompt_tokens": 40,
@@ -160,6 +150,12 @@ def test_a_run_without_cache_writes_shows_no_cache_write(tmp_path: Path) -> None
                    "--tools", "calculator", "--trace", str(trace)],
         )  # fmt: skip
     assert result.exit_code == 0, result.stderr
+    return trace
+
+
+def test_a_run_without_cache_writes_shows_no_cache_write(tmp_path: Path) -> None:
+    """An OpenAI-compatible run (cached tokens, no writes) keeps its usage line and table."""
+    trace = openai_cached_run(tmp_path)
     page = render_html(trace)
     assert '<div class="muted">in 40 · cached 32 · out 6 · ' in page
     assert "cache write" not in page and 'class="redacted-reasoning"' not in page

@@ -7,7 +7,6 @@ Checked in the real headless Chromium of ``test_viewer.py``, on journals of real
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +16,16 @@ from reactloop import Agent, Journal, Limits, ScriptedModel
 from reactloop.journal import read_journal
 from reactloop.viewer import render_events, render_html
 from test_compaction import run as compacted_run
-from test_viewer import DevTools, console_errors, evaluate, fetch, needs_chromium, open_page
+from test_viewer import (
+    DevTools,
+    console_errors,
+    evaluate,
+    fetch,
+    needs_chromium,
+    open_page,
+)
 
 ITEMS_JS = "[...document.querySelectorAll('#steps > article')].map(e => e.id)"
-
-
-@pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[DevTools]:
-    devtools = DevTools(tmp_path / "profile")
-    try:
-        yield devtools
-    finally:
-        devtools.close()
 
 
 def expected_order(events: list[dict[str, Any]]) -> list[str]:
@@ -53,17 +50,17 @@ def next_turn_usage(events: list[dict[str, Any]], event: dict[str, Any]) -> dict
 @needs_chromium
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1440, 900)])
 def test_each_compaction_is_its_own_item_on_the_page(
-    chromium: DevTools, tmp_path: Path, width: int, height: int
+    browser: DevTools, tmp_path: Path, width: int, height: int
 ) -> None:
     _, _, events = compacted_run("openai", "summarize", tmp_path)
     done = [e for e in events if e["type"] == "compaction"]
     page = tmp_path / "run.html"
     page.write_text(render_html(tmp_path / "openai-summarize.jsonl"), encoding="utf-8")
-    sid = open_page(chromium, page.as_uri(), width, height)
+    sid = open_page(browser, page.as_uri(), width, height)
 
-    assert evaluate(chromium, sid, ITEMS_JS) == expected_order(events)
+    assert evaluate(browser, sid, ITEMS_JS) == expected_order(events)
     shown = evaluate(
-        chromium,
+        browser,
         sid,
         "[...document.querySelectorAll('article.compaction')].map(e => [e.dataset.afterStep,"
         " e.querySelector('.tokens-line').innerText, e.innerText])",
@@ -84,7 +81,7 @@ def test_each_compaction_is_its_own_item_on_the_page(
         assert f"next call: {uncached:,} of {following['input_tokens']:,} input tokens" in text
     # Set apart from the steps, and inside a phone's width.
     styles = evaluate(
-        chromium,
+        browser,
         sid,
         "[getComputedStyle(document.querySelector('article.compaction')).borderLeftStyle,"
         " getComputedStyle(document.querySelector('article.compaction')).borderTopStyle,"
@@ -92,8 +89,8 @@ def test_each_compaction_is_its_own_item_on_the_page(
         ".borderTopStyle]",
     )
     assert styles == ["solid", "dashed", "solid"]
-    assert evaluate(chromium, sid, "document.documentElement.scrollWidth") <= width
-    assert console_errors(chromium, sid) == []
+    assert evaluate(browser, sid, "document.documentElement.scrollWidth") <= width
+    assert console_errors(browser, sid) == []
 
 
 def test_a_trim_shows_its_stubs(tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from reactloop.cli import main
-from reactloop.testing import FakeOpenAIServer, completion, tool_call
-from test_viewer_anthropic import RED_2, RED_3, THOUGHT, anthropic_run
+from test_viewer_anthropic import RED_2, RED_3, THOUGHT, anthropic_run, openai_cached_run
 
 PLACEHOLDER = "redacted by the provider: 28 bytes of opaque data, echoed back unchanged"
 BOTH = len(RED_2["data"]) + len(RED_3["data"])
@@ -72,22 +71,7 @@ def test_cost_prints_a_cache_write_column_and_prices_writes(tmp_path: Path) -> N
 
 
 def test_cost_of_a_run_without_cache_writes_keeps_its_columns(tmp_path: Path) -> None:
-    trace = tmp_path / "openai.jsonl"
-    usage = {
-        "prompt_tokens": 40,
-        "completion_tokens": 6,
-        "prompt_tokens_details": {"cached_tokens": 32},
-    }
-    script = [
-        completion(tool_calls=[tool_call("calculator", {"expression": "2+3"})], usage=usage),
-        completion("5", usage=usage),
-    ]
-    with FakeOpenAIServer(script) as server:
-        ran = CliRunner().invoke(
-            main, ["run", "2+3?", "--model", "vllm:fake", "--base-url", server.base_url,
-                   "--tools", "calculator", "--trace", str(trace)],
-        )  # fmt: skip
-    assert ran.exit_code == 0, ran.stderr
+    trace = openai_cached_run(tmp_path)
     printed = CliRunner().invoke(main, ["cost", str(trace)], terminal_width=200)
     assert printed.exit_code == 0, printed.stderr
     assert table_rows(printed.stdout) == [
