@@ -19,22 +19,19 @@ call on a thread, so that ``import reactloop`` loads neither (a third of its tim
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import queue
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reactloop.messages import ToolResult
 from reactloop.prepared import PreparedCall
 from reactloop.tools.async_calls import LoopThread, OwnLoop
 from reactloop.tools.registry import run_deadline_scope
+from reactloop.tools.workers import Workers
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
-
-    _Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
 
 MAX_PARALLEL = 8
 _SLICE = 0.05
@@ -68,7 +65,7 @@ class _Pending(Protocol):
 class ToolExecutor:
     def __init__(self, invoker: Invoker) -> None:
         self._invoker = invoker
-        self._workers: _Workers | None = None
+        self._workers: Workers | None = None
         self._own = OwnLoop()
         self._loop_thread = LoopThread()
         self.interrupted = False
@@ -150,7 +147,7 @@ class ToolExecutor:
         if tool.is_async:
             return self._loop_thread.submit(self._guarded(prepared))
         if self._workers is None:
-            self._workers = _Workers()
+            self._workers = Workers()
         return self._workers.submit(self._invoke_until, prepared, deadline)
 
     def _invoke_until(self, prepared: PreparedCall, deadline: float | None) -> ToolResult:
@@ -256,51 +253,3 @@ def _error(prepared: PreparedCall, message: str) -> ToolResult:
     return ToolResult(
         call_id=prepared.id, name=prepared.name, ok=False, error=message, executed=True
     )
-
-
-class _Workers:
-    """Daemon threads that run jobs, started as needed and reused. Unlike the threads of a
-    ``ThreadPoolExecutor``, a thread abandoned at a deadline does not hold up the process's
-    exit, and it is never given another job."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._closed = False
-
-    def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
-        from concurrent.futures import Future
-
-        future: Future[Any] = Future()
-        with self._lock:
-            start = self._idle == 0
-            if not start:
-                self._idle -= 1
-        if start:
-            threading.Thread(target=self._work, name="reactloop-tool", daemon=True).start()
-        self._jobs.put((future, contextvars.copy_context(), function, args))
-        return future
-
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            future, context, function, args = job
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(context.run(function, *args))
-                except BaseException as exc:  # handed to the waiting thread
-                    future.set_exception(exc)
-            with self._lock:
-                if self._closed:
-                    return
-                self._idle += 1
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, 0
-        for _ in range(idle):
-            self._jobs.put(None)

@@ -1,0 +1,62 @@
+"""``Workers``: the daemon threads that run sync tools under a deadline (``ToolExecutor``)."""
+
+from __future__ import annotations
+
+import contextvars
+import queue
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    _Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
+
+
+class Workers:
+    """Daemon threads that run jobs, started as needed and reused. Unlike the threads of a
+    ``ThreadPoolExecutor``, a thread abandoned at a deadline does not hold up the process's
+    exit, and it is never given another job."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._closed = False
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._work, name="reactloop-tool", daemon=True).start()
+        self._jobs.put((future, contextvars.copy_context(), function, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, context, function, args = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(context.run(function, *args))
+                except BaseException as exc:  # handed to the waiting thread
+                    future.set_exception(exc)
+            with self._lock:
+                if self._closed:
+                    return
+                self._idle += 1
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._jobs.put(None)
