@@ -29,9 +29,17 @@ def population(name: str) -> int:
     return 2_100_000
 
 
+def _model(server: FakeOpenAIServer, provider: str) -> OpenAIChatModel:
+    """The adapter for ``provider`` at the fake server; for ``openai`` as if it were OpenAI's
+    own host (at any other host an ``openai:`` model is taken for a compatible server)."""
+    mode = "with_tools" if provider == "openai" else None
+    return OpenAIChatModel(
+        model="m", base_url=server.base_url, provider=provider, api_key="k", json_schema=mode
+    )
+
+
 def _agent(server: FakeOpenAIServer, provider: str, **limits: Any) -> Agent:
-    model = OpenAIChatModel(model="m", base_url=server.base_url, provider=provider, api_key="k")
-    return Agent(model, [population], output_type=City, limits=Limits(**limits))
+    return Agent(_model(server, provider), [population], output_type=City, limits=Limits(**limits))
 
 
 def _tool_names(request: Any) -> list[str]:
@@ -65,8 +73,7 @@ def test_an_invalid_json_reply_is_an_observation_and_the_model_tries_again() -> 
 
 def test_an_int_answer_travels_wrapped_in_value() -> None:
     with FakeOpenAIServer(['{"value": 42}']) as server:
-        model = OpenAIChatModel(model="m", base_url=server.base_url, provider="openai", api_key="k")
-        result = Agent(model, output_type=int).run("6 * 7?")
+        result = Agent(_model(server, "openai"), output_type=int).run("6 * 7?")
     assert result.output == 42
     schema = server.requests[0].json["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["value"] and schema["properties"]["value"]["type"] == "integer"
@@ -98,6 +105,22 @@ def test_a_provider_without_json_schema_replies_never_gets_one() -> None:
 
 def test_a_run_without_a_typed_answer_sends_no_response_format() -> None:
     with FakeOpenAIServer(["Paris."]) as server:
-        model = OpenAIChatModel(model="m", base_url=server.base_url, provider="openai", api_key="k")
-        assert Agent(model).run("Capital of France?").answer == "Paris."
+        assert Agent(_model(server, "openai")).run("Capital of France?").answer == "Paris."
     assert "response_format" not in server.requests[0].json
+
+
+def test_an_openai_model_at_another_host_is_taken_for_a_compatible_server() -> None:
+    official = OpenAIChatModel(model="m", api_key="k")
+    elsewhere = OpenAIChatModel(model="m", base_url="http://127.0.0.1:8000/v1", api_key="k")
+    assert (official.json_schema, official.answers_json_schema) == ("with_tools", True)
+    assert (elsewhere.json_schema, elsewhere.answers_json_schema) == ("alone", False)
+    calls = [completion(tool_calls=[tool_call("population", {"name": n})]) for n in "ABC"]
+    answer = '{"name": "Paris", "population": 2100000}'
+    with FakeOpenAIServer([*calls, answer]) as server:
+        model = OpenAIChatModel(model="m", base_url=server.base_url, api_key="k")
+        agent = Agent(model, [population], output_type=City, limits=Limits(max_model_calls=4))
+        assert agent.run("Paris?").output == City(name="Paris", population=2_100_000)
+    *tooled, last = server.requests
+    assert all("response_format" not in r.json for r in tooled)
+    assert all("final_answer" in _tool_names(r) for r in tooled)
+    assert last.json["response_format"]["json_schema"]["name"] == "final_answer"

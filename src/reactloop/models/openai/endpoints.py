@@ -20,6 +20,10 @@ from reactloop.errors import UsageError
 PLACEHOLDER_KEY = "no-key-needed"
 
 
+JsonSchemaMode = Literal["with_tools", "alone", ""]
+OPENAI_HOST = "api.openai.com"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Service:
     """One OpenAI-compatible service.
@@ -42,7 +46,7 @@ class Service:
     echo_tool_name: bool = False
     max_tokens_field: str = "max_tokens"
     ollama_host: bool = False
-    json_schema: Literal["with_tools", "alone", ""] = ""
+    json_schema: JsonSchemaMode = ""
 
     @property
     def is_local(self) -> bool:

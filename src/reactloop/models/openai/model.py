@@ -13,6 +13,7 @@ import importlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import Message, ModelTurn
@@ -20,7 +21,9 @@ from reactloop.models import ModelSettings
 from reactloop.models.base import ModelRequest
 from reactloop.models.http_deadline import ReplyDeadline
 from reactloop.models.openai.endpoints import (
+    OPENAI_HOST,
     PLACEHOLDER_KEY,
+    JsonSchemaMode,
     Service,
     get_service,
     resolve_endpoint,
@@ -45,7 +48,8 @@ class OpenAIChatModel:
 
     ``provider`` selects quirks (see ``endpoints.SERVICES``); ``extra_body`` adds request
     fields (``{"thinking": {"type": "enabled"}}``); ``http_client`` (an ``httpx2.Client``, the
-    SDK's HTTP library) and ``sleep`` are seams for tests.
+    SDK's HTTP library) and ``sleep`` are seams for tests. ``json_schema`` overrides when a
+    typed answer is asked for as a ``response_format`` (``endpoints.Service.json_schema``).
     """
 
     native_tools = True
@@ -66,10 +70,12 @@ class OpenAIChatModel:
         extra_body: dict[str, Any] | None = None,
         http_client: Any = None,
         sleep: Callable[[float], None] = time.sleep,
+        json_schema: JsonSchemaMode | None = None,
     ) -> None:
         self.service: Service = get_service(provider)
+        self.json_schema = _json_schema_mode(self.service, base_url, json_schema)
         # a typed answer is asked for as a JSON reply, not the final_answer tool (see Agent)
-        self.answers_json_schema = self.service.json_schema == "with_tools"
+        self.answers_json_schema = self.json_schema == "with_tools"
         self.model = model
         self.name = f"{provider}:{model}"
         self.base_url = base_url.rstrip("/")
@@ -110,7 +116,7 @@ class OpenAIChatModel:
         return body
 
     def _constrains(self, request: ModelRequest) -> bool:
-        mode = self.service.json_schema
+        mode = self.json_schema
         return mode == "with_tools" or (mode == "alone" and request.tool_choice == "none")
 
     def render(self, messages: Sequence[Message]) -> list[WireMessage]:
@@ -169,6 +175,18 @@ class OpenAIChatModel:
             ),
             **({"timeout": self.timeout} if self.timeout else {}),
         )
+
+
+def _json_schema_mode(
+    service: Service, base_url: str, chosen: JsonSchemaMode | None
+) -> JsonSchemaMode:
+    """When typed answers go as a ``response_format``: ``chosen``, else the service's, except
+    that an ``openai:`` model at another host (a compatible server: it may constrain the whole
+    reply by grammar, tool calls included) gets it only on calls that may not use a tool."""
+    if chosen is not None:
+        return chosen
+    official = urlsplit(base_url).hostname == OPENAI_HOST
+    return "alone" if service.json_schema == "with_tools" and not official else service.json_schema
 
 
 def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIChatModel:
