@@ -2,18 +2,48 @@
 connection, a body, a cause.
 
 Shared by the OpenAI-compatible and the Anthropic adapters (both SDKs raise the same kinds of
-transport errors); each reads its provider's error bodies itself, in its own ``errors.py``.
+transport errors); each reads its provider's error bodies itself, in its own ``errors.py``,
+with the text helpers here (``one_line``, ``field_text``, ``retry_header``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from reactloop import safejson
 from reactloop.errors import ModelError
 
 Failure = Literal["timeout", "connect", "broken"]
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+MAX_MESSAGE_CHARS = 500  # of a provider's error message, as a ``ModelError`` repeats it
+
+
+def one_line(text: str) -> str:
+    """``text`` with its whitespace folded, at most ``MAX_MESSAGE_CHARS`` long."""
+    flat = " ".join(text[: MAX_MESSAGE_CHARS * 4].split())
+    if len(flat) > MAX_MESSAGE_CHARS:
+        return flat[: MAX_MESSAGE_CHARS - 3] + "..."
+    return flat
+
+
+def field_text(value: Any) -> str:
+    """A field of an error body as text: a string as is, anything else as (the start of) its
+    JSON, never a ``repr`` (which recurses into a deep value and refuses an integer of 4300+
+    digits)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return safejson.safe_dumps(value)[:MAX_MESSAGE_CHARS]
+    except safejson.JSONRefused:
+        return f"(a {type(value).__name__} that cannot be shown)"
+
+
+def retry_header(headers: Mapping[str, str]) -> bool | None:
+    """What the provider's ``x-should-retry`` header says (both SDKs honour it), if anything."""
+    should_retry = headers.get("x-should-retry", "").strip().lower()
+    return should_retry == "true" if should_retry in ("true", "false") else None
 
 
 def refused(exc: BaseException) -> bool:

@@ -23,11 +23,11 @@ from typing import Any
 
 from reactloop import safejson
 from reactloop.errors import ProviderError
+from reactloop.models.http_errors import field_text, one_line, retry_header
 from reactloop.models.retry import retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
-MAX_MESSAGE_CHARS = 500
 HINTS = {
     401: " (check ANTHROPIC_API_KEY)",
     403: " (the key may not be allowed to use this model)",
@@ -60,32 +60,15 @@ def read_error_body(text: str) -> ErrorBody:
 def error_fields(fields: Mapping[str, Any]) -> ErrorBody:
     kind = fields.get("type")
     message = fields.get("message") or kind
-    kind_text = one_line(as_text(kind))[:100] if kind is not None else ""
-    return ErrorBody(message=one_line(as_text(message)) or "(no message)", type=kind_text or None)
-
-
-def as_text(value: Any) -> str:
-    """A field as text; a nested value or a huge number as the start of its JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return safejson.safe_dumps(value)[:MAX_MESSAGE_CHARS]
-    except safejson.JSONRefused:
-        return f"(a {type(value).__name__} too big or too deep to show)"
-
-
-def one_line(text: str) -> str:
-    flat = " ".join(text[: MAX_MESSAGE_CHARS * 4].split())
-    if len(flat) > MAX_MESSAGE_CHARS:
-        return flat[: MAX_MESSAGE_CHARS - 3] + "..."
-    return flat
+    kind_text = one_line(field_text(kind))[:100] if kind is not None else ""
+    return ErrorBody(
+        message=one_line(field_text(message)) or "(no message)", type=kind_text or None
+    )
 
 
 def is_retryable(status: int, headers: Mapping[str, str]) -> bool:
-    should_retry = headers.get("x-should-retry", "").strip().lower()
-    if should_retry in ("true", "false"):
-        return should_retry == "true"
-    return status in RETRYABLE_STATUSES
+    said = retry_header(headers)
+    return status in RETRYABLE_STATUSES if said is None else said
 
 
 def provider_error(
@@ -108,7 +91,7 @@ def stream_error(provider: str, payload: Any, *, where: str = "stream error") ->
     if isinstance(payload, Mapping):
         body = error_fields(payload)
     else:
-        body = ErrorBody(message=one_line(as_text(payload)) or "(no message)")
+        body = ErrorBody(message=one_line(field_text(payload)) or "(no message)")
     return ProviderError(
         f"{provider} {where}: {body.message}" + (f" [{body.type}]" if body.type else ""),
         code=body.type,

@@ -27,11 +27,11 @@ from urllib.parse import urlsplit
 
 from reactloop import safejson
 from reactloop.errors import ProviderError
+from reactloop.models.http_errors import field_text, one_line, retry_header
 from reactloop.models.retry import retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
-MAX_MESSAGE_CHARS = 500
 HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 HTML_TAG = re.compile(r"<[^>]*>")
 JSON_MESSAGE = re.compile(r'"message"\s*:\s*"((?:[^"\\]|\\.){0,2000})"')
@@ -56,7 +56,7 @@ def read_error_body(text: str) -> ErrorBody:
 
 
 def _plain(text: str) -> ErrorBody:
-    return ErrorBody(message=_one_line(_page_text(text)) or "(empty body)")
+    return ErrorBody(message=one_line(_page_text(text)) or "(empty body)")
 
 
 def _scanned(text: str) -> ErrorBody | None:
@@ -71,7 +71,7 @@ def _scanned(text: str) -> ErrorBody | None:
     except safejson.JSONRefused:
         return None
     code = JSON_CODE.search(text[:100_000])
-    return ErrorBody(message=_one_line(found), code=code.group(1).strip('"') if code else None)
+    return ErrorBody(message=one_line(found), code=code.group(1).strip('"') if code else None)
 
 
 def error_fields(body: Mapping[str, Any], *, fallback: str = "") -> ErrorBody | None:
@@ -80,7 +80,7 @@ def error_fields(body: Mapping[str, Any], *, fallback: str = "") -> ErrorBody | 
     if isinstance(inner, Mapping):
         return _from_fields(inner, fallback=fallback)
     if isinstance(inner, str) and inner.strip():
-        return ErrorBody(message=_one_line(inner))
+        return ErrorBody(message=one_line(inner))
     if "message" in body or "detail" in body:
         return _from_fields(body, fallback=fallback)
     return None
@@ -97,38 +97,20 @@ def _page_text(text: str) -> str:
 def _from_fields(fields: Mapping[str, Any], *, fallback: str) -> ErrorBody:
     message = fields.get("message") or fields.get("detail") or fields.get("type") or fallback
     return ErrorBody(
-        message=_one_line(_text(message)) or "(no message)",
+        message=one_line(field_text(message)) or "(no message)",
         code=_optional_text(fields.get("code")),
         type=_optional_text(fields.get("type")),
     )
 
 
-def _text(value: Any) -> str:
-    """A field as text: a string as is, anything else as (the start of) its JSON, never a
-    ``repr`` (which recurses into a deep value and refuses an integer of 4300+ digits)."""
-    if isinstance(value, str):
-        return value
-    try:
-        return safejson.safe_dumps(value)[:MAX_MESSAGE_CHARS]
-    except safejson.JSONRefused:
-        return f"(a {type(value).__name__} that cannot be shown)"
-
-
 def _optional_text(value: Any) -> str | None:
-    return None if value is None else _text(value)
-
-
-def _one_line(text: str) -> str:
-    flat = " ".join(text[: MAX_MESSAGE_CHARS * 4].split())
-    if len(flat) > MAX_MESSAGE_CHARS:
-        return flat[: MAX_MESSAGE_CHARS - 3] + "..."
-    return flat
+    return None if value is None else field_text(value)
 
 
 def is_retryable(status: int, body: ErrorBody, headers: Mapping[str, str]) -> bool:
-    should_retry = headers.get("x-should-retry", "").strip().lower()
-    if should_retry in ("true", "false"):
-        return should_retry == "true"
+    said = retry_header(headers)
+    if said is not None:
+        return said
     if status not in RETRYABLE_STATUSES:
         return False
     if status == 429:
@@ -170,7 +152,7 @@ def stream_error(provider: str, payload: Any, *, where: str = "stream error") ->
     if isinstance(payload, Mapping):
         body = _from_fields(payload, fallback="")
     else:
-        body = ErrorBody(message=_one_line(_text(payload)) or "(no message)")
+        body = ErrorBody(message=one_line(field_text(payload)) or "(no message)")
     transient = _status_code_is_transient(body.code) or any(
         word in f"{body.code} {body.type} {body.message}".lower()
         for word in ("overloaded", "server_error", "rate_limit", "timeout")
