@@ -96,3 +96,12 @@ def test_coding_suite_checks_the_fix_by_running_the_tests(tmp_path: Path) -> Non
     status = {r["task_id"]: (r["status"], r["check_detail"][:6]) for r in outcome.records}
     assert status == {"coding-01": ("passed", "exit 0"), "coding-02": ("failed", "exit 1")}
     assert (ROOT / "examples" / "failing_test" / "calc.py").read_text().count("+ 1)") == 1
+
+
+def test_the_first_coding_task_is_the_example_as_it_stands_in_examples() -> None:
+    """The package carries the example's files (a wheel has no ``examples/``): they must not
+    drift apart from the ones a reader of the repository runs."""
+    first = load_suite("coding")[0]
+    example = ROOT / "examples" / "failing_test"
+    for name in ("calc.py", "test_calc.py"):
+        assert first.files[name] == (example / name).read_text(encoding="utf-8"), name
