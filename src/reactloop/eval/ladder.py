@@ -26,6 +26,7 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.eval.episode import Rung
+from reactloop.usage.prices import PRICE_KEYS
 
 PROTOCOLS = ("native", "text")
 _KEYS = {
@@ -118,9 +119,6 @@ def _rung(path: Path, number: int, entry: Any, protocols: tuple[str, ...]) -> Ru
         concurrency=concurrency,
         max_retries=retries,
     )
-
-
-PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
 
 
 def _optional_text(entry: dict[str, Any], key: str, where: str) -> str | None:

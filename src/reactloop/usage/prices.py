@@ -13,7 +13,7 @@ from reactloop.errors import UsageError
 from reactloop.jsonfast import json_number, read_json_file
 from reactloop.messages import Usage
 
-_PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
+PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,11 +107,11 @@ def _parse_price(source: str, name: str, entry: Any) -> Price:
     where = f"{source}: model {name!r}"
     if not isinstance(entry, dict):
         raise UsageError(f"{where}: expected {{'input': ..., 'cached_input': ..., 'output': ...}}")
-    unknown = sorted(set(entry) - set(_PRICE_KEYS))
+    unknown = sorted(set(entry) - set(PRICE_KEYS))
     if unknown:
-        raise UsageError(f"{where}: unknown key {unknown[0]!r}; keys are {', '.join(_PRICE_KEYS)}")
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}; keys are {', '.join(PRICE_KEYS)}")
     values: dict[str, float] = {}
-    for key in _PRICE_KEYS:
+    for key in PRICE_KEYS:
         value = entry.get(key)
         if value is None:
             continue
