@@ -248,3 +248,23 @@ def test_the_sync_run_still_works_inside_a_running_loop() -> None:
         return agent.run("triple 2")
 
     assert asyncio.run(main()).answer == "6"
+
+
+def test_a_results_repr_shows_the_history_by_its_length_not_its_text() -> None:
+    """``asyncio.run`` formats the repr of its result: a long run's must stay short."""
+    turns = [
+        ModelTurn(tool_calls=(ToolCall(id=f"c{i}", name="echo_text", arguments=f'{{"n": {i}}}'),))
+        for i in range(5)
+    ]
+
+    @tool(read_only=True)
+    def echo_text(n: int) -> str:
+        """A long observation."""
+        return f"{n:04d}-" * 1000
+
+    agent = Agent(ScriptedModel([*turns, ModelTurn(text="done")]), [echo_text])
+    result = asyncio.run(agent.arun("go"))
+    text = repr(result)
+    assert text.startswith("RunResult(answer='done', stop_reason=")
+    assert f"history=<{len(result.history)} messages>" in text
+    assert "0003-0003" not in text and len(text) < 1000

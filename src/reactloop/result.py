@@ -55,6 +55,14 @@ class RunResult:
     def ok(self) -> bool:
         return self.answer is not None
 
+    def __repr__(self) -> str:
+        """Every field but the history, which is shown by its length: a long run's history
+        is megabytes of text (``asyncio.run`` itself formats its result's ``repr``)."""
+        shown = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in _REPR_FIELDS if name != "history"
+        )
+        return f"RunResult({shown}, history=<{len(self.history)} messages>)"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
@@ -69,3 +77,6 @@ class RunResult:
             "trace": self.trace,
             "warnings": list(self.warnings),
         }
+
+
+_REPR_FIELDS = tuple(RunResult.__dataclass_fields__)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from sys import get_asyncgen_hooks as _get_hooks
+from sys import set_asyncgen_hooks as _set_hooks
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -31,6 +33,9 @@ class OwnLoop:
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._set_running: Callable[[asyncio.AbstractEventLoop | None], None] | None = None
+        self._hooks: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+        self._task_type: type[asyncio.Task[Any]] | None = None
 
     @staticmethod
     def usable() -> bool:
@@ -53,22 +58,50 @@ class OwnLoop:
         ``time.monotonic()`` value) passes or ``cancel`` is set: their tasks, the ones that had
         not finished (now cancelled), and whether the wait was interrupted (``cancel``, Ctrl-C).
         """
-        import asyncio
-
         loop = self._get()
-        tasks = [loop.create_task(coroutine) for coroutine in coroutines]
-        watch = _Watch(loop, tasks, deadline, cancel)
-        whole = tasks[0] if len(tasks) == 1 else asyncio.gather(*tasks, return_exceptions=True)
+        task = self._task_type  # ``Task`` itself, not ``create_task``: no factory on this loop
+        assert task is not None
+        tasks = [task(coroutine, loop=loop) for coroutine in coroutines]
+        watch: _Watch | None = None
         try:
-            loop.run_until_complete(whole)
+            if self._first_steps(loop, tasks):
+                return tasks, set(), False
+            watch = _Watch(loop, tasks, deadline, cancel)
+            loop.run_until_complete(tasks[0] if len(tasks) == 1 else _all_of(tasks))
         except KeyboardInterrupt:
+            watch = watch or _Watch(loop, tasks, None, None)
             watch.stop(interrupted=True)
             self._settle(tuple(watch.stopped))
         except BaseException:  # the tasks' own outcomes are read from them, one by one
             pass
         finally:
-            watch.close()
-        return tasks, watch.stopped, watch.interrupted
+            if watch is not None:
+                watch.close()
+        return tasks, set() if watch is None else watch.stopped, bool(watch and watch.interrupted)
+
+    def _first_steps(self, loop: asyncio.AbstractEventLoop, tasks: list[asyncio.Task[Any]]) -> bool:
+        """Take the first step of ``tasks``, just created, here and now, as the loop would
+        (each in its task's context, the task current, the loop running for
+        ``get_running_loop``, its async-generator hooks in place), without the loop's turn
+        around them: an async tool that returns without waiting, or waits only for what is
+        ready, is then done at the cost of a function call, as with Python 3.12's eager tasks,
+        which 3.11 lacks. False, and nothing done, when the ready queue holds other steps
+        than those (or the loop, uvloop's for one, has no such queue); True when all are done.
+        """
+        ready = getattr(loop, "_ready", None)
+        if ready is None or len(ready) != len(tasks) or self._set_running is None:
+            return False
+        assert self._hooks is not None
+        hooks = _get_hooks()
+        _set_hooks(*self._hooks)
+        self._set_running(loop)
+        try:
+            for _ in tasks:  # a step's own ``call_soon``s go to the queue's other end
+                ready.popleft()._run()
+        finally:
+            self._set_running(None)
+            _set_hooks(*hooks)
+        return tasks[0].done() if len(tasks) == 1 else all(task.done() for task in tasks)
 
     def close(self) -> None:
         """Cancel what is still pending and close the loop."""
@@ -89,8 +122,16 @@ class OwnLoop:
     def _get(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             import asyncio
+            import asyncio.events
 
-            self._loop = asyncio.new_event_loop()
+            loop = self._loop = asyncio.new_event_loop()
+            self._task_type = asyncio.Task
+            if isinstance(loop, asyncio.BaseEventLoop):
+                self._set_running = asyncio.events._set_running_loop
+                self._hooks = (
+                    loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+                    loop._asyncgen_finalizer_hook,  # type: ignore[attr-defined]
+                )
         return self._loop
 
     def _settle(self, tasks: Sequence[asyncio.Task[Any]]) -> None:
@@ -102,6 +143,12 @@ class OwnLoop:
 
         with contextlib.suppress(BaseException):
             self._loop.run_until_complete(asyncio.wait(tasks, timeout=_CLEAN_UP_SECONDS))
+
+
+def _all_of(tasks: Sequence[asyncio.Task[Any]]) -> asyncio.Future[list[Any]]:
+    import asyncio
+
+    return asyncio.gather(*tasks, return_exceptions=True)
 
 
 class LoopThread:

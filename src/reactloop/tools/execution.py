@@ -88,7 +88,14 @@ class ToolExecutor:
             except KeyboardInterrupt:
                 return self._interrupted(prepared, "the run was interrupted while it ran")
         if tool.is_async and OwnLoop.usable():
-            return self._run_here([prepared], deadline)[0]
+            # unguarded: a KeyboardInterrupt out of the task stops this thread's wait, as Ctrl-C
+            tasks, unfinished, interrupted = self._own.run(
+                (self._invoker.ainvoke(prepared),), deadline, self.cancel
+            )
+            if interrupted:
+                self.interrupted = True
+            task = tasks[0]
+            return self._give_up(prepared, task) if unfinished else self._outcome(prepared, task)
         return self._collect([prepared], [self._submit(prepared, deadline)], deadline)[0]
 
     def run_batch(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:

@@ -140,13 +140,15 @@ class Toolbox:
         started = time.perf_counter()
         if prepared.values is None or prepared.tool is None:
             return self.refused(prepared, started)
-        import asyncio  # loaded already: this runs on an event loop
-
         try:
             output = await prepared.tool.function(**prepared.values)
-        except (KeyboardInterrupt, asyncio.CancelledError):
+        except KeyboardInterrupt:
             raise
         except BaseException as exc:
+            import asyncio  # loaded already: this runs on an event loop
+
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             return self._failed(prepared.call, exc, started)
         return self._success(prepared.call, output, started)
 
