@@ -47,3 +47,24 @@ def test_import_reactloop_loads_no_adapter_sdk() -> None:
     ).stdout
     loaded = set(json.loads(out))
     assert not loaded & set(NOT_LOADED_BY_IMPORT), loaded & set(NOT_LOADED_BY_IMPORT)
+
+
+def test_import_reactloop_loads_the_types_but_not_the_loop_that_runs_them() -> None:
+    """``import reactloop`` (for ``@tool``, types, an ``Agent`` to configure) stays small: the
+    loop, the executor, asyncio and the model registry load with the first run or lookup."""
+    code = "import json, sys, reactloop; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out))
+    later = {
+        "asyncio",
+        "concurrent.futures",
+        "reactloop.loop",
+        "reactloop.calls",
+        "reactloop.tools.execution",
+        "reactloop.models.registry",
+        "reactloop.asyncrun",
+    }
+    assert not loaded & later, loaded & later
+    assert {"reactloop.agent", "reactloop.messages", "reactloop.tools.base"} <= loaded

@@ -19,8 +19,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from reactloop.agent import Agent
-from reactloop.asyncrun import RunStream
-from reactloop.calls import Approver
 from reactloop.errors import (
     JournalError,
     MissingDependency,
@@ -34,19 +32,20 @@ from reactloop.events import Event, Observer
 from reactloop.finishcheck import read_checklist
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
-from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import Model, ModelRequest
 from reactloop.models.react import ReactTextModel
 from reactloop.output import InvalidOutput
-from reactloop.prepared import PreparedCall
+from reactloop.prepared import Approver, PreparedCall
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, tool
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see them
     from reactloop.approval import TerminalApprover
+    from reactloop.asyncrun import RunStream
     from reactloop.conversation import Conversation
     from reactloop.journal import Journal, read_journal
+    from reactloop.models import ModelSettings, resolve_model
     from reactloop.models.scripted import FunctionModel, ScriptedModel
     from reactloop.output_schema import JSONSchema
 
@@ -63,6 +62,9 @@ _LAZY = {
     "Conversation": "reactloop.conversation",
     "FunctionModel": "reactloop.models.scripted",
     "JSONSchema": "reactloop.output_schema",
+    "ModelSettings": "reactloop.models",
+    "resolve_model": "reactloop.models",
+    "RunStream": "reactloop.asyncrun",
     "Journal": "reactloop.journal",
     "ScriptedModel": "reactloop.models.scripted",
     "TerminalApprover": "reactloop.approval",

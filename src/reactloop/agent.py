@@ -11,23 +11,25 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from reactloop.asyncrun import RunStream, in_thread, settled
-from reactloop.calls import Approver
 from reactloop.events import Observer
 from reactloop.finishcheck import Verify, as_verify
 from reactloop.limits import Limits, Pricer
-from reactloop.loop import RunLoop
 from reactloop.messages import Message
 from reactloop.models.base import Model
 from reactloop.models.react import ReactTextModel
 from reactloop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.output import OutputSpec
+from reactloop.prepared import Approver
 from reactloop.result import RunResult
 from reactloop.settings import RunSettings
 from reactloop.tools.base import Tool
 from reactloop.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from reactloop.asyncrun import RunStream
+    from reactloop.loop import RunLoop
 
 ProtocolName = Literal["auto", "native", "text"]
 Prior = RunResult | Sequence[Message] | None
@@ -165,6 +167,8 @@ class Agent:
         cancel = self._new_cancel()
         run = self._loop(task, history, journal, observers, cancel)
         try:
+            from reactloop.asyncrun import in_thread, settled
+
             return await settled(in_thread(run.execute), cancel)
         finally:
             self._drop_cancel(cancel)
@@ -189,6 +193,8 @@ class Agent:
             finally:
                 self._drop_cancel(cancel)
 
+        from reactloop.asyncrun import RunStream
+
         return RunStream(execute, cancel)
 
     def _new_cancel(self) -> threading.Event:
@@ -209,6 +215,8 @@ class Agent:
         observers: Sequence[Observer] | None,
         cancel: threading.Event,
     ) -> RunLoop:
+        from reactloop.loop import RunLoop  # the loop's modules load with the first run
+
         settings = self.settings()
         if journal is not None or observers is not None or cancel is not self._cancel:
             settings = dataclasses.replace(

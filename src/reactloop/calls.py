@@ -18,15 +18,11 @@ from reactloop.errors import describe_exception
 from reactloop.limits import Budget
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
-from reactloop.prepared import PreparedCall
-from reactloop.tools.base import Tool
+from reactloop.prepared import Approver, PreparedCall
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.toolbox import Toolbox
 
 Emit = Callable[..., None]
-Approver = Callable[[PreparedCall, Tool], "bool | str"]
-"""``approve(call, tool)``: True runs the call; False or a reason string declines it. ``call``
-is the prepared call: ``call.arguments`` holds the decoded arguments that will run."""
 
 
 class Outcome(NamedTuple):  # a tuple: cheaper to define and to make than a dataclass

@@ -8,6 +8,7 @@ that run. A call that cannot run carries its reason in ``error``, worded for the
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
@@ -106,3 +107,8 @@ def _validation_error() -> type[ValidationError]:
     from pydantic import ValidationError  # pydantic loads on first use, not on import
 
     return ValidationError
+
+
+Approver = Callable[[PreparedCall, Tool], "bool | str"]
+"""``approve(call, tool)``: True runs the call; False or a reason string declines it. ``call``
+is the prepared call: ``call.arguments`` holds the decoded arguments that will run."""

@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reactloop.calls import Approver
 from reactloop.events import Observer
 from reactloop.finishcheck import Verify
 from reactloop.limits import Limits, Pricer
 from reactloop.models.base import Model
 from reactloop.output import OutputSpec
+from reactloop.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
 
 

@@ -11,9 +11,30 @@ them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events), ``r
 run's time limit on the wire, for the HTTP adapters).
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from reactloop.models.base import Model, ModelRequest
-from reactloop.models.default import choose_default_model
-from reactloop.models.registry import PROVIDERS, ModelSettings, resolve_model, split_spec
+
+if TYPE_CHECKING:  # loaded on first use, below: a run of a given model needs neither
+    from reactloop.models.default import choose_default_model
+    from reactloop.models.registry import PROVIDERS, ModelSettings, resolve_model, split_spec
+
+_LAZY = {
+    "choose_default_model": "reactloop.models.default",
+    "PROVIDERS": "reactloop.models.registry",
+    "ModelSettings": "reactloop.models.registry",
+    "resolve_model": "reactloop.models.registry",
+    "split_spec": "reactloop.models.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reactloop.models' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "PROVIDERS",

@@ -8,9 +8,30 @@ from MCP servers. Family modules are imported when a family is asked for.
 
 from __future__ import annotations
 
-from reactloop.tools.calculator import calculator_tool
-from reactloop.tools.lookup import lookup_tool
-from reactloop.tools.registry import FAMILIES, ToolContext, build_tools, parse_families
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded on first use, below: ``@tool`` alone needs none of them
+    from reactloop.tools.calculator import calculator_tool
+    from reactloop.tools.lookup import lookup_tool
+    from reactloop.tools.registry import FAMILIES, ToolContext, build_tools, parse_families
+
+_LAZY = {
+    "FAMILIES": "reactloop.tools.registry",
+    "ToolContext": "reactloop.tools.registry",
+    "build_tools": "reactloop.tools.registry",
+    "parse_families": "reactloop.tools.registry",
+    "calculator_tool": "reactloop.tools.calculator",
+    "lookup_tool": "reactloop.tools.lookup",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reactloop.tools' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "FAMILIES",

@@ -26,7 +26,6 @@ from reactloop.prepared import (
 )
 from reactloop.safejson import MAX_DEPTH, nesting_exceeds
 from reactloop.tools.base import Tool
-from reactloop.tools.execution import ToolExecutor
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
 
 if TYPE_CHECKING:
@@ -116,6 +115,8 @@ class Toolbox:
 
     def execute_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """Run calls concurrently when all are read-only, else in order; results keep call order."""
+        from reactloop.tools.execution import ToolExecutor  # what a run loads, not ``@tool``
+
         executor = ToolExecutor(self)
         try:
             return executor.run_batch([self.prepare(call) for call in calls], None)
