@@ -29,14 +29,17 @@ OPTIONAL_SDKS = ("openai", "anthropic", "llama_cpp", "mcp", "httpx", "httpcore",
 # loads an optional dependency (one of OPTIONAL_SDKS), so that ``import reactloop`` does not.
 # (importing module, imported module) -> why. Each entry is checked to still be true.
 LAZY_OPTIONAL: dict[tuple[str, str], str] = {}
-# Function-level imports deferred so that ``import reactloop`` (for ``@tool``, the types, an
-# ``Agent`` to configure) does not load what only a run needs. Each is checked to dodge no
-# circle (moving it to the top would close none) and pinned as not loaded by
-# ``tests/test_public_api.py``.
+# Function-level imports deferred for start-up time: ``import reactloop`` (for ``@tool``, the
+# types, an ``Agent`` to configure) does not load what only a run needs, nor ``reactloop run``
+# what only some of its options need. Each is checked to dodge no circle (moving it to the top
+# would close none) and to keep its target out of what importing the importer loads.
 DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.loop"): "the loop and its modules load with the first run",
     ("reactloop.agent", "reactloop.asyncrun"): "arun and astream: asyncio code",
     ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
+    ("reactloop.cli.runner", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
+    ("reactloop.cli.runner", "reactloop.commandcheck"): "reactloop run --verify (the sandbox)",
+    ("reactloop.cli.runner", "reactloop.usage"): "reactloop run --prices",
 }
 
 
@@ -250,6 +253,11 @@ def test_each_deferred_import_exists_and_dodges_no_circle(entry: tuple[str, str]
     )
     circle = path_between(module_graph(), target, importer)
     assert circle is None, "it hides a circle: " + " → ".join(circle or [])
+    script = f"import json, sys; import {importer}; print(json.dumps({target!r} in sys.modules))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(loaded) is False, f"importing {importer} loads {target} all the same"
 
 
 @pytest.mark.parametrize("entry", sorted(LAZY_OPTIONAL), ids=lambda e: f"{e[0]}->{e[1]}")

@@ -1,7 +1,8 @@
 """Running the one, synchronous loop from ``asyncio``: no second, async copy of it.
 
-A run started by ``Agent.arun`` or ``Agent.astream`` goes on a thread of its own (not the
-event loop's default executor, which a service's other work shares), with the caller's
+A run started by ``Agent.arun`` or ``Agent.astream`` goes on a thread of its own, one of the
+runs' daemon threads, reused from run to run (not the event loop's default executor, which a
+service's other work shares, and whose size would cap the runs in flight), with the caller's
 ``contextvars`` (so an OpenTelemetry span current in the caller is the run's parent). The
 awaiting task is woken through ``call_soon_threadsafe``. Cancelling the task sets the run's
 cancel event, waits until the run has stopped (``cancelled``, its journal complete: the tools
@@ -15,37 +16,42 @@ imports it itself, so that ``import reactloop`` does not load it (a third of its
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from reactloop.events import Event, Observer
 from reactloop.result import RunResult
+from reactloop.tools.workers import Workers
 
 if TYPE_CHECKING:
     import asyncio
 
 T = TypeVar("T")
+_IDLE_RUN_THREADS = 8  # kept waiting for the next run; more end when their run does
+
+
+_RUN_THREADS = Workers("reactloop-run", max_idle=_IDLE_RUN_THREADS)
 
 
 def in_thread(function: Callable[[], T]) -> asyncio.Future[T]:
-    """``function()`` on a new daemon thread; its value (or exception) as a future."""
+    """``function()`` on a daemon thread of the runs' own (reused: starting one costs more
+    than a short run's steps), in a copy of the caller's context; its value (or exception)
+    as a future."""
     import asyncio
 
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    context = contextvars.copy_context()
 
     def target() -> None:
         try:
-            value = context.run(function)
+            value = function()
         except BaseException as exc:  # handed to the awaiting task
             _call_soon(loop, _set_exception, future, exc)
         else:
             _call_soon(loop, _set_result, future, value)
 
-    threading.Thread(target=target, name="reactloop-run", daemon=True).start()
+    _RUN_THREADS.submit(target)  # which copies this context for the thread
     return future
 
 

@@ -23,17 +23,15 @@ from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.files import check_input_file, check_output_file, default_trace_path, model_file
 from reactloop.cli.options import RunOptions, build_limits, pick_model
 from reactloop.cli.telemetry import otel_observer
-from reactloop.commandcheck import CommandCheck
 from reactloop.errors import UsageError
 from reactloop.finishcheck import read_checklist
 from reactloop.journal import Journal, open_journal
 from reactloop.limits import StopReason
 from reactloop.output_schema import load_output_schema
 from reactloop.result import RunResult
-from reactloop.tools.mcp import open_mcp_tools
+from reactloop.tools.base import Tool
 from reactloop.tools.registry import ToolContext, build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
-from reactloop.usage import PriceTable
 
 TOOL_CHOICES = ("auto", "none", "required")
 # What runs the built agent: one run (``reactloop run``), or a conversation (``chat``).
@@ -72,12 +70,19 @@ def _run(
     if options.mcp_config is not None:
         check_input_file(options.mcp_config, "MCP config")
     reserved = [item.name for item in builtin]
-    mcp_servers = open_mcp_tools(
-        options.mcp, options.mcp_url, options.mcp_config, reserved=reserved
-    )
-    with mcp_servers as mcp, otel_observer(options.otel) as telemetry:
+    with _mcp_tools(options, reserved) as mcp, otel_observer(options.otel) as telemetry:
         tools = Toolbox([*builtin, *mcp], spill_dir=context.output_dir)
         return _run_agent(options, families, trace_path, tools, telemetry, session)
+
+
+def _mcp_tools(
+    options: RunOptions, reserved: list[str]
+) -> contextlib.AbstractContextManager[list[Tool]]:
+    if not (options.mcp or options.mcp_url or options.mcp_config):
+        return contextlib.nullcontext([])
+    from reactloop.tools.mcp import open_mcp_tools  # with asyncio: only for --mcp
+
+    return open_mcp_tools(options.mcp, options.mcp_url, options.mcp_config, reserved=reserved)
 
 
 def _run_agent(
@@ -147,6 +152,8 @@ def _answer_checks(options: RunOptions) -> dict[str, Any]:
         check_input_file(options.checklist, "checklist")
         checks["checklist"] = read_checklist(options.checklist)
     if options.verify is not None:
+        from reactloop.commandcheck import CommandCheck  # with the sandbox: only for --verify
+
         workspace = (options.workspace or Path.cwd()).resolve()
         checks["verify"] = CommandCheck(
             options.verify,
@@ -206,6 +213,8 @@ def _price(options: RunOptions, model_name: str) -> Any:
         if options.max_cost is not None:
             raise UsageError("--max-cost needs a price table: --prices FILE.json")
         return None
+    from reactloop.usage import PriceTable  # only for --prices
+
     found = PriceTable.from_file(options.prices).lookup(model_name)
     if found is None:
         if options.max_cost is not None:

@@ -19,11 +19,13 @@ class Workers:
     ``ThreadPoolExecutor``, a thread abandoned at a deadline does not hold up the process's
     exit, and it is never given another job."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "reactloop-tool", *, max_idle: int | None = None) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._closed = False
+        self._name = name
+        self._max_idle = max_idle  # more threads than this waiting for jobs: the next one ends
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
         from concurrent.futures import Future
@@ -34,7 +36,7 @@ class Workers:
             if not start:
                 self._idle -= 1
         if start:
-            threading.Thread(target=self._work, name="reactloop-tool", daemon=True).start()
+            threading.Thread(target=self._work, name=self._name, daemon=True).start()
         self._jobs.put((future, contextvars.copy_context(), function, args))
         return future
 
@@ -50,7 +52,7 @@ class Workers:
                 except BaseException as exc:  # handed to the waiting thread
                     future.set_exception(exc)
             with self._lock:
-                if self._closed:
+                if self._closed or (self._max_idle is not None and self._idle >= self._max_idle):
                     return
                 self._idle += 1
 
