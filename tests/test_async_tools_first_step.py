@@ -179,3 +179,22 @@ def test_keyboard_interrupt_raised_at_once_by_a_tool_cancels_the_run() -> None:
     output = tool_output(result)
     assert output["ok"] is False
     assert output["error"].startswith("cancelled")
+
+
+def test_an_async_http_client_works_in_a_tool() -> None:
+    """httpx's AsyncClient (anyio underneath, which asks asyncio for the current task) makes a
+    real request from a tool: its first step is taken at once, the rest on the loop."""
+    import httpx
+
+    from reactloop.testing import FakeOpenAIServer, completion
+
+    @tool(read_only=True)
+    async def fetch(n: int) -> int:
+        """GET the fake server's chat endpoint and return the HTTP status."""
+        async with httpx.AsyncClient(timeout=10) as client:
+            response = await client.post(f"{server.base_url}/chat/completions", json={})
+        return response.status_code + n
+
+    with FakeOpenAIServer([completion("hi")]) as server:
+        result = run_tool("fetch", 1, tools=[fetch])
+    assert tool_output(result)["output"] == 201
