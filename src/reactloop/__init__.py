@@ -15,8 +15,7 @@ result = Agent(model, [add]).run("What is 2 + 3?")
 assert result.answer == "5"
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reactloop.agent import Agent
 from reactloop.errors import (
@@ -30,6 +29,7 @@ from reactloop.errors import (
 )
 from reactloop.events import Event, Observer
 from reactloop.finishcheck import read_checklist
+from reactloop.lazy import lazy_getattr
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from reactloop.models.base import Model, ModelRequest
@@ -71,12 +71,7 @@ _LAZY = {
     "read_journal": "reactloop.journal",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reactloop' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

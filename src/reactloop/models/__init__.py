@@ -11,9 +11,9 @@ them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events), ``r
 run's time limit on the wire, for the HTTP adapters).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from reactloop.lazy import lazy_getattr
 from reactloop.models.base import Model, ModelRequest
 
 if TYPE_CHECKING:  # loaded on first use, below: a run of a given model needs neither
@@ -28,12 +28,7 @@ _LAZY = {
     "split_spec": "reactloop.models.registry",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reactloop.models' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -8,8 +8,9 @@ from MCP servers. Family modules are imported when a family is asked for.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reactloop.lazy import lazy_getattr
 
 if TYPE_CHECKING:  # loaded on first use, below: ``@tool`` alone needs none of them
     from reactloop.tools.calculator import calculator_tool
@@ -25,12 +26,7 @@ _LAZY = {
     "lookup_tool": "reactloop.tools.lookup",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reactloop.tools' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
