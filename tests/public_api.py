@@ -9,6 +9,7 @@ from __future__ import annotations
 
 PUBLIC_API: dict[str, list[str]] = {
     "reactloop": [
+        "ERROR_KINDS",
         "Agent", "Approver", "Conversation", "Event", "FunctionModel", "InvalidOutput",
         "JSONSchema", "Journal", "JournalError", "Limits", "Message", "MissingDependency", "Model",
         "ModelError", "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer",

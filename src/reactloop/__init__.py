@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from reactloop.agent import Agent
 from reactloop.errors import (
+    ERROR_KINDS,
     JournalError,
     MissingDependency,
     ModelError,
@@ -75,6 +76,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
+    "ERROR_KINDS",
     "Agent",
     "Approver",
     "Conversation",

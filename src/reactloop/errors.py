@@ -27,16 +27,44 @@ class MissingDependency(UsageError):
     """An optional dependency is missing; the message names the pip command that adds it."""
 
 
-class ModelError(ReactLoopError):
-    """A model call failed. ``retryable`` tells whether trying again may help."""
+ERROR_KINDS = (
+    "auth",  # the key is missing, wrong or not allowed (401, 403)
+    "not_found",  # no such model or endpoint (404)
+    "rate_limit",  # too many requests now (429)
+    "quota",  # out of credit or quota (402, or a 429 that says so)
+    "context_length",  # the history outgrew the model's context: the run's own doing
+    "bad_request",  # any other 4xx: the request was refused
+    "server",  # 5xx, overloaded
+    "timeout",  # no (complete) reply in time
+    "connection",  # the server could not be reached, or the connection broke off
+    "bad_reply",  # a reply that cannot be read as a turn
+    "internal",  # a bug of an adapter or of reactloop
+    "other",
+)
+"""What ``ModelError.kind`` (and ``RunResult.error_kind``) can be."""
 
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
+_CONTEXT_LENGTH = (
+    "context_length",
+    "maximum context length",
+    "context window",
+    "prompt is too long",
+    "context size",
+)
+
+
+class ModelError(ReactLoopError):
+    """A model call failed. ``retryable`` tells whether trying again may help; ``kind`` is one
+    of ``ERROR_KINDS``."""
+
+    def __init__(self, message: str, *, retryable: bool = False, kind: str = "other") -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.kind = kind
 
 
 class ProviderError(ModelError):
-    """An HTTP provider answered with an error; ``retry_after`` is the wait it asked for (s)."""
+    """An HTTP provider answered with an error; ``retry_after`` is the wait it asked for (s).
+    ``kind`` is worked out from the status, the code and the message unless given."""
 
     def __init__(
         self,
@@ -46,11 +74,35 @@ class ProviderError(ModelError):
         code: str | None = None,
         retryable: bool = False,
         retry_after: float | None = None,
+        kind: str | None = None,
     ) -> None:
-        super().__init__(message, retryable=retryable)
+        found = kind or provider_error_kind(status, code, message)
+        super().__init__(message, retryable=retryable, kind=found)
         self.status = status
         self.code = code
         self.retry_after = retry_after
+
+
+def provider_error_kind(status: int | None, code: str | None, message: str) -> str:
+    """The ``ERROR_KINDS`` entry of an HTTP provider's error answer."""
+    text = f"{code or ''} {message}".lower()
+    if status == 413 or any(marker in text for marker in _CONTEXT_LENGTH):
+        return "context_length"
+    if status in (401, 403):
+        return "auth"
+    if status == 402 or "insufficient_quota" in text:
+        return "quota"
+    if status == 429:
+        return "quota" if "quota" in text or "billing" in text else "rate_limit"
+    if status == 404:
+        return "not_found"
+    if status == 408:
+        return "timeout"
+    if status is not None and 400 <= status < 500:
+        return "bad_request"
+    if status is not None and status >= 500:
+        return "server"
+    return "other"
 
 
 class ToolError(ReactLoopError):

@@ -112,10 +112,9 @@ class RunLoop:
         self.events.step = self.step
         turn = self.ask_model()
         if isinstance(turn, ModelFailure):
-            ran_out = budget.timed_out()  # the call failed because the run's time did
-            return Stop(
-                StopReason.TIMEOUT if ran_out else StopReason.MODEL_ERROR, None, turn.message
-            )
+            if budget.timed_out():  # the call failed because the run's time did
+                return Stop(StopReason.TIMEOUT, None, turn.message)
+            return Stop(StopReason.MODEL_ERROR, None, turn.message, error_kind=turn.kind)
         return self.handle_turn(turn)
 
     def accept(self, stop: Stop) -> Stop | None:

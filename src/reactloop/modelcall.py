@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from reactloop.errors import ModelError, describe_exception
+from reactloop.errors import ERROR_KINDS, ModelError, describe_exception
 from reactloop.events import micros
 from reactloop.history import History
 from reactloop.limits import Budget
@@ -26,9 +26,11 @@ Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
 
 
 class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
-    """A model call that gave no usable turn; ``message`` says why."""
+    """A model call that gave no usable turn; ``message`` says why, ``kind`` is one of
+    ``errors.ERROR_KINDS``."""
 
     message: str
+    kind: str = "other"
 
 
 _new_tuple = tuple.__new__
@@ -71,15 +73,18 @@ def ask(
     try:
         reply: Any = settings.model.complete(request)
     except ModelError as exc:
-        return _failed(budget, emit, _message(exc), wire, started)
+        kind = getattr(exc, "kind", None)
+        kind = kind if isinstance(kind, str) and kind in ERROR_KINDS else "other"
+        return _failed(budget, emit, ModelFailure(_message(exc), kind), wire, started)
     except Exception as exc:  # an adapter bug must not crash the harness
         if emit is not None:
             emit("warning", kind="internal_error", message=traceback.format_exc())
-        return _failed(budget, None, describe_exception(exc), wire, started)
+        failure = ModelFailure(describe_exception(exc), "internal")
+        return _failed(budget, None, failure, wire, started)
     seconds = time.perf_counter() - started
     turn = checked_turn(reply)
     if isinstance(turn, ModelFailure):
-        return _failed(budget, emit, turn.message, wire, started)
+        return _failed(budget, emit, turn, wire, started)
     budget.record_model_call(turn.usage)
     if emit is not None and (turn.raw is not None or wire):
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
@@ -105,7 +110,7 @@ def _message(exc: ModelError) -> str:
 
 
 def _failed(
-    budget: Budget, emit: Emit | None, message: str, wire: list[Any], started: float
+    budget: Budget, emit: Emit | None, failure: ModelFailure, wire: list[Any], started: float
 ) -> Asked:
     budget.record_model_call_failed()
     seconds = time.perf_counter() - started
@@ -113,11 +118,14 @@ def _failed(
         emit(  # the request as sent, and why no turn came back
             "warning",
             kind="model_error",
-            message=message,
+            message=failure.message,
+            error_kind=failure.kind,
             request=wire[-1] if wire else None,
             seconds=micros(seconds),
         )
-    return Asked(ModelFailure(message or "the model call failed"), seconds)
+    if not failure.message:
+        failure = ModelFailure("the model call failed", failure.kind)
+    return Asked(failure, seconds)
 
 
 _FIELD_TYPES = (str, tuple, Usage, str)  # of text, tool_calls, usage, finish_reason
@@ -142,18 +150,28 @@ def checked_turn(reply: object) -> ModelTurn | ModelFailure:
 
 def _checked_slowly(reply: object) -> ModelTurn | ModelFailure:
     if not isinstance(reply, ModelTurn):
-        return ModelFailure(f"the model returned {type(reply).__name__}, not a ModelTurn")
+        return ModelFailure(
+            f"the model returned {type(reply).__name__}, not a ModelTurn", "bad_reply"
+        )
     calls: Any = reply.tool_calls
     if not isinstance(calls, tuple | list) or not all(type(c) is ToolCall for c in calls):
-        return ModelFailure("the model's turn has tool_calls that are not ToolCall values")
+        return ModelFailure(
+            "the model's turn has tool_calls that are not ToolCall values", "bad_reply"
+        )
     for name in ("reasoning", "final_answer", "format_error"):
         value = getattr(reply, name)
         if value is not None and not isinstance(value, str):
-            return ModelFailure(f"the model's turn has a {name} that is not a string")
+            return _bad_reply(f"the model's turn has a {name} that is not a string")
     if not isinstance(reply.text, str) or not isinstance(reply.finish_reason, str):
-        return ModelFailure("the model's turn has a text or finish_reason that is not a string")
+        return ModelFailure(
+            "the model's turn has a text or finish_reason that is not a string", "bad_reply"
+        )
     if not isinstance(reply.usage, Usage):
-        return ModelFailure("the model's turn has a usage that is not a Usage")
+        return _bad_reply("the model's turn has a usage that is not a Usage")
     if isinstance(calls, list):
         return dataclasses.replace(reply, tool_calls=tuple(calls))
     return reply
+
+
+def _bad_reply(message: str) -> ModelFailure:
+    return ModelFailure(message, "bad_reply")

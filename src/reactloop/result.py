@@ -20,6 +20,7 @@ class Stop:
     error: str | None = None
     forced: bool = False
     output: Any = None
+    error_kind: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +35,10 @@ class RunResult:
     ``none``): an answer to check, not a finished task. ``trace`` is the journal path
     when the run was journaled to a file; ``cost`` is in dollars when a price was given.
     ``output`` is the answer as a validated value of the agent's ``output_type`` (None without
-    one, or when the run gave no valid answer); ``answer`` stays its text.
+    one, or when the run gave no valid answer); ``answer`` stays its text. ``error_kind`` says
+    what kind of model failure ended a ``model_error`` run (``auth``, ``rate_limit``,
+    ``context_length``, ``server``, ``connection``…: ``reactloop.ERROR_KINDS``), for code
+    that reacts to it; None for every other stop.
     """
 
     answer: str | None
@@ -50,6 +54,7 @@ class RunResult:
     warnings: tuple[str, ...] = ()
     forced: bool = False
     output: Any = None
+    error_kind: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -74,6 +79,7 @@ class RunResult:
             "cost": self.cost,
             "seconds": round(self.seconds, 3),
             "error": self.error,
+            "error_kind": self.error_kind,
             "trace": self.trace,
             "warnings": list(self.warnings),
         }

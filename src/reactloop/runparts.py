@@ -153,6 +153,7 @@ def stop_data(stop: Stop, result: RunResult) -> dict[str, object]:
         "stop_reason": str(stop.reason),
         "answer": stop.answer,
         "error": stop.error,
+        "error_kind": stop.error_kind,
         "forced": stop.forced,
         "model_calls": result.model_calls,
         "tool_calls": result.tool_calls,
@@ -179,6 +180,7 @@ def run_result(
         warnings=tuple(warnings),
         forced=stop.forced,
         output=stop.output,
+        error_kind=stop.error_kind,
     )
 
 

@@ -190,7 +190,7 @@ def _run(
     stats = journal_stats(read_journal(trace))
     record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung)
     record["tools"] = sorted(t.name for t in tools)
-    if result.stop_reason in ERRORED_STOPS and not context_overflow(result.error):
+    if result.stop_reason in ERRORED_STOPS and result.error_kind != "context_length":
         record["status"] = "errored"
         return record
     verdict = check_answer(
@@ -203,13 +203,6 @@ def _run(
     record["status"] = "passed" if verdict.passed else "failed"
     record["check_detail"] = verdict.detail
     return record
-
-
-def context_overflow(error: str | None) -> bool:
-    """Whether a failed model call was refused for the history outgrowing the model's context:
-    the run's own doing, so a task failure, not an error of the provider."""
-    text = (error or "").lower()
-    return "context_length_exceeded" in text or "maximum context length" in text
 
 
 def base_record(spec: EpisodeSpec, started: float) -> dict[str, Any]:
@@ -237,6 +230,7 @@ def outcome(result: dict[str, Any], stats: dict[str, Any], rung: Rung) -> dict[s
         "stop_reason": result["stop_reason"],
         "forced": result["forced"],
         "error": result["error"],
+        "error_kind": result["error_kind"],
         "model_calls": result["model_calls"],
         "tool_calls": result["tool_calls"],
         "usage": result["usage"],

@@ -107,25 +107,33 @@ def transport_error(
     ``local`` names the server kind when the provider runs on this machine (else ``""``).
     """
     if failure == "timeout":
-        return ModelError(f"{name}: no reply from {base_url} within {waited}", retryable=True)
+        return ModelError(
+            f"{name}: no reply from {base_url} within {waited}", retryable=True, kind="timeout"
+        )
     if failure == "connect":
         if refused(exc) and urlsplit(base_url).hostname in LOOPBACK_HOSTS:
             server = f"the {local} server" if local else "the server"
             return ModelError(
                 f"{name}: nothing listens at {base_url} (connection refused); "
-                f"start {server} or pass the right --base-url"
+                f"start {server} or pass the right --base-url",
+                kind="connection",
             )
         hint = f"is the {local} server running?" if local else "check the network or --base-url"
         return ModelError(
-            f"{name}: cannot reach {base_url} ({reason(exc)}); {hint}", retryable=True
+            f"{name}: cannot reach {base_url} ({reason(exc)}); {hint}",
+            retryable=True,
+            kind="connection",
         )
     return ModelError(
-        f"{name}: the {what} from {base_url} broke off ({reason(exc)})", retryable=True
+        f"{name}: the {what} from {base_url} broke off ({reason(exc)})",
+        retryable=True,
+        kind="connection",
     )
 
 
 def out_of_time(name: str, base_url: str, seconds_left: str) -> ModelError:
     """No complete reply before the run's time limit (``seconds_left``: ``"0.5"``)."""
     return ModelError(
-        f"{name}: no complete reply from {base_url} in the {seconds_left} s left in the run"
+        f"{name}: no complete reply from {base_url} in the {seconds_left} s left in the run",
+        kind="timeout",
     )

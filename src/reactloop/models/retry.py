@@ -102,6 +102,10 @@ def _give_up(exc: ModelError, why: str) -> ModelError:
     """The same error with the reason we stopped retrying added to its message."""
     if isinstance(exc, ProviderError):
         return ProviderError(
-            f"{exc} ({why})", status=exc.status, code=exc.code, retryable=exc.retryable
+            f"{exc} ({why})",
+            status=exc.status,
+            code=exc.code,
+            retryable=exc.retryable,
+            kind=exc.kind,
         )
-    return ModelError(f"{exc} ({why})", retryable=exc.retryable)
+    return ModelError(f"{exc} ({why})", retryable=exc.retryable, kind=exc.kind)

@@ -170,9 +170,11 @@ def parse_json_payload(data: str) -> dict[str, Any]:
     try:
         payload = safejson.safe_loads(data)
     except safejson.JSONRefused as exc:
-        raise ModelError(f"stream payload is not valid JSON ({exc}): {data[:200]!r}") from None
+        raise ModelError(
+            f"stream payload is not valid JSON ({exc}): {data[:200]!r}", kind="bad_reply"
+        ) from None
     if not isinstance(payload, dict):
-        raise ModelError(f"stream payload is not a JSON object: {data[:200]!r}")
+        raise ModelError(f"stream payload is not a JSON object: {data[:200]!r}", kind="bad_reply")
     return payload
 
 

@@ -42,14 +42,19 @@ def parse_body(content: bytes, *, provider: str) -> dict[str, Any]:
         data = safejson.safe_loads(content.decode("utf-8", errors="replace").strip())
     except safejson.JSONRefused as exc:
         raise ModelError(
-            f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}"
+            f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}",
+            kind="bad_reply",
         ) from None
     if not isinstance(data, Mapping):
-        raise ModelError(f"{provider} sent a reply that is not a message: {preview(content)}")
+        raise ModelError(
+            f"{provider} sent a reply that is not a message: {preview(content)}", kind="bad_reply"
+        )
     if data.get("type") == "error":
         raise stream_error(provider, data.get("error"), where="reported an error")
     if not isinstance(data.get("content"), list):
-        raise ModelError(f"{provider} sent a message without content: {preview(content)}")
+        raise ModelError(
+            f"{provider} sent a message without content: {preview(content)}", kind="bad_reply"
+        )
     return dict(data)
 
 
@@ -70,7 +75,8 @@ def turn_from_message(message: Mapping[str, Any], *, raw: Any, provider: str) ->
     if stop == CONTEXT_FULL:
         raise ModelError(
             f"{provider} stopped: the conversation filled the model's context window "
-            f"({CONTEXT_FULL}, {parse_usage(message.get('usage')).input_tokens} input tokens)"
+            f"({CONTEXT_FULL}, {parse_usage(message.get('usage')).input_tokens} input tokens)",
+            kind="context_length",
         )
     blocks = blocks_of(message)
     calls = [make_call(n, block) for n, block in enumerate(_of_type(blocks, "tool_use"))]
@@ -128,7 +134,7 @@ def arguments_text(value: Any) -> str:
     try:
         return safejson.safe_dumps(value)
     except safejson.JSONRefused as exc:
-        raise ModelError(f"a tool input that cannot be read: {exc}") from None
+        raise ModelError(f"a tool input that cannot be read: {exc}", kind="bad_reply") from None
 
 
 def refusal_text(message: Mapping[str, Any]) -> str:

@@ -74,7 +74,9 @@ class StreamAccumulator:
 
     def _start(self, message: Any) -> None:
         if not isinstance(message, Mapping):
-            raise ModelError(f"{self.provider} sent message_start without a message")
+            raise ModelError(
+                f"{self.provider} sent message_start without a message", kind="bad_reply"
+            )
         self.started = True
         self._message = {k: v for k, v in message.items() if k != "content"}
         usage = message.get("usage")
@@ -84,7 +86,9 @@ class StreamAccumulator:
         index = self._index(payload)
         block = payload.get("content_block")
         if not isinstance(block, Mapping):
-            raise ModelError(f"{self.provider} sent content_block_start without a block")
+            raise ModelError(
+                f"{self.provider} sent content_block_start without a block", kind="bad_reply"
+            )
         self._blocks[index] = dict(block)
         if block.get("type") in ("tool_use", "server_tool_use"):
             self._inputs[index] = []
@@ -92,7 +96,10 @@ class StreamAccumulator:
     def _known_index(self, payload: Mapping[str, Any]) -> int:
         index = self._index(payload)
         if index not in self._blocks:
-            raise ModelError(f"{self.provider} streamed a delta for block {index} before it began")
+            raise ModelError(
+                f"{self.provider} streamed a delta for block {index} before it began",
+                kind="bad_reply",
+            )
         return index
 
     def _delta(self, index: int, delta: Any) -> str:
@@ -137,7 +144,9 @@ class StreamAccumulator:
     def _index(self, payload: Mapping[str, Any]) -> int:
         index = payload.get("index")
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 10**6:
-            raise ModelError(f"{self.provider} streamed a block without a valid index")
+            raise ModelError(
+                f"{self.provider} streamed a block without a valid index", kind="bad_reply"
+            )
         return index
 
 
@@ -185,9 +194,13 @@ def read_reply(
         if text and on_text is not None:
             on_text(text)
     if not accumulator.started:
-        raise ModelError(f"{provider} sent a stream without a message: {preview(start)}")
+        raise ModelError(
+            f"{provider} sent a stream without a message: {preview(start)}", kind="bad_reply"
+        )
     if not accumulator.finished:
-        raise ModelError(f"{provider}: the stream ended before message_stop", retryable=True)
+        raise ModelError(
+            f"{provider}: the stream ended before message_stop", retryable=True, kind="connection"
+        )
     message = accumulator.message()
     return message, {**message, "events": accumulator.events}
 

@@ -91,7 +91,9 @@ class ModelProcess:
             raise
         if reply[0] != "ready":
             self.stop()
-            raise ModelError(f"the local model process sent {reply[0]!r} while loading")
+            raise ModelError(
+                f"the local model process sent {reply[0]!r} while loading", kind="server"
+            )
         self.info = reply[1]
         self.load_seconds = time.monotonic() - started
 
@@ -146,13 +148,13 @@ class ModelProcess:
         try:
             self._conn.send(message)
         except (EOFError, OSError, ConnectionError):
-            raise ModelError(self._death_message(f"before {during}")) from None
+            raise ModelError(self._death_message(f"before {during}"), kind="server") from None
 
     def _ensure_running(self) -> None:
         if self._proc is not None and self._proc.poll() is not None:
             death = self._death_message("between two calls")
             self.stop()
-            raise ModelError(death)
+            raise ModelError(death, kind="server")
         if self._proc is None:
             self.start()
 
@@ -179,11 +181,12 @@ class ModelProcess:
             if not self._conn.poll(left):
                 raise ModelError(
                     f"the local model did not finish {during} within the run's time limit; "
-                    "its process was stopped"
+                    "its process was stopped",
+                    kind="server",
                 )
             message = self._conn.recv()
         except (EOFError, OSError, ConnectionError):
-            raise ModelError(self._death_message(f"during {during}")) from None
+            raise ModelError(self._death_message(f"during {during}"), kind="server") from None
         if message[0] == "error":
             error_type = _ERRORS.get(message[1], ModelError)
             raise error_type(message[2])

@@ -51,7 +51,7 @@ def parse_body(content: bytes, *, provider: str) -> ModelTurn:
         data = safejson.safe_loads(content.decode("utf-8", errors="replace").strip())
     except safejson.JSONRefused as exc:
         message = f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}"
-        raise ModelError(message) from None
+        raise ModelError(message, kind="bad_reply") from None
     return parse_completion(data, provider=provider)
 
 
@@ -59,17 +59,18 @@ def parse_completion(data: Any, *, provider: str) -> ModelTurn:
     """A decoded non-streamed Chat Completions body as a ``ModelTurn``."""
     if not isinstance(data, Mapping):
         raise ModelError(
-            f"{provider} returned a body that is not a chat completion: {describe(data)}"
+            f"{provider} returned a body that is not a chat completion: {describe(data)}",
+            kind="bad_reply",
         )
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         if data.get("error"):
             raise stream_error(provider, data["error"], where="reported an error")
-        raise ModelError(f"{provider} returned a completion without choices")
+        raise ModelError(f"{provider} returned a completion without choices", kind="bad_reply")
     choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, Mapping):
-        raise ModelError(f"{provider} returned a choice without a message")
+        raise ModelError(f"{provider} returned a choice without a message", kind="bad_reply")
     wire_calls = message.get("tool_calls")
     wire_calls = wire_calls if isinstance(wire_calls, list) else []
     legacy = message.get("function_call")  # the pre-tools form, used only without tool_calls
@@ -101,7 +102,9 @@ def build_turn(
 ) -> ModelTurn:
     """The turn for a reply's parts, streamed or not; a failed generation is a ``ModelError``."""
     if isinstance(finish, str) and finish in FAILED_FINISH_REASONS:
-        raise ModelError(f"{provider} interrupted the reply ({finish})", retryable=True)
+        raise ModelError(
+            f"{provider} interrupted the reply ({finish})", retryable=True, kind="bad_reply"
+        )
     turn = ModelTurn(
         text=text,
         reasoning=reasoning,
@@ -163,7 +166,9 @@ def arguments_text(value: Any) -> str:
     try:
         return safejson.safe_dumps(value)
     except safejson.JSONRefused as exc:
-        raise ModelError(f"tool call arguments that cannot be read: {exc}") from None
+        raise ModelError(
+            f"tool call arguments that cannot be read: {exc}", kind="bad_reply"
+        ) from None
 
 
 def content_text(content: Any) -> str:

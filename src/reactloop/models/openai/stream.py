@@ -102,7 +102,8 @@ class StreamAccumulator:
         """Take one chunk; return the new visible text it carries ("" when none)."""
         if not isinstance(chunk, dict):
             raise ModelError(
-                f"{self._provider} sent a stream chunk that is not an object: {describe(chunk)}"
+                f"{self._provider} sent a stream chunk that is not an object: {describe(chunk)}",
+                kind="bad_reply",
             )
         self._chunks += 1
         _raise_for_stream_error(chunk, self._provider)
@@ -125,6 +126,7 @@ class StreamAccumulator:
                 f"{self._provider} stream ended without a finish reason after {self._chunks} "
                 "chunks (connection cut or server failure); the partial reply was not used",
                 retryable=True,
+                kind="bad_reply",
             )
         calls = self._tool_calls()
         return build_turn(
