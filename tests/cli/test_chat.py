@@ -129,7 +129,15 @@ def test_a_conversation_at_the_terminal_with_a_cancelled_turn(chat: tuple[Termin
     terminal.send("never mind")
     terminal.expect("never mind")  # the prompt reads (a Ctrl-C before it would wait for a key)
     terminal.send("\x03")  # at the prompt: the line is dropped, the session goes on
-    terminal.expect("> ")
+    try:
+        terminal.expect("> ", timeout=5)
+    except AssertionError:
+        # CPython's readline notices a signal only when its select() is interrupted: one that
+        # lands just before the select (the echo written, the process not yet waiting, which
+        # a loaded machine makes likely) is handled when the line ends. The line is dropped
+        # then, not run as a turn (the journal's tasks below say so).
+        terminal.send("\n")
+        terminal.expect("> ")
     terminal.send("exit\n")
     assert terminal.close() == 0, terminal.screen
     assert f"trace: {trace}" in terminal.screen.replace("\n", "")
