@@ -144,6 +144,14 @@ def per_step(repeat: int) -> dict[str, dict[int, float]]:
     }
 
 
+def marginal(per_step: dict[int, float]) -> tuple[float, float]:
+    """What one more step costs (from the 100- and 1000-step runs, whose cost per step includes
+    the run's fixed cost spread over its steps) and that fixed cost of a run."""
+    short, long = per_step[100] * 101, per_step[1000] * 1001
+    step = (long - short) / 900
+    return step, short - step * 101
+
+
 def early_and_late_step_costs(repeat: int) -> tuple[float, float, float]:
     """Cost per step over steps 5–55 and 945–995 of a 1000-step run (journal off): medians of
     each, and the median of their ratio within one run, which a drift of the machine's speed
@@ -289,6 +297,13 @@ def main() -> None:
             f"arun / run with the async tool at {steps} steps: {same_tool:.2f}x "
             f"(arun with the async tool / run with the sync tool: {sync_tool:.2f}x)"
         )
+    for label in ("journal off", "async tool", "arun async"):
+        step, fixed = marginal(table[label])
+        print(
+            f"{label}: {step * 1e6:.1f} µs a step (100 to 1000 steps), {fixed * 1e6:.0f} µs a run"
+        )
+    async_step = marginal(table["arun async"])[0] / marginal(table["journal off"])[0]
+    print(f"arun with the async tool / run with the sync tool, a step: {async_step:.2f}x")
     early, late, ratio = early_and_late_step_costs(args.repeat)
     print(
         f"per-step cost over steps 5-55: {early * 1e6:.1f} µs, over steps 945-995: "

@@ -11,6 +11,7 @@ cannot run another: ``usable`` says so, and ``ToolExecutor`` then uses its loop 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -40,13 +41,8 @@ class OwnLoop:
     @staticmethod
     def usable() -> bool:
         """Whether this thread can run the loop (it runs no event loop of its own now)."""
-        import asyncio  # loaded by the first async tool, not by ``import reactloop``
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return True
-        return False
+        asyncio = sys.modules.get("asyncio")  # not imported: no loop runs anywhere
+        return asyncio is None or asyncio._get_running_loop() is None
 
     def run(
         self,
