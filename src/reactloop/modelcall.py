@@ -150,22 +150,16 @@ def checked_turn(reply: object) -> ModelTurn | ModelFailure:
 
 def _checked_slowly(reply: object) -> ModelTurn | ModelFailure:
     if not isinstance(reply, ModelTurn):
-        return ModelFailure(
-            f"the model returned {type(reply).__name__}, not a ModelTurn", "bad_reply"
-        )
+        return _bad_reply(f"the model returned {type(reply).__name__}, not a ModelTurn")
     calls: Any = reply.tool_calls
     if not isinstance(calls, tuple | list) or not all(type(c) is ToolCall for c in calls):
-        return ModelFailure(
-            "the model's turn has tool_calls that are not ToolCall values", "bad_reply"
-        )
+        return _bad_reply("the model's turn has tool_calls that are not ToolCall values")
     for name in ("reasoning", "final_answer", "format_error"):
         value = getattr(reply, name)
         if value is not None and not isinstance(value, str):
             return _bad_reply(f"the model's turn has a {name} that is not a string")
     if not isinstance(reply.text, str) or not isinstance(reply.finish_reason, str):
-        return ModelFailure(
-            "the model's turn has a text or finish_reason that is not a string", "bad_reply"
-        )
+        return _bad_reply("the model's turn has a text or finish_reason that is not a string")
     if not isinstance(reply.usage, Usage):
         return _bad_reply("the model's turn has a usage that is not a Usage")
     if isinstance(calls, list):
