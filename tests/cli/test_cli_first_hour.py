@@ -187,3 +187,33 @@ def test_thinking_and_cache_reach_anthropic_and_are_refused_elsewhere(
     assert "cache_control" in json.dumps(body)
     code, _, err = invoke("run", "q", "--model", "openai:m", "--thinking", "2048", "--no-trace")
     assert code == 2 and "--thinking and --cache are for anthropic" in err
+
+
+def test_the_command_list_is_each_commands_own_help_without_importing_them() -> None:
+    """``reactloop --help`` lists the commands from ``SUMMARIES`` (a newcomer's first command
+    should not import ``eval``'s charts): each line is the first paragraph of that command's
+    help, and listing them loads none of their modules."""
+    import importlib
+    import inspect
+
+    from reactloop.cli.app import COMMANDS, SUMMARIES
+
+    assert list(SUMMARIES) == list(COMMANDS)
+    for name, target in COMMANDS.items():
+        module, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        first = inspect.cleandoc(command.help or "").split("\n\n")[0]
+        assert SUMMARIES[name] == " ".join(first.split()), name
+    code = (
+        "import json, sys; from click.testing import CliRunner; from reactloop.cli import main; "
+        "out = CliRunner().invoke(main, ['--help']).output; "
+        "print(json.dumps([out, sorted(m for m in sys.modules if m.startswith('reactloop.cli'))]))"
+    )
+    shown, loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert "Run an agent on TASK and print its answer." in shown
+    assert all(f"  {name} " in shown for name in COMMANDS)
+    assert not {target.partition(":")[0] for target in COMMANDS.values()} & set(loaded)

@@ -36,12 +36,40 @@ COMMANDS = {
 }
 
 
+# What ``reactloop --help`` lists for each command of ``COMMANDS``, so that listing them
+# imports none: the first paragraph of each command's own help (tests/test_cli.py pins them).
+SUMMARIES = {
+    "run": "Run an agent on TASK and print its answer.",
+    "chat": "Talk to an agent: each line is a follow-up question, all turns in one journal.",
+    "tools": "Print the tools as one JSON array: the schema each sends to the model.",
+    "doctor": "Check this machine: the model run would use, the embedded model, the sandbox.",
+    "eval": "Run a ladder of models on a suite, K times each; write the report into --out.",
+    "replay": "Re-run TRACE's model turns against the real tools; report the first divergence.",
+    "view": "Write TRACE as one self-contained HTML page (no network needed to open it).",
+    "cost": "Tokens per step and per run, the quadratic cost model, money, the cache cost of "
+    "each context compaction, and prefix warnings.",
+}
+
+
 class OneLineErrorGroup(click.Group):
     """Turns click's usage errors (three lines with a hint) into the one-line ``CliError``;
-    loads the commands of ``COMMANDS`` on first use."""
+    loads the commands of ``COMMANDS`` on first use, and lists them from ``SUMMARIES``."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*COMMANDS, *super().list_commands(ctx)]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in SUMMARIES:  # shortened by click's rules, on a command that is only its help
+                summary = click.Command(name, help=SUMMARIES[name])
+                rows.append((name, summary.get_short_help_str(limit)))
+            elif (command := super().get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
