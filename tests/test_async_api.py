@@ -268,3 +268,28 @@ def test_a_results_repr_shows_the_history_by_its_length_not_its_text() -> None:
     assert text.startswith("RunResult(answer='done', stop_reason=")
     assert f"history=<{len(result.history)} messages>" in text
     assert "0003-0003" not in text and len(text) < 1000
+
+
+def test_arun_works_in_a_child_forked_after_an_arun() -> None:
+    """The run threads are reused; a forked child has none of its parent's, and must start
+    its own instead of handing its run to a thread that does not exist there."""
+    import os
+
+    def answer() -> str:
+        agent = Agent(ScriptedModel([ModelTurn(text="done")]), [], protocol="native")
+        return asyncio.run(agent.arun("go")).answer or ""
+
+    assert answer() == "done"  # a run thread is now idle in this process
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.write(write_end, answer().encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    ready, _, _ = __import__("select").select([read_end], [], [], 30)
+    got = os.read(read_end, 100).decode() if ready else "(no answer in 30 s)"
+    os.close(read_end)
+    os.waitpid(child, 0) if ready else os.kill(child, 9)
+    assert got == "done"

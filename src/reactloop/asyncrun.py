@@ -16,6 +16,7 @@ imports it itself, so that ``import reactloop`` does not load it (a third of its
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -32,6 +33,7 @@ _IDLE_RUN_THREADS = 8  # kept waiting for the next run; more end when their run 
 
 
 _RUN_THREADS = Workers("reactloop-run", max_idle=_IDLE_RUN_THREADS)
+os.register_at_fork(after_in_child=_RUN_THREADS.forget_threads)  # a child has none of them
 
 
 def in_thread(function: Callable[[], T]) -> asyncio.Future[T]:

@@ -27,6 +27,12 @@ class Workers:
         self._name = name
         self._max_idle = max_idle  # more threads than this waiting for jobs: the next one ends
 
+    def forget_threads(self) -> None:
+        """In a forked child: the parent's threads do not exist here; start afresh."""
+        self._jobs = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
     def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
         from concurrent.futures import Future
 
