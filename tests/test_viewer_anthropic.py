@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from anthropic_cached_usage import FIRST, SECOND
 from reactloop.cli import main
 from reactloop.journal import read_journal
 from reactloop.redacted import redacted_reasoning
@@ -36,14 +37,6 @@ THOUGHT = "I should add 2 and 3 with the calculator."
 RED_1 = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}  # 28 bytes
 RED_2 = {"type": "redacted_thinking", "data": base64.b64encode(bytes(range(60))).decode()}
 RED_3 = {"type": "redacted_thinking", "data": base64.b64encode(b"<script>x</script>").decode()}
-# Anthropic counts: input_tokens leaves out the tokens written to and read from the cache.
-FIRST = {"input_tokens": 5, "cache_creation_input_tokens": 2000, "output_tokens": 10}
-SECOND = {
-    "input_tokens": 7,
-    "cache_creation_input_tokens": 30,
-    "cache_read_input_tokens": 2000,
-    "output_tokens": 4,
-}
 
 
 def redacted_script() -> list[Any]:

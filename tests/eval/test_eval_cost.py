@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from anthropic_cached_usage import FIRST, SECOND
 from reactloop.errors import UsageError
 from reactloop.eval import Rung, Task
 from reactloop.eval.episode import EpisodeSpec, run_episode
@@ -18,13 +19,6 @@ from reactloop.testing import FakeAnthropicServer, message, tool_use
 from reactloop.usage import PriceTable, usage_report
 
 RATES = {"input": 3.0, "cache_write": 3.75, "cached_input": 0.3, "output": 15.0}  # $ per 1M
-FIRST = {"input_tokens": 5, "cache_creation_input_tokens": 2000, "output_tokens": 10}
-SECOND = {
-    "input_tokens": 7,
-    "cache_creation_input_tokens": 30,
-    "cache_read_input_tokens": 2000,
-    "output_tokens": 4,
-}
 
 
 def test_an_anthropic_episode_with_caching_prices_writes_and_reads(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from anthropic_cached_usage import FIRST, SECOND
 from reactloop import Usage, read_journal
 from reactloop.cli import main
 from reactloop.errors import UsageError
@@ -138,16 +139,9 @@ PRICES = {
 def test_cost_prices_cache_writes_and_reads(tmp_path: Path) -> None:
     trace, prices = tmp_path / "run.jsonl", tmp_path / "prices.json"
     prices.write_text(json.dumps(PRICES))
-    first = {"input_tokens": 5, "cache_creation_input_tokens": 2000, "output_tokens": 10}
-    second = {
-        "input_tokens": 7,
-        "cache_creation_input_tokens": 30,
-        "cache_read_input_tokens": 2000,
-        "output_tokens": 4,
-    }
     script = [
-        message(content=[tool_use("calculator", {"expression": "2+3"})], usage=first),
-        message("5", usage=second),
+        message(content=[tool_use("calculator", {"expression": "2+3"})], usage=FIRST),
+        message("5", usage=SECOND),
     ]
     code, _, err, _ = cli_run(script, "--cache", "--trace", str(trace), "--prices", str(prices))
     assert code == 0, err
