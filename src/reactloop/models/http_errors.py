@@ -17,6 +17,8 @@ from reactloop.errors import ModelError
 
 Failure = Literal["timeout", "connect", "broken"]
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth another attempt (unless the server's ``x-should-retry`` says otherwise)."""
 MAX_MESSAGE_CHARS = 500  # of a provider's error message, as a ``ModelError`` repeats it
 
 

@@ -23,10 +23,9 @@ from typing import Any
 
 from reactloop import safejson
 from reactloop.errors import ProviderError
-from reactloop.models.http_errors import field_text, one_line, retry_header
+from reactloop.models.http_errors import RETRYABLE_STATUSES, field_text, one_line, retry_header
 from reactloop.models.retry import retry_after_seconds
 
-RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 HINTS = {
     401: " (check ANTHROPIC_API_KEY)",

@@ -27,10 +27,9 @@ from urllib.parse import urlsplit
 
 from reactloop import safejson
 from reactloop.errors import ProviderError
-from reactloop.models.http_errors import field_text, one_line, retry_header
+from reactloop.models.http_errors import RETRYABLE_STATUSES, field_text, one_line, retry_header
 from reactloop.models.retry import retry_after_seconds
 
-RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 HTML_TAG = re.compile(r"<[^>]*>")
