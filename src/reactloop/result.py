@@ -63,9 +63,7 @@ class RunResult:
     def __repr__(self) -> str:
         """Every field but the history, which is shown by its length: a long run's history
         is megabytes of text (``asyncio.run`` itself formats its result's ``repr``)."""
-        shown = ", ".join(
-            f"{name}={getattr(self, name)!r}" for name in _REPR_FIELDS if name != "history"
-        )
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _REPR_FIELDS)
         return f"RunResult({shown}, history=<{len(self.history)} messages>)"
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,4 +83,4 @@ class RunResult:
         }
 
 
-_REPR_FIELDS = tuple(RunResult.__dataclass_fields__)
+_REPR_FIELDS = tuple(name for name in RunResult.__dataclass_fields__ if name != "history")
