@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
+    from collections import deque
     from concurrent.futures import Future
 
 T = TypeVar("T")
@@ -37,6 +38,7 @@ class OwnLoop:
         self._set_running: Callable[[asyncio.AbstractEventLoop | None], None] | None = None
         self._hooks: tuple[Callable[..., Any], Callable[..., Any]] | None = None
         self._task_type: type[asyncio.Task[Any]] | None = None
+        self._ready: deque[asyncio.Handle] | None = None  # the loop's queue of steps to run
 
     @staticmethod
     def usable() -> bool:
@@ -57,7 +59,10 @@ class OwnLoop:
         loop = self._get()
         task = self._task_type  # ``Task`` itself, not ``create_task``: no factory on this loop
         assert task is not None
-        tasks = [task(coroutine, loop=loop) for coroutine in coroutines]
+        if len(coroutines) == 1:  # a step's one call, without a comprehension's frame
+            tasks = [task(coroutines[0], loop=loop)]
+        else:
+            tasks = [task(coroutine, loop=loop) for coroutine in coroutines]
         watch: _Watch | None = None
         try:
             if self._first_steps(loop, tasks):
@@ -84,10 +89,10 @@ class OwnLoop:
         which 3.11 lacks. False, and nothing done, when the ready queue holds other steps
         than those (or the loop, uvloop's for one, has no such queue); True when all are done.
         """
-        ready = getattr(loop, "_ready", None)
-        if ready is None or len(ready) != len(tasks) or self._set_running is None:
+        ready = self._ready
+        if ready is None or len(ready) != len(tasks):
             return False
-        assert self._hooks is not None
+        assert self._hooks is not None and self._set_running is not None
         hooks = _get_hooks()
         _set_hooks(*self._hooks)
         self._set_running(loop)
@@ -101,7 +106,7 @@ class OwnLoop:
 
     def close(self) -> None:
         """Cancel what is still pending and close the loop."""
-        loop, self._loop = self._loop, None
+        loop, self._loop, self._ready = self._loop, None, None
         if loop is None:
             return
         import asyncio
@@ -123,6 +128,7 @@ class OwnLoop:
             loop = self._loop = asyncio.new_event_loop()
             self._task_type = asyncio.Task
             if isinstance(loop, asyncio.BaseEventLoop):
+                self._ready = loop._ready  # type: ignore[attr-defined]
                 self._set_running = asyncio.events._set_running_loop
                 self._hooks = (
                     loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
