@@ -125,3 +125,23 @@ def test_index_in_chromium_links_every_episode_to_an_existing_viewer_page(out: P
     assert sorted(parser.images) == sorted(p.name for p in out.glob("*.png"))
     viewer = dump_dom(pages[0])
     assert "final_answer" in viewer
+
+
+def _results_header(report: str) -> list[str]:
+    lines = report.splitlines()
+    header = lines[lines.index("## Results") + 4]
+    return [cell.strip() for cell in header.strip("|").split("|")]
+
+
+def test_the_results_table_names_each_estimator_once(out: Path, tmp_path: Path) -> None:
+    header = _results_header((out / "report.md").read_text(encoding="utf-8"))
+    assert [h for h in header if h[:5] in ("pass@", "pass^")] == ["pass@1", "pass@2", "pass^2"]
+    once = tmp_path / "once"
+    rung = Rung(label="good", spec="oracle", factory=OracleFactory())
+    tasks = tuple(load_suite("arithmetic")[:1])
+    run_eval(
+        EvalConfig(suite="arithmetic", rungs=(rung,), out=once, repeats=1, tasks=tasks, fsync=False)
+    )
+    header = _results_header((once / "report.md").read_text(encoding="utf-8"))
+    assert [h for h in header if h[:5] in ("pass@", "pass^")] == ["pass@1", "pass^1"]
+    assert len(header) == len(set(header))

@@ -96,8 +96,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _results_table(summary: Sequence[dict[str, Any]], k: int) -> list[str]:
+    at_k = [f"pass@{k}"] if k > 1 else []  # at k = 1 it is pass@1 again
     header = ["rung", "protocol", "episodes", "passed", "failed", "errored",
-              "success [95% CI]", "pass@1", f"pass@{k}", f"pass^{k}", "steps (success)",
+              "success [95% CI]", "pass@1", *at_k, f"pass^{k}", "steps (success)",
               "tool calls (success)"]  # fmt: skip
     rows = [
         [
@@ -109,7 +110,7 @@ def _results_table(summary: Sequence[dict[str, Any]], k: int) -> list[str]:
             str(r["errored"]),
             f"{percent(r['success'])} [{percent(r['ci_low'])}–{percent(r['ci_high'])}]",
             percent(r["pass_at_1"]),
-            percent(r["pass_at_k"]),
+            *([percent(r["pass_at_k"])] if at_k else []),
             percent(r["pass_hat_k"]),
             number(r["mean_steps_success"]),
             number(r["mean_tool_calls_success"]),
