@@ -187,3 +187,27 @@ def test_chat_takes_the_options_of_run() -> None:
 
     ours = {p.name for p in chat_command.params}
     assert ours == {p.name for p in run.params} - {"task", "as_json"}
+
+
+def test_a_forced_answer_is_marked_in_chat_as_in_run(tmp_path: Path) -> None:
+    again = {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1 + 1"}}]}
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([again, again, again, {"content": "2"}]), encoding="utf-8")
+    command = [sys.executable, "-m", "reactloop"]
+    options = ["--model", f"scripted:{script}", "--no-trace"]
+    shown = {}
+    for name, args in (("run", ["run", "What is 1 + 1?"]), ("chat", ["chat"])):
+        done = subprocess.run(
+            [*command, *args, *options],
+            input="What is 1 + 1?\n" if name == "chat" else None,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "2" in done.stdout.replace("> ", "").splitlines()
+        shown[name] = done.stderr
+    for stderr in shown.values():
+        assert "Forced answer" in stderr and "check it before you trust it" in stderr
+        assert "stop: loop_detected" in stderr

@@ -26,6 +26,7 @@ from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.cli.app import CliError
+from reactloop.cli.console import print_outcome
 from reactloop.cli.options import RunOptions
 from reactloop.cli.run import run as run_command
 from reactloop.cli.runner import run_from_cli
@@ -123,15 +124,10 @@ def _show(result: RunResult, stderr: Console) -> None:
     if result.stop_reason == StopReason.CANCELLED:
         stderr.print("[yellow]turn cancelled[/] (ask on, or Ctrl-D to end)")
         return
-    if result.answer is None:
-        stderr.print(f"[bold red]No answer[/] ({escape(result.error or str(result.stop_reason))})")
-    else:
+    print_outcome(stderr, result)  # as ``run`` prints it: a forced answer is marked
+    if result.answer is not None:
         sys.stdout.write(result.answer + "\n")
         sys.stdout.flush()
-    stderr.print(
-        f"[dim]stop: {result.stop_reason} · {result.model_calls} model calls · "
-        f"{result.tool_calls} tool calls · {result.seconds:.2f} s[/]"
-    )
 
 
 def _chat(**kwargs: Any) -> None:

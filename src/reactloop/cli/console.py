@@ -94,6 +94,13 @@ class ConsoleObserver:
 
 
 def print_result(console: Console, result: RunResult) -> None:
+    print_outcome(console, result)
+    if result.trace:
+        console.print(f"[dim]trace: {escape(result.trace)}[/]")
+
+
+def print_outcome(console: Console, result: RunResult) -> None:
+    """Why there is no answer, or that it was forced; then the run's stop line."""
     usage = result.usage
     if result.answer is None:
         console.print(f"[bold red]No answer[/] ({escape(_why(result))})")
@@ -106,8 +113,6 @@ def print_result(console: Console, result: RunResult) -> None:
         f"[dim]stop: {result.stop_reason} · {result.model_calls} model calls · "
         f"{result.tool_calls} tool calls · {_tokens(usage)} · {result.seconds:.2f} s[/]"
     )
-    if result.trace:
-        console.print(f"[dim]trace: {escape(result.trace)}[/]")
 
 
 def _why(result: RunResult) -> str:
