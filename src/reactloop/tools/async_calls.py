@@ -59,10 +59,7 @@ class OwnLoop:
         loop = self._get()
         task = self._task_type  # ``Task`` itself, not ``create_task``: no factory on this loop
         assert task is not None
-        if len(coroutines) == 1:  # a step's one call, without a comprehension's frame
-            tasks = [task(coroutines[0], loop=loop)]
-        else:
-            tasks = [task(coroutine, loop=loop) for coroutine in coroutines]
+        tasks = [task(coroutine, loop=loop) for coroutine in coroutines]
         watch: _Watch | None = None
         try:
             if self._first_steps(loop, tasks):
