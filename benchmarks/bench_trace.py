@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Agent, Journal, Limits, ScriptedModel
-from reactloop.events import Event
+from reactloop.journal.events import Event
 from reactloop.replay import replay
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 from reactloop.usage import usage_report
 from reactloop.viewer import render_html
 

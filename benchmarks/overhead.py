@@ -38,8 +38,8 @@ from reactloop import (
     ToolCall,
     tool,
 )
+from reactloop.loop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.models.react import ReactTextModel
-from reactloop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.tools.calculator import calculator_tool
 from reactloop.tools.lookup import lookup_tool
 

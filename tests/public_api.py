@@ -9,14 +9,14 @@ from __future__ import annotations
 
 PUBLIC_API: dict[str, list[str]] = {
     "reactloop": [
-        "ERROR_KINDS",
-        "Agent", "Approver", "Conversation", "Event", "FunctionModel", "InvalidOutput",
-        "JSONSchema", "Journal", "JournalError", "Limits", "Message", "MissingDependency", "Model",
-        "ModelError", "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer",
-        "PreparedCall", "ProviderError", "ReactLoopError", "ReactTextModel", "RunResult",
-        "RunStream", "ScriptedModel", "StopReason", "TerminalApprover", "Tool", "ToolCall",
-        "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError", "__version__",
-        "read_checklist", "read_journal", "resolve_model", "tool",
+        "ERROR_KINDS", "Agent", "AnthropicModel", "Approver", "CommandCheck", "Conversation",
+        "Event", "FunctionModel", "InvalidOutput", "JSONSchema", "Journal", "JournalError",
+        "Limits", "LocalLlamaModel", "Message", "MissingDependency", "Model", "ModelError",
+        "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer",
+        "OpenAIChatModel", "PreparedCall", "ProviderError", "ReactLoopError", "ReactTextModel",
+        "RunResult", "RunStream", "ScriptedModel", "StopReason", "TerminalApprover", "Tool",
+        "ToolCall", "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError",
+        "__version__", "read_checklist", "read_journal", "resolve_model", "tool",
     ],
     "reactloop.models": [
         "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "choose_default_model",
@@ -30,10 +30,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "parse_families",
     ],
     "reactloop.tools.mcp": [
-        "CALL_SECONDS", "LIST_TOOLS_SECONDS", "MCPServers", "MCPStartError", "MCPTool",
-        "STARTUP_SECONDS", "SchemaTool", "ServerConfig", "dialect_schema", "inline_schema",
-        "load_config", "mcp_tools", "normalize_schema", "open_mcp_tools", "parse_config",
-        "schema_for", "schema_tool", "server_configs", "stdio_server", "url_server",
+        "MCPServers", "MCPStartError", "MCPTool", "ServerConfig", "load_config", "mcp_tools",
+        "open_mcp_tools", "stdio_server", "url_server",
     ],
     "reactloop.eval": [
         "EpisodeSpec", "EvalConfig", "EvalOutcome", "Rung", "SUITES", "Task", "check_answer",
@@ -44,9 +42,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "CommandResult", "ResourceLimits", "Workspace", "run_command", "sandbox_mode",
     ],
     "reactloop.usage": [
-        "CHARS_PER_TOKEN", "CompactionCost", "CostModel", "PrefixIssue", "Price", "PriceTable",
+        "CompactionCost", "CostModel", "PrefixIssue", "Price", "PriceTable",
         "StepQuality", "StepUsage", "UsageReport", "check_prefix", "compaction_costs",
-        "estimated_step_usages", "fit_cost_model", "predicted_input_tokens", "step_of",
+        "estimated_step_usages", "fit_cost_model", "predicted_input_tokens",
         "step_quality", "step_usages", "usage_from", "usage_report",
     ],
     "reactloop.replay": [
@@ -69,18 +67,18 @@ LAZY_FROM_REACTLOOP: dict[str, str] = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
-    "OTelObserver": "reactloop.otel",
-    "CommandCheck": "reactloop.commandcheck",
+    "OTelObserver": "reactloop.journal.otel",
+    "CommandCheck": "reactloop.loop.command_check",
     "Conversation": "reactloop.conversation",
     "FunctionModel": "reactloop.models.scripted",
-    "JSONSchema": "reactloop.output_schema",
+    "JSONSchema": "reactloop.output.json_schema",
     "ModelSettings": "reactloop.models",
     "resolve_model": "reactloop.models",
-    "RunStream": "reactloop.asyncrun",
-    "Journal": "reactloop.journal",
+    "RunStream": "reactloop.loop.async_runner",
+    "Journal": "reactloop.journal.writer",
     "ScriptedModel": "reactloop.models.scripted",
     "TerminalApprover": "reactloop.approval",
-    "read_journal": "reactloop.journal",
+    "read_journal": "reactloop.journal.writer",
 }
 # Adapter SDKs and other heavy optional packages ``import reactloop`` must not load.
 NOT_LOADED_BY_IMPORT = (

@@ -26,8 +26,8 @@ from reactloop import (
     tool,
 )
 from reactloop.cli.app import main
-from reactloop.journal import read_journal
-from reactloop.limits import Budget, BudgetNotices
+from reactloop.journal.writer import read_journal
+from reactloop.loop.budget import Budget, BudgetNotices
 from reactloop.messages import Usage
 from reactloop.models.base import ModelRequest
 from reactloop.models.openai.request import render_history

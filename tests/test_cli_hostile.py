@@ -188,7 +188,7 @@ def test_a_file_where_the_output_folder_goes_is_a_usage_error(tmp_path):
 
 
 def test_a_journal_that_fails_midway_is_reported(tmp_path, monkeypatch):
-    from reactloop.journal import Journal
+    from reactloop.journal.writer import Journal
 
     write = Journal._write
     lines: list[bytes] = []

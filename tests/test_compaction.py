@@ -32,23 +32,23 @@ from reactloop import (
     ToolCall,
     tool,
 )
-from reactloop.compaction import ContextKeeper
 from reactloop.history import History
-from reactloop.journal import read_journal
-from reactloop.limits import Budget
+from reactloop.journal.writer import read_journal
+from reactloop.loop.budget import Budget
+from reactloop.loop.compaction import ContextKeeper
+from reactloop.loop.settings import RunSettings
+from reactloop.loop.silent_truncation import tokens_of
 from reactloop.models.anthropic.model import AnthropicModel
 from reactloop.models.anthropic.request import render_messages
 from reactloop.models.base import ModelRequest
 from reactloop.models.openai.model import OpenAIChatModel
 from reactloop.models.openai.request import NOT_EXECUTED, render_history
 from reactloop.result import RunResult
-from reactloop.settings import RunSettings
 from reactloop.testing.anthropic_replies import anthropic_error, message, tool_use
 from reactloop.testing.fake_anthropic import FakeAnthropicServer
 from reactloop.testing.fake_openai import FakeOpenAIServer, RecordedRequest
 from reactloop.testing.openai_replies import Reply, completion, error_reply, json_reply, tool_call
 from reactloop.tools.toolbox import Toolbox
-from reactloop.truncation import tokens_of
 
 STEPS = 14
 ORPHAN = json.loads(

@@ -35,7 +35,8 @@ from hypothesis import strategies as st
 
 from public_api import LAZY_FROM_REACTLOOP, PUBLIC_API
 from reactloop import Agent, Journal, ScriptedModel
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -227,7 +228,7 @@ def test_the_public_path_check_tells_public_from_private() -> None:
         "from reactloop import Agent\n"
         "from reactloop.testing import FakeOpenAIServer\n"
         "from reactloop.usage.report import usage_report\n"
-        "import reactloop.journal\n"
+        "import reactloop.journal.writer\n"
         "from reactloop.models import resolve_model\n"
         "from reactloop.models import not_exported\n"
         "from reactloop.models.scripted import ScriptedModel\n"
@@ -236,7 +237,7 @@ def test_the_public_path_check_tells_public_from_private() -> None:
     )
     assert private_imports(tree) == [
         "from reactloop.usage.report import usage_report",
-        "reactloop.journal",
+        "reactloop.journal.writer",
         "from reactloop.models import not_exported",
         "from reactloop.models.scripted import ScriptedModel",
     ]

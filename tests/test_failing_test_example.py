@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from reactloop import Agent
-from reactloop.journal import iter_journal
+from reactloop.journal.writer import iter_journal
 from reactloop.models.scripted import ScriptedModel
 from reactloop.sandbox.bwrap import bwrap_problem
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "failing_test"
 SCRIPT = EXAMPLE / "script.json"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reactloop.fastinit import fast_init
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, Usage
+from reactloop.support.fast_init import fast_init
 
 FAST = (Usage, ToolCall, ToolResult, Message, ModelTurn)
 

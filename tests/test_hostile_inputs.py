@@ -23,8 +23,8 @@ from reactloop import (
     read_journal,
     tool,
 )
-from reactloop.events import Event
-from reactloop.loopguard import canonical_key
+from reactloop.journal.events import Event
+from reactloop.loop.loop_guard import canonical_key
 
 DEEP = "[" * 100_000
 HUGE = '{"n": ' + "7" * 5000 + "}"

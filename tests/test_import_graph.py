@@ -34,12 +34,18 @@ LAZY_OPTIONAL: dict[tuple[str, str], str] = {}
 # what only some of its options need. Each is checked to dodge no circle (moving it to the top
 # would close none) and to keep its target out of what importing the importer loads.
 DEFERRED: dict[tuple[str, str], str] = {
-    ("reactloop.agent", "reactloop.loop"): "the loop and its modules load with the first run",
-    ("reactloop.agent", "reactloop.asyncrun"): "arun and astream: asyncio code",
+    (
+        "reactloop.agent",
+        "reactloop.loop.run_loop",
+    ): "the loop and its modules load with the first run",
+    ("reactloop.agent", "reactloop.loop.async_runner"): "arun and astream: asyncio code",
     ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
-    ("reactloop.cli.runner", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
-    ("reactloop.cli.runner", "reactloop.commandcheck"): "reactloop run --verify (the sandbox)",
-    ("reactloop.cli.runner", "reactloop.usage"): "reactloop run --prices",
+    ("reactloop.cli.run_agent", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
+    (
+        "reactloop.cli.run_agent",
+        "reactloop.loop.command_check",
+    ): "reactloop run --verify (the sandbox)",
+    ("reactloop.cli.run_agent", "reactloop.usage"): "reactloop run --prices",
 }
 
 
@@ -289,7 +295,7 @@ def test_the_graph_reader_sees_what_python_does(tmp_path: Path) -> None:
         "if TYPE_CHECKING:\n"
         "    from reactloop.agent import Agent\n"
         "else:\n"
-        "    import reactloop.journal\n"
+        "    import reactloop.journal.writer\n"
         "try:\n"
         "    from reactloop.usage.steps import step_of\n"
         "except ImportError:\n"
@@ -297,7 +303,7 @@ def test_the_graph_reader_sees_what_python_does(tmp_path: Path) -> None:
         "class C:\n"
         "    from reactloop.limits import Limits\n"
         "def f():\n"
-        "    from reactloop.loop import RunLoop\n"
+        "    from reactloop.loop.run_loop import RunLoop\n"
         "    def g():\n"
         "        import reactloop.viewer.render\n"
     )
@@ -311,10 +317,10 @@ def test_the_graph_reader_sees_what_python_does(tmp_path: Path) -> None:
     assert found == {
         ("reactloop.errors", None),
         ("reactloop.models", None),
-        ("reactloop.journal", None),
+        ("reactloop.journal.writer", None),
         ("reactloop.usage.steps", None),
         ("reactloop.limits", None),
-        ("reactloop.loop", "f"),
+        ("reactloop.loop.run_loop", "f"),
         ("reactloop.viewer.render", "f.g"),
     }
 

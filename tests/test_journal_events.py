@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from reactloop import Agent, FunctionModel, Journal, ModelRequest, ScriptedModel, tool
 from reactloop.errors import JournalError
-from reactloop.events import EVENT_TYPES, Event
-from reactloop.journal import read_journal
+from reactloop.journal.events import EVENT_TYPES, Event
+from reactloop.journal.writer import read_journal
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, Usage
 
 HOSTILE = 'line\nbreak "quote" \\ back </script> \u2028 \x00 emoji 🙂 кириллица'

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop.events import micros
-from reactloop.jsonfast import canonical, dumps, is_plain, json_line, loads
+from reactloop.journal.events import micros
 from reactloop.messages import ToolResult
-from reactloop.safejson import loads_units
+from reactloop.support.json_decode import loads, loads_units
+from reactloop.support.json_encode import canonical, dumps, is_plain, json_line
 
 # Text with lone surrogates too (a tool may decode bytes with ``surrogateescape``).
 any_text = st.text(st.characters(codec=None, categories=("L", "N", "P", "S", "Z", "Cc", "Cs")))

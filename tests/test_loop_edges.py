@@ -24,7 +24,7 @@ from reactloop import (
     ToolCall,
     tool,
 )
-from reactloop.events import Event
+from reactloop.journal.events import Event
 
 ran: list[str] = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from reactloop import Limits, StopReason, ToolCall, tool
-from reactloop.loopguard import LoopGuard, canonical_key
+from reactloop.loop.loop_guard import LoopGuard, canonical_key
 
 
 def call(name: str, **arguments) -> ToolCall:

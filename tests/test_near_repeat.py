@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, StopReason, ToolCall, tool
-from reactloop.journal import read_journal
-from reactloop.loopguard import LoopGuard, canonical_key
-from reactloop.nearrepeat import words_alike
+from reactloop.journal.writer import read_journal
+from reactloop.loop.loop_guard import LoopGuard, canonical_key
+from reactloop.loop.near_repeat import words_alike
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool
 

@@ -22,7 +22,7 @@ from opentelemetry.trace import StatusCode
 
 from reactloop import Agent, FunctionModel, ModelRequest, ModelTurn, ScriptedModel, ToolCall, tool
 from reactloop.errors import ModelError
-from reactloop.otel import OTelObserver
+from reactloop.journal.otel import OTelObserver
 
 
 @tool(read_only=True)

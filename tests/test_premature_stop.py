@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason
-from reactloop.commandcheck import CommandCheck
-from reactloop.finishcheck import read_checklist
-from reactloop.journal import read_journal
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.journal.writer import read_journal
+from reactloop.loop.command_check import CommandCheck
+from reactloop.loop.completion_checks import read_checklist
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "failing_test"
 FIX = {

@@ -13,12 +13,12 @@ import pytest
 from pydantic import BeforeValidator
 
 import reactloop
-import reactloop.safejson
+import reactloop.support.json_decode
 from reactloop import Agent, Limits, ModelTurn, PreparedCall, ScriptedModel, Tool, ToolCall, tool
-from reactloop.loop import RunLoop
-from reactloop.modelcall import ModelFailure
+from reactloop.loop.model_call import ModelFailure
+from reactloop.loop.run_loop import RunLoop
+from reactloop.loop.settings import RunSettings
 from reactloop.result import Stop
-from reactloop.settings import RunSettings
 
 MARK = "decode-me-once"
 validated: list[Any] = []
@@ -37,7 +37,7 @@ def act(n: Annotated[int, BeforeValidator(_count)], note: str = "") -> int:
 
 def test_each_call_is_decoded_once_and_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
     decodes: list[str] = []
-    real_loads, real_json_loads = reactloop.safejson.loads, json.loads
+    real_loads, real_json_loads = reactloop.support.json_decode.loads, json.loads
 
     def counting_loads(text: str) -> Any:
         if MARK in text:
@@ -49,7 +49,7 @@ def test_each_call_is_decoded_once_and_validated_once(monkeypatch: pytest.Monkey
             decodes.append(str(text))
         return real_json_loads(text, *args, **kwargs)
 
-    monkeypatch.setattr(reactloop.safejson, "loads", counting_loads)
+    monkeypatch.setattr(reactloop.support.json_decode, "loads", counting_loads)
     monkeypatch.setattr(json, "loads", counting_json_loads)
     validated.clear()
     approved: list[PreparedCall] = []

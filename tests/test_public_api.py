@@ -60,11 +60,36 @@ def test_import_reactloop_loads_the_types_but_not_the_loop_that_runs_them() -> N
     later = {
         "asyncio",
         "concurrent.futures",
-        "reactloop.loop",
-        "reactloop.calls",
+        "reactloop.loop.run_loop",
+        "reactloop.loop.tool_calls",
         "reactloop.tools.execution",
         "reactloop.models.registry",
-        "reactloop.asyncrun",
+        "reactloop.loop.async_runner",
     }
     assert not loaded & later, loaded & later
     assert {"reactloop.agent", "reactloop.messages", "reactloop.tools.base"} <= loaded
+
+
+_PUBLIC_NAMES = """
+import importlib, json, sys, types
+module = importlib.import_module(sys.argv[1])
+names = [
+    name for name, value in vars(module).items()
+    if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    and name not in ("annotations", "TYPE_CHECKING")
+    and getattr(value, "__module__", None) not in ("typing", "collections.abc")
+]
+lazy = getattr(module, "_LAZY", {})
+print(json.dumps(sorted(set(names) | set(lazy))))
+"""
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_API))
+def test_each_public_module_has_no_public_name_beyond_its_all(module: str) -> None:
+    """Every name a public module offers without an underscore is in its ``__all__`` (after
+    httpx's tests/test_exported_members.py): helpers are private, ``__all__`` is the truth.
+    Read in a fresh interpreter, so that submodules other tests imported do not count."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PUBLIC_NAMES, module], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(out) == sorted(importlib.import_module(module).__all__)

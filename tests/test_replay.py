@@ -22,7 +22,8 @@ from reactloop.messages import ModelTurn
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.replay import replay
 from reactloop.replay.model import ReplayModel, from_spec
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 
 NOTES = {"capital": "Paris", "population": 2_100_000}
 TURNS: list[Any] = [

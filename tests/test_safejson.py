@@ -13,19 +13,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop.jsonfast import JOURNAL_DEPTH, canonical, json_line
-from reactloop.loopguard import canonical_key
+from reactloop.loop.loop_guard import canonical_key
 from reactloop.messages import ToolCall
-from reactloop.prepared import ArgumentsError, decode_arguments
-from reactloop.safejson import (
+from reactloop.support.json_decode import (
     MAX_DEPTH,
     JSONRefused,
-    escape_surrogates,
     loads_units,
     nesting_exceeds,
-    safe_form,
     safe_loads,
 )
+from reactloop.support.json_encode import (
+    JOURNAL_DEPTH,
+    canonical,
+    escape_surrogates,
+    json_line,
+    safe_form,
+)
+from reactloop.tools.prepared import ArgumentsError, decode_arguments
 
 any_text = st.text(st.characters(codec=None, categories=("L", "N", "P", "S", "Z", "Cc", "Cs")))
 bracket_text = st.text(alphabet='[]{}"\\,:ab', max_size=30)  # strings full of brackets
@@ -221,8 +225,8 @@ def test_the_two_shapes_of_the_campaign_are_refused_cleanly(text: str) -> None:
 
 
 def test_a_surrogate_pair_in_a_key_reads_back_as_two_code_points() -> None:
-    from reactloop.jsonfast import json_line
-    from reactloop.safejson import loads_units
+    from reactloop.support.json_decode import loads_units
+    from reactloop.support.json_encode import json_line
 
     value = {"\ud800\udc00": {"\udfff": "\ud83d\ude00"}}
     back = loads_units(json_line({"v": value}).decode())["v"]

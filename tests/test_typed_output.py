@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason, read_journal, tool
 from reactloop.errors import UsageError
-from reactloop.output import FINAL_TOOL, InvalidOutput, OutputSpec
-from reactloop.output_schema import load_output_schema
+from reactloop.output.json_schema import load_output_schema
+from reactloop.output.spec import FINAL_TOOL, InvalidOutput, OutputSpec
 
 
 class City(BaseModel):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from reactloop import Agent, FunctionModel, Journal, Limits, ModelRequest, ScriptedModel, tool
 from reactloop.cli.trace import cost as cost_command
 from reactloop.errors import UsageError
-from reactloop.journal import read_journal
+from reactloop.journal.writer import read_journal
 from reactloop.messages import Message, ModelTurn, ToolCall, Usage
 from reactloop.usage import (
     Price,

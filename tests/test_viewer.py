@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 
 from reactloop import Agent, Journal, ScriptedModel, tool
 from reactloop.errors import JournalError
-from reactloop.events import EVENT_TYPES
-from reactloop.journal import read_journal
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.journal.events import EVENT_TYPES
+from reactloop.journal.writer import read_journal
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 from reactloop.usage import PriceTable, usage_report
 from reactloop.viewer import render_events, render_html
 from reactloop.viewer.page_data import command_status

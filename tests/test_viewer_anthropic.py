@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from anthropic_cached_usage import FIRST, SECOND
 from reactloop.cli import main
-from reactloop.journal import read_journal
-from reactloop.redacted import redacted_reasoning
+from reactloop.journal.writer import read_journal
+from reactloop.models.redacted import redacted_reasoning
 from reactloop.testing import (
     FakeAnthropicServer,
     FakeOpenAIServer,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reactloop import Agent, Journal, Limits, ScriptedModel
-from reactloop.journal import read_journal
+from reactloop.journal.writer import read_journal
 from reactloop.viewer import render_events, render_html
 from test_compaction import run as compacted_run
 from test_viewer import (

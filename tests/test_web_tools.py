@@ -26,7 +26,8 @@ from reactloop import Agent, Journal, ScriptedModel, Toolbox, ToolCall, read_jou
 from reactloop.errors import ToolError
 from reactloop.eval.bet_tools import bet_tools
 from reactloop.tools import web
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools
 
 PLACES = {"athens": (37.98, 23.72), "oslo": (59.91, 10.75)}
 

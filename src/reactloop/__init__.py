@@ -17,6 +17,7 @@ assert result.answer == "5"
 
 from typing import TYPE_CHECKING
 
+from reactloop._version import __version__
 from reactloop.agent import Agent
 from reactloop.errors import (
     ERROR_KINDS,
@@ -28,29 +29,33 @@ from reactloop.errors import (
     ToolError,
     UsageError,
 )
-from reactloop.events import Event, Observer
-from reactloop.finishcheck import read_checklist
-from reactloop.lazy import lazy_getattr
+from reactloop.journal.events import Event, Observer
 from reactloop.limits import Limits, StopReason
+from reactloop.loop.completion_checks import read_checklist
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from reactloop.models.base import Model, ModelRequest
 from reactloop.models.react import ReactTextModel
-from reactloop.output import InvalidOutput
-from reactloop.prepared import Approver, PreparedCall
+from reactloop.output.spec import InvalidOutput
 from reactloop.result import RunResult
+from reactloop.support import lazy_names
 from reactloop.tools.base import Tool, tool
+from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see them
     from reactloop.approval import TerminalApprover
-    from reactloop.asyncrun import RunStream
     from reactloop.conversation import Conversation
-    from reactloop.journal import Journal, read_journal
+    from reactloop.journal.otel import OTelObserver
+    from reactloop.journal.writer import Journal, read_journal
+    from reactloop.loop.async_runner import RunStream
+    from reactloop.loop.command_check import CommandCheck
     from reactloop.models import ModelSettings, resolve_model
+    from reactloop.models.anthropic import AnthropicModel
+    from reactloop.models.local import LocalLlamaModel
+    from reactloop.models.openai import OpenAIChatModel
     from reactloop.models.scripted import FunctionModel, ScriptedModel
-    from reactloop.output_schema import JSONSchema
+    from reactloop.output.json_schema import JSONSchema
 
-__version__ = "0.1.0"
 
 # Adapter classes, importable from here without ``import reactloop`` importing their SDKs, and
 # the names a run does not need, loaded on first use (``import reactloop`` stays fast).
@@ -58,27 +63,29 @@ _LAZY = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
-    "OTelObserver": "reactloop.otel",
-    "CommandCheck": "reactloop.commandcheck",
+    "OTelObserver": "reactloop.journal.otel",
+    "CommandCheck": "reactloop.loop.command_check",
     "Conversation": "reactloop.conversation",
     "FunctionModel": "reactloop.models.scripted",
-    "JSONSchema": "reactloop.output_schema",
+    "JSONSchema": "reactloop.output.json_schema",
     "ModelSettings": "reactloop.models",
     "resolve_model": "reactloop.models",
-    "RunStream": "reactloop.asyncrun",
-    "Journal": "reactloop.journal",
+    "RunStream": "reactloop.loop.async_runner",
+    "Journal": "reactloop.journal.writer",
     "ScriptedModel": "reactloop.models.scripted",
     "TerminalApprover": "reactloop.approval",
-    "read_journal": "reactloop.journal",
+    "read_journal": "reactloop.journal.writer",
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
+__getattr__ = lazy_names.lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
     "ERROR_KINDS",
     "Agent",
+    "AnthropicModel",
     "Approver",
+    "CommandCheck",
     "Conversation",
     "Event",
     "FunctionModel",
@@ -87,6 +94,7 @@ __all__ = [
     "Journal",
     "JournalError",
     "Limits",
+    "LocalLlamaModel",
     "Message",
     "MissingDependency",
     "Model",
@@ -96,6 +104,7 @@ __all__ = [
     "ModelTurn",
     "OTelObserver",
     "Observer",
+    "OpenAIChatModel",
     "PreparedCall",
     "ProviderError",
     "ReactLoopError",

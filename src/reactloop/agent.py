@@ -3,7 +3,7 @@
 One ``Agent`` serves many runs, one after another or at once; each run has its own history,
 budget and loop guard (``reactloop.loop.RunLoop``, which gets the agent's ``RunSettings``, not
 the agent). ``arun`` and ``astream`` run the same loop on a thread of their own
-(``reactloop.asyncrun``). ``history=`` continues an earlier run with a follow-up task.
+(``reactloop.loop.async_runner``). ``history=`` continues an earlier run with a follow-up task.
 """
 
 from __future__ import annotations
@@ -13,23 +13,24 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from reactloop.events import Observer
-from reactloop.finishcheck import Verify, as_verify
-from reactloop.limits import Limits, Pricer
+from reactloop.journal.events import Observer
+from reactloop.limits import Limits
+from reactloop.loop.budget import Pricer
+from reactloop.loop.completion_checks import Verify, as_verify
+from reactloop.loop.notices import DEFAULT_INSTRUCTIONS
+from reactloop.loop.settings import RunSettings
 from reactloop.messages import Message
 from reactloop.models.base import Model
 from reactloop.models.react import ReactTextModel
-from reactloop.notices import DEFAULT_INSTRUCTIONS
-from reactloop.output import OutputSpec
-from reactloop.prepared import Approver
+from reactloop.output.spec import OutputSpec
 from reactloop.result import RunResult
-from reactloop.settings import RunSettings
 from reactloop.tools.base import Tool
+from reactloop.tools.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
-    from reactloop.asyncrun import RunStream
-    from reactloop.loop import RunLoop
+    from reactloop.loop.async_runner import RunStream
+    from reactloop.loop.run_loop import RunLoop
 
 ProtocolName = Literal["auto", "native", "text"]
 Prior = RunResult | Sequence[Message] | None
@@ -48,9 +49,9 @@ class Agent:
     declines it. ``journal`` must take every event: if it raises, the run ends with
     ``journal_error``; an observer in ``observers`` that raises is dropped with a warning.
     ``output_type`` (a pydantic model, a dataclass, a type like ``int``) makes the answer a
-    validated value, in ``RunResult.output`` (see ``reactloop.output``). ``verify`` (a
-    callable given the answer; ``reactloop.commandcheck.CommandCheck`` for a command) and
-    ``checklist`` are checked before a final answer is accepted (``reactloop.finishcheck``).
+    validated value, in ``RunResult.output`` (see ``reactloop.output.spec``). ``verify`` (a
+    callable given the answer; ``CommandCheck`` for a command) and ``checklist`` are checked
+    before a final answer is accepted (``reactloop.loop.completion_checks``).
     """
 
     def __init__(
@@ -167,7 +168,7 @@ class Agent:
         cancel = self._new_cancel()
         run = self._loop(task, history, journal, observers, cancel)
         try:
-            from reactloop.asyncrun import in_thread, settled
+            from reactloop.loop.async_runner import in_thread, settled
 
             return await settled(in_thread(run.execute), cancel)
         finally:
@@ -193,7 +194,7 @@ class Agent:
             finally:
                 self._drop_cancel(cancel)
 
-        from reactloop.asyncrun import RunStream
+        from reactloop.loop.async_runner import RunStream
 
         return RunStream(execute, cancel)
 
@@ -215,7 +216,7 @@ class Agent:
         observers: Sequence[Observer] | None,
         cancel: threading.Event,
     ) -> RunLoop:
-        from reactloop.loop import RunLoop  # the loop's modules load with the first run
+        from reactloop.loop.run_loop import RunLoop  # the loop's modules load with the first run
 
         settings = self.settings()
         if journal is not None or observers is not None or cancel is not self._cancel:

@@ -29,8 +29,8 @@ from typing import Any, TextIO
 
 from reactloop.errors import UsageError
 from reactloop.messages import ToolCall
-from reactloop.prepared import ArgumentsError, PreparedCall, decode_arguments, prepare
 from reactloop.tools.base import Tool
+from reactloop.tools.prepared import ArgumentsError, PreparedCall, decode_arguments, prepare
 
 SHELL_CONTROL = re.compile(r"[;&|`$<>()\n\r\\]")
 MAX_SHOWN_CHARS = 2000

@@ -14,7 +14,7 @@ turn's ``run_start`` saying which run it continues.
 from __future__ import annotations
 
 from reactloop.agent import Agent
-from reactloop.events import Observer
+from reactloop.journal.events import Observer
 from reactloop.messages import Message
 from reactloop.result import RunResult
 

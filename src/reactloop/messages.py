@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any, Literal
 
-from reactloop.fastinit import fast_init
-from reactloop.jsonfast import dumps
-from reactloop.safejson import MAX_DEPTH, safe_form
+from reactloop.support.fast_init import fast_init
+from reactloop.support.json_decode import MAX_DEPTH
+from reactloop.support.json_encode import dumps, safe_form
 
 Role = Literal["system", "user", "assistant", "tool"]
 

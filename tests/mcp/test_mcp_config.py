@@ -12,16 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop.errors import UsageError
-from reactloop.tools.mcp import (
-    CALL_SECONDS,
-    ServerConfig,
-    load_config,
-    parse_config,
-    server_configs,
-    stdio_server,
-    url_server,
-)
-from reactloop.tools.mcp.config import unique_names
+from reactloop.tools.mcp import ServerConfig, load_config, stdio_server, url_server
+from reactloop.tools.mcp.config import CALL_SECONDS, parse_config, unique_names
+from reactloop.tools.mcp.start import server_configs
 
 CLAUDE_STYLE = {
     "mcpServers": {

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Toolbox, ToolCall
-from reactloop.tools.mcp import dialect_schema, inline_schema, normalize_schema, schema_tool
+from reactloop.models.schemas.dialects import dialect_schema, inline_schema, normalize_schema
+from reactloop.tools.mcp.schematool import schema_tool
 
 WIRE = Path(__file__).parent.parent / "wire_formats"
 
@@ -308,7 +309,7 @@ def test_a_ref_that_doubles_at_every_level_stops_growing() -> None:
 
 def test_schema_for_renders_each_dialect_once_per_schema() -> None:
     from reactloop import ToolSpec
-    from reactloop.tools.mcp import schema_for
+    from reactloop.models.schemas.dialects import schema_for
 
     raw = {"type": "object", "properties": {"id": {"oneOf": [{"type": "string"}, {}]}}}
     exact, _ = inline_schema(raw)

@@ -25,6 +25,7 @@ from test_mcp_schema import (
 from reactloop import Message, ModelRequest, ProviderError, Tool, ToolSpec
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.openai import OpenAIChatModel
+from reactloop.models.schemas.dialects import normalize_schema
 from reactloop.testing import (
     FakeAnthropicServer,
     FakeOpenAIServer,
@@ -36,7 +37,8 @@ from reactloop.testing import (
     message,
 )
 from reactloop.testing.fake_openai import RecordedRequest
-from reactloop.tools.mcp import MCPServers, ServerConfig, normalize_schema, schema_tool
+from reactloop.tools.mcp import MCPServers, ServerConfig
+from reactloop.tools.mcp.schematool import schema_tool
 
 # the tools, in this order: the index of each matters to Anthropic's error text
 SCHEMAS: dict[str, Any] = {

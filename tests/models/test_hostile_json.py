@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop import Agent, StopReason, safejson
+from reactloop import Agent, StopReason
 from reactloop.errors import ModelError, ProviderError
 from reactloop.messages import Message, ModelTurn, ToolSpec
 from reactloop.models.base import ModelRequest
@@ -27,6 +27,7 @@ from reactloop.models.openai.stream import StreamAccumulator
 from reactloop.models.react.adapter import to_turn
 from reactloop.models.react.parse import Action, FormatProblem, parse_reply
 from reactloop.models.sse import iter_sse_json
+from reactloop.support import json_decode, json_encode
 from reactloop.testing import FakeOpenAIServer, Reply, error_reply, json_reply
 
 DEEP = 100_000
@@ -74,31 +75,31 @@ hostile_values = (
 @given(text=hostile_texts)
 def test_safejson_loads_decodes_like_json_or_raises_only_jsonerror(text: str) -> None:
     try:
-        value = safejson.safe_loads(text)
-    except safejson.JSONRefused as exc:
+        value = json_decode.safe_loads(text)
+    except json_decode.JSONRefused as exc:
         assert "\n" not in str(exc)
         return
     assert value == json.loads(text) or value != value  # NaN is not equal to itself
-    assert not safejson.nesting_exceeds(text, safejson.MAX_DEPTH)
+    assert not json_decode.nesting_exceeds(text, json_decode.MAX_DEPTH)
 
 
 @settings(max_examples=100, deadline=None)
 @given(value=hostile_values)
 def test_safejson_dumps_encodes_or_raises_only_jsonerror(value: Any) -> None:
     try:
-        text = safejson.safe_dumps(value)
-    except safejson.JSONRefused:
+        text = json_encode.safe_dumps(value)
+    except json_decode.JSONRefused:
         return
     assert json.loads(text) == value
 
 
 def test_safejson_refuses_deep_nesting_and_huge_integers_with_one_clear_error() -> None:
     for text in ("[" * DEEP, "[" * 300 + "]" * 300, HUGE, f'{{"a": [{HUGE}]}}'):
-        with pytest.raises(safejson.JSONRefused, match=r"nested deeper|Exceeds the limit"):
-            safejson.safe_loads(text)
-    assert safejson.safe_loads("[" * 100 + "]" * 100) == deep_value(99, [])
-    assert safejson.safe_loads('["[[[[[[", {"k": "]]]"}]') == ["[[[[[[", {"k": "]]]"}]
-    value, end = safejson.raw_decode('x {"a": 1} tail', 2)
+        with pytest.raises(json_decode.JSONRefused, match=r"nested deeper|Exceeds the limit"):
+            json_decode.safe_loads(text)
+    assert json_decode.safe_loads("[" * 100 + "]" * 100) == deep_value(99, [])
+    assert json_decode.safe_loads('["[[[[[[", {"k": "]]]"}]') == ["[[[[[[", {"k": "]]]"}]
+    value, end = json_decode.raw_decode('x {"a": 1} tail', 2)
     assert value == {"a": 1} and end == 10
 
 
@@ -217,7 +218,7 @@ def test_tool_call_recovery_never_raises(inner: str, tag: str) -> None:
         remaining, calls = extract_tool_calls(text)
         assert isinstance(remaining, str)
         for _, arguments in calls:
-            assert isinstance(safejson.safe_loads(arguments), dict)
+            assert isinstance(json_decode.safe_loads(arguments), dict)
 
 
 SPECS = [

@@ -29,11 +29,11 @@ from reactloop.sandbox import landlock
 from reactloop.sandbox.bwrap import bwrap_problem
 from reactloop.sandbox.cgroup import PidsCgroup
 from reactloop.sandbox.command import CommandResult, run_command
-from reactloop.sandbox.output import OutputCapture, fit_json
+from reactloop.sandbox.command_output import OutputCapture, fit_json
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
 from reactloop.sandbox.weak import pid_namespace_problem, weak_problem
+from reactloop.tools.base import ToolContext
 from reactloop.tools.bash import tools
-from reactloop.tools.registry import ToolContext
 from reactloop.tools.toolbox import Toolbox
 
 MODES = [

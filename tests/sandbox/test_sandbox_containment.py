@@ -22,8 +22,8 @@ from reactloop.sandbox import bwrap, command, landlock, launch, weak
 from reactloop.sandbox.bwrap import bwrap_problem, bwrap_status, interpreter_binds
 from reactloop.sandbox.command import CommandResult, run_command
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
+from reactloop.tools.base import ToolContext, run_deadline_scope
 from reactloop.tools.bash import tools
-from reactloop.tools.registry import ToolContext, run_deadline_scope
 from reactloop.tools.toolbox import Toolbox
 
 NO_BWRAP = pytest.mark.skipif(bwrap_problem() is not None, reason=str(bwrap_problem()))

@@ -14,8 +14,9 @@ from reactloop.errors import UsageError
 from reactloop.messages import ToolCall, ToolResult
 from reactloop.sandbox.paths import Workspace
 from reactloop.tools import file_search, files
+from reactloop.tools.base import ToolContext
 from reactloop.tools.files import file_tools
-from reactloop.tools.registry import ToolContext, build_tools, parse_families
+from reactloop.tools.registry import build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
 
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.base import Tool, ToolContext, make_tool
 from reactloop.tools.plain import PlainTool, plain_tool
-from reactloop.tools.registry import ToolContext, build_tools
+from reactloop.tools.registry import build_tools
 
 
 def builtin_tools(tmp_path: Path) -> list[Tool]:

@@ -17,10 +17,10 @@ from reactloop.errors import ToolError
 from reactloop.messages import ToolCall
 from reactloop.sandbox.paths import Workspace
 from reactloop.tools import file_search
+from reactloop.tools.base import run_deadline_scope
 from reactloop.tools.files import file_tools
 from reactloop.tools.regex_process import RegexProcess
 from reactloop.tools.regex_worker import compile_pattern, matching_lines
-from reactloop.tools.registry import run_deadline_scope
 from reactloop.tools.toolbox import Toolbox
 
 EVIL = r"(a|aa)+$"

@@ -21,7 +21,7 @@ from reactloop import (
     ToolCall,
     tool,
 )
-from reactloop.tools.mcp import SchemaTool, schema_tool
+from reactloop.tools.mcp.schematool import SchemaTool, schema_tool
 
 FORECAST = {
     "type": "object",

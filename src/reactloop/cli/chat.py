@@ -29,9 +29,9 @@ from reactloop.cli.app import CliError
 from reactloop.cli.console import print_outcome
 from reactloop.cli.options import RunOptions
 from reactloop.cli.run import run as run_command
-from reactloop.cli.runner import run_from_cli
+from reactloop.cli.run_agent import run_from_cli
 from reactloop.errors import ModelError, UsageError
-from reactloop.journal import Journal
+from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.result import RunResult
 

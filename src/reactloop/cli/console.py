@@ -9,10 +9,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from reactloop.events import Event
+from reactloop.journal.events import Event
 from reactloop.limits import StopReason
 from reactloop.messages import Usage
-from reactloop.redacted import redacted_reasoning
+from reactloop.models.redacted import redacted_reasoning
 from reactloop.result import RunResult
 
 _ACTION_LINE = re.compile(r"^\s*Action\s*:.*$", re.IGNORECASE | re.MULTILINE | re.DOTALL)

@@ -11,7 +11,7 @@ import click
 from reactloop.cli.app import CliError, FiniteFloat
 from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.options import MAX_SECONDS, RunOptions
-from reactloop.cli.runner import run_from_cli
+from reactloop.cli.run_agent import run_from_cli
 from reactloop.errors import ModelError, UsageError
 from reactloop.tools.registry import FAMILIES
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from reactloop.errors import MissingDependency
-from reactloop.otel import OTelObserver
+from reactloop.journal.otel import OTelObserver
 
 _HINT = "pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-http"
 

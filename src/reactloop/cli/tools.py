@@ -8,11 +8,12 @@ from pathlib import Path
 import click
 
 from reactloop.cli.app import CliError
-from reactloop.cli.files import check_input_file
+from reactloop.cli.file_checks import check_input_file
 from reactloop.cli.mcp_options import mcp_options
 from reactloop.errors import UsageError
+from reactloop.tools.base import ToolContext
 from reactloop.tools.mcp import open_mcp_tools
-from reactloop.tools.registry import FAMILIES, ToolContext, build_tools, parse_families
+from reactloop.tools.registry import FAMILIES, build_tools, parse_families
 
 
 @click.command(name="tools")

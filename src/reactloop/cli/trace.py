@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reactloop.cli.app import USAGE_ERROR
-from reactloop.cli.files import check_input_file, check_output_file
+from reactloop.cli.file_checks import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
 from reactloop.replay import replay as run_replay
 from reactloop.usage import PriceTable, UsageReport, usage_report

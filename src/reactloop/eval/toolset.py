@@ -18,7 +18,8 @@ from typing import Any
 from reactloop import Tool
 from reactloop.eval.bet_tools import bet_tools
 from reactloop.eval.tasks import Task
-from reactloop.tools.registry import ToolContext, build_tools, parse_families
+from reactloop.tools.base import ToolContext
+from reactloop.tools.registry import build_tools, parse_families
 
 EVAL_FAMILIES: dict[str, Callable[[], list[Tool]]] = {"bet": bet_tools}
 PURE_FAMILIES = frozenset({"calculator", "lookup", *EVAL_FAMILIES})

@@ -6,15 +6,15 @@ Adding a provider is one adapter package with a ``from_spec`` function and one l
 
 Adapters: ``openai/`` (Chat Completions), ``local/`` (the embedded model), ``react/`` (text
 ReAct over any chat model), ``scripted.py``; ``reactloop.replay`` replays a journal. Shared by
-them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events), ``reactloop.safejson``
-(JSON from outside, decoded safely), ``retry.py`` and ``http_deadline.py`` (retries and the
-run's time limit on the wire, for the HTTP adapters).
+them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events),
+``reactloop.support.json_decode`` (JSON from outside, decoded safely), ``retry.py`` and
+``http_deadline.py`` (retries and the run's time limit on the wire, for the HTTP adapters).
 """
 
 from typing import TYPE_CHECKING
 
-from reactloop.lazy import lazy_getattr
 from reactloop.models.base import Model, ModelRequest
+from reactloop.support import lazy_names
 
 if TYPE_CHECKING:  # loaded on first use, below: a run of a given model needs neither
     from reactloop.models.default import choose_default_model
@@ -28,7 +28,7 @@ _LAZY = {
     "split_spec": "reactloop.models.registry",
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
+__getattr__ = lazy_names.lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

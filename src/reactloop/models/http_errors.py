@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from reactloop import safejson
 from reactloop.errors import ModelError
+from reactloop.support import json_decode, json_encode
 
 Failure = Literal["timeout", "connect", "broken"]
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -37,8 +37,8 @@ def field_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return safejson.safe_dumps(value)[:MAX_MESSAGE_CHARS]
-    except safejson.JSONRefused:
+        return json_encode.safe_dumps(value)[:MAX_MESSAGE_CHARS]
+    except json_decode.JSONRefused:
         return f"(a {type(value).__name__} that cannot be shown)"
 
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError, UsageError, describe_exception
 from reactloop.history import History
-from reactloop.jsonfast import read_json_file
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
+from reactloop.support.json_decode import read_json_file
 
 if TYPE_CHECKING:
     from reactloop.models import ModelSettings

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ModelError
+from reactloop.support import json_decode
 
 DONE = "[DONE]"
 
@@ -168,8 +168,8 @@ def iter_sse_json(source: bytes | str | Iterable[bytes | str]) -> Iterator[dict[
 def parse_json_payload(data: str) -> dict[str, Any]:
     """One ``data:`` payload as a dict, or ``ModelError`` showing the start of the bad text."""
     try:
-        payload = safejson.safe_loads(data)
-    except safejson.JSONRefused as exc:
+        payload = json_decode.safe_loads(data)
+    except json_decode.JSONRefused as exc:
         raise ModelError(
             f"stream payload is not valid JSON ({exc}): {data[:200]!r}", kind="bad_reply"
         ) from None

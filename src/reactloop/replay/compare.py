@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reactloop.usage import step_of
+from reactloop.usage.steps import step_of
 
 # Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
 _UNSTABLE_CONTENT_KEYS = ("full_output",)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.journal import read_journal
+from reactloop.journal.writer import read_journal
 from reactloop.messages import ModelTurn
 from reactloop.models.scripted import ScriptedModel
 

@@ -16,7 +16,7 @@ from typing import Any
 from reactloop.replay.compare import is_cancellation
 from reactloop.replay.workspace import ReplaySite
 from reactloop.tools.base import Tool
-from reactloop.usage import step_of
+from reactloop.usage.steps import step_of
 
 MAX_SHOWN = 120
 

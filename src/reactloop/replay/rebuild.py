@@ -14,8 +14,8 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
-from reactloop.tools.base import Tool
-from reactloop.tools.registry import DEFAULT_FAMILIES, ToolContext, build_tools, parse_families
+from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.registry import DEFAULT_FAMILIES, build_tools, parse_families
 
 
 def run_start_of(events: Sequence[Mapping[str, Any]], path: Path) -> Mapping[str, Any]:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.agent import Agent
-from reactloop.events import Event
-from reactloop.journal import open_journal, read_journal
+from reactloop.journal.events import Event
+from reactloop.journal.writer import open_journal, read_journal
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
 from reactloop.replay.compare import Divergence, compare

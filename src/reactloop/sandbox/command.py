@@ -23,10 +23,10 @@ from typing import Any, Literal
 
 from reactloop.errors import ToolError
 from reactloop.sandbox import landlock
-from reactloop.sandbox.budget import CHECK_SECONDS, DiskBudget
 from reactloop.sandbox.bwrap import bwrap_problem
+from reactloop.sandbox.command_output import OutputCapture
+from reactloop.sandbox.disk_budget import CHECK_SECONDS, DiskBudget
 from reactloop.sandbox.launch import Launch, Setup, exited, kill, launched, minimal_env
-from reactloop.sandbox.output import OutputCapture
 from reactloop.sandbox.rlimits import ResourceLimits
 from reactloop.sandbox.weak import pid_namespace_problem, weak_problem
 

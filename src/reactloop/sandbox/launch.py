@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from reactloop.sandbox.budget import DiskBudget
 from reactloop.sandbox.bwrap import (
     PrivateDirs,
     bwrap_argv,
@@ -29,6 +28,7 @@ from reactloop.sandbox.bwrap import (
 )
 from reactloop.sandbox.caps import hide_from_same_user
 from reactloop.sandbox.cgroup import PidsCgroup
+from reactloop.sandbox.disk_budget import DiskBudget
 from reactloop.sandbox.rlimits import ResourceLimits, prlimit_argv, processes_of_user, rlimits
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reactloop.lazy import lazy_getattr
+from reactloop.support import lazy_names
 
 if TYPE_CHECKING:  # loaded on first use, below: ``@tool`` alone needs none of them
+    from reactloop.tools.base import ToolContext
     from reactloop.tools.calculator import calculator_tool
     from reactloop.tools.lookup import lookup_tool
-    from reactloop.tools.registry import FAMILIES, ToolContext, build_tools, parse_families
+    from reactloop.tools.registry import FAMILIES, build_tools, parse_families
 
 _LAZY = {
     "FAMILIES": "reactloop.tools.registry",
@@ -26,7 +27,7 @@ _LAZY = {
     "lookup_tool": "reactloop.tools.lookup",
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
+__getattr__ = lazy_names.lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

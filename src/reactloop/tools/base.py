@@ -5,16 +5,23 @@ and docstring (Google ``Args:`` sections and reST ``:param x:`` lines are both u
 JSON Schema comes from pydantic. Arguments are validated before the function runs. A tool that
 comes with a JSON Schema of its own (an MCP server's, a hand-written one) is made with
 ``Tool.from_schema`` and validated against that schema (``reactloop.tools.schemacheck``).
+
+``ToolContext`` is what a tool family may know of the run it serves; ``run_deadline_scope``
+tells the tools that honour it (``bash``, ``search``) when the run must end, so that none of
+them outlives the run's time limit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, overload
 
 from reactloop.messages import ToolSpec
@@ -271,3 +278,32 @@ def _strip_titles(node: Any) -> Any:
     if isinstance(node, list):
         return [_strip_titles(item) for item in node]
     return node
+
+
+_RUN_DEADLINE: ContextVar[float | None] = ContextVar("reactloop_run_deadline", default=None)
+
+
+def run_deadline() -> float | None:
+    """When the current run must end (``time.monotonic()``), or None when it has no limit."""
+    return _RUN_DEADLINE.get()
+
+
+@contextlib.contextmanager
+def run_deadline_scope(deadline: float | None) -> Iterator[None]:
+    """Run a tool call with ``run_deadline()`` set (in the thread that runs the tool)."""
+    token = _RUN_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _RUN_DEADLINE.reset(token)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext:
+    """What tool families may need to know about the run they serve."""
+
+    notes: Path | None = None
+    workspace: Path | None = None
+    read_only: bool = False
+    output_dir: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -17,9 +17,8 @@ from typing import Any
 from reactloop.errors import ToolError, UsageError
 from reactloop.sandbox.command import Mode, run_command, sandbox_mode
 from reactloop.sandbox.rlimits import ResourceLimits
-from reactloop.tools.base import Tool
+from reactloop.tools.base import Tool, ToolContext, run_deadline
 from reactloop.tools.plain import plain_tool
-from reactloop.tools.registry import ToolContext, run_deadline
 
 MAX_TIMEOUT_SECONDS = 600
 DEFAULT_TIMEOUT_SECONDS = 30

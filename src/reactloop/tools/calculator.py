@@ -13,9 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from reactloop.errors import ToolError
-from reactloop.tools.base import Tool
+from reactloop.tools.base import Tool, ToolContext
 from reactloop.tools.plain import plain_tool
-from reactloop.tools.registry import ToolContext
 
 MAX_EXPRESSION_CHARS = 1000
 MAX_DEPTH = 60

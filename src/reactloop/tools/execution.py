@@ -25,9 +25,9 @@ from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reactloop.messages import ToolResult
-from reactloop.prepared import PreparedCall
 from reactloop.tools.async_calls import LoopThread, OwnLoop
-from reactloop.tools.registry import run_deadline_scope
+from reactloop.tools.base import run_deadline_scope
+from reactloop.tools.prepared import PreparedCall
 from reactloop.tools.workers import Workers
 
 if TYPE_CHECKING:

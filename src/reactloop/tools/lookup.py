@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import ToolError, UsageError
-from reactloop.jsonfast import read_json_file
-from reactloop.tools.base import Tool
+from reactloop.support.json_decode import read_json_file
+from reactloop.tools.base import Tool, ToolContext
 from reactloop.tools.plain import plain_tool
-from reactloop.tools.registry import ToolContext
 
 MAX_KEYS_SHOWN = 20
 

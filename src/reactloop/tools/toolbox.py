@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ToolError, describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
-from reactloop.prepared import (
+from reactloop.support.json_decode import MAX_DEPTH, nesting_exceeds
+from reactloop.tools.base import Tool
+from reactloop.tools.prepared import (
     ArgumentsError,
     PreparedCall,
     decode_arguments,
     invalid_arguments,
     prepare,
 )
-from reactloop.safejson import MAX_DEPTH, nesting_exceeds
-from reactloop.tools.base import Tool
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class Toolbox:
         return self._specs
 
     def prepare(self, call: ToolCall) -> PreparedCall:
-        """The call decoded and validated once (see ``reactloop.prepared``)."""
+        """The call decoded and validated once (see ``reactloop.tools.prepared``)."""
         tool = self._tools.get(call.name)
         unknown = self._unknown_tool_message(call.name) if tool is None else ""
         return prepare(call, tool, unknown)

@@ -18,16 +18,13 @@ from reactloop.usage.prices import Price, PriceTable
 from reactloop.usage.report import UsageReport, usage_report
 from reactloop.usage.step_quality import StepQuality, step_quality
 from reactloop.usage.steps import (
-    CHARS_PER_TOKEN,
     StepUsage,
     estimated_step_usages,
-    step_of,
     step_usages,
     usage_from,
 )
 
 __all__ = [
-    "CHARS_PER_TOKEN",
     "CompactionCost",
     "CostModel",
     "PrefixIssue",
@@ -41,7 +38,6 @@ __all__ = [
     "estimated_step_usages",
     "fit_cost_model",
     "predicted_input_tokens",
-    "step_of",
     "step_quality",
     "step_usages",
     "usage_from",

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
-from reactloop.jsonfast import json_number, read_json_file
 from reactloop.messages import Usage
+from reactloop.support.json_decode import json_number, read_json_file
 
 PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
 

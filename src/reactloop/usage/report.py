@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reactloop.journal import read_journal
+from reactloop.journal.writer import read_journal
 from reactloop.messages import Usage
 from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactloop.events import Event
+from reactloop.journal.events import Event
 
 UNKNOWN_TOOL_PREFIX = "unknown tool "
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactloop.jsonfast import json_number
 from reactloop.messages import Usage
-from reactloop.redacted import RedactedReasoning, redacted_reasoning
+from reactloop.models.redacted import RedactedReasoning, redacted_reasoning
+from reactloop.support.json_decode import json_number
 from reactloop.usage import usage_from
 from reactloop.viewer.compaction_view import CompactionView, compaction_view
 

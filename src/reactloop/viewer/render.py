@@ -14,8 +14,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from reactloop.journal import read_journal
-from reactloop.jsonfast import json_number
+from reactloop.journal.writer import read_journal
+from reactloop.support.json_decode import json_number
 from reactloop.usage import PriceTable, UsageReport, usage_report
 from reactloop.viewer.chart import COLORS, cumulative_chart, tokens_chart
 from reactloop.viewer.page_data import RunView, apply_estimates, build_view

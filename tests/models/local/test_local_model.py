@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reactloop.agent import Agent
-from reactloop.journal import Journal, read_journal
+from reactloop.journal.writer import Journal, read_journal
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message
 from reactloop.models import ModelSettings, resolve_model

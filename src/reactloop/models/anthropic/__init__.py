@@ -15,7 +15,7 @@ this package does not import the ``anthropic`` SDK; making a model does. Files, 
 
 Shared with the other HTTP adapters: ``models/sdk_attempt.py`` (one call through the SDK),
 ``models/retry.py``, ``models/http_deadline.py``, ``models/http_errors.py``, ``models/sse.py``,
-``reactloop.safejson``.
+``reactloop.support.json_decode``.
 """
 
 from reactloop.models.anthropic.model import AnthropicModel, from_spec

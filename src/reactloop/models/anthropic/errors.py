@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ProviderError
 from reactloop.models.http_errors import RETRYABLE_STATUSES, field_text, one_line, retry_header
 from reactloop.models.retry import retry_after_seconds
+from reactloop.support import json_decode
 
 TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 HINTS = {
@@ -43,8 +43,8 @@ class ErrorBody:
 def read_error_body(text: str) -> ErrorBody:
     """The message and type of an error body of any shape; never raises."""
     try:
-        body = safejson.safe_loads(text) if text.strip() else None
-    except safejson.JSONRefused:
+        body = json_decode.safe_loads(text) if text.strip() else None
+    except json_decode.JSONRefused:
         body = None
     if isinstance(body, Mapping):
         inner = body.get("error")

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage
 from reactloop.models.anthropic.errors import stream_error
 from reactloop.models.http_errors import preview
+from reactloop.support import json_decode, json_encode
 
 STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -39,8 +39,8 @@ MAX_TOKEN_COUNT = 10**15  # a larger count is not a count: read as absent
 def parse_body(content: bytes, *, provider: str) -> dict[str, Any]:
     """A non-streamed reply body (bytes as received) as its message; errors are ``ModelError``."""
     try:
-        data = safejson.safe_loads(content.decode("utf-8", errors="replace").strip())
-    except safejson.JSONRefused as exc:
+        data = json_decode.safe_loads(content.decode("utf-8", errors="replace").strip())
+    except json_decode.JSONRefused as exc:
         raise ModelError(
             f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}",
             kind="bad_reply",
@@ -132,8 +132,8 @@ def arguments_text(value: Any) -> str:
     if value is None:
         return "{}"
     try:
-        return safejson.safe_dumps(value)
-    except safejson.JSONRefused as exc:
+        return json_encode.safe_dumps(value)
+    except json_decode.JSONRefused as exc:
         raise ModelError(f"a tool input that cannot be read: {exc}", kind="bad_reply") from None
 
 

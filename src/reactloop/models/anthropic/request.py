@@ -23,10 +23,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ToolCall, ToolSpec
-from reactloop.tools.mcp.schema import schema_for
+from reactloop.models.schemas.dialects import schema_for
+from reactloop.support import json_decode
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
@@ -129,8 +129,8 @@ def _echo_block(block: Mapping[str, Any], uses: Any) -> Block:
 
 def _tool_use(call: ToolCall, wire_id: str, arguments: str) -> Block:
     try:
-        value = safejson.safe_loads(arguments) if arguments.strip() else {}
-    except safejson.JSONRefused:
+        value = json_decode.safe_loads(arguments) if arguments.strip() else {}
+    except json_decode.JSONRefused:
         value = {}
     return {
         "type": "tool_use",
@@ -153,8 +153,8 @@ def _failed(content: str) -> bool:
     if '"ok": false' not in content and '"ok":false' not in content:
         return False
     try:
-        value = safejson.safe_loads(content)
-    except safejson.JSONRefused:
+        value = json_decode.safe_loads(content)
+    except json_decode.JSONRefused:
         return False
     return isinstance(value, dict) and value.get("ok") is False
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.models.anthropic.errors import stream_error
 from reactloop.models.anthropic.reply import message_text, parse_body
 from reactloop.models.http_errors import preview
 from reactloop.models.sse import iter_sse_events, parse_json_payload
+from reactloop.support import json_decode
 
 APPENDED = {"text_delta": "text", "thinking_delta": "thinking"}
 
@@ -155,8 +155,8 @@ def decode_input(text: str) -> Any:
     if not text.strip():
         return {}
     try:
-        value = safejson.safe_loads(text)
-    except safejson.JSONRefused:
+        value = json_decode.safe_loads(text)
+    except json_decode.JSONRefused:
         return text
     return value if isinstance(value, dict) else text
 

@@ -14,7 +14,7 @@ this package does not import the ``openai`` SDK; making a model does. Files, by 
 
 Shared with the other HTTP adapters, in ``reactloop.models``: ``retry.py`` (``RetryPolicy``,
 backoff and ``retry-after``), ``http_deadline.py`` (no slow reply outlasts the run's time
-limit), ``sse.py`` (Server-Sent Events) and ``reactloop.safejson`` (JSON from outside).
+limit), ``sse.py`` (Server-Sent Events) and ``reactloop.support.json_decode`` (JSON from outside).
 """
 
 from reactloop.models.openai.model import OpenAIChatModel, from_spec

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from reactloop import safejson
 from reactloop.errors import ProviderError
 from reactloop.models.http_errors import RETRYABLE_STATUSES, field_text, one_line, retry_header
 from reactloop.models.retry import retry_after_seconds
+from reactloop.support import json_decode
 
 NOT_RETRYABLE_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
@@ -47,8 +47,8 @@ class ErrorBody:
 def read_error_body(text: str) -> ErrorBody:
     """The message, code and type of an error body of any known shape; never raises."""
     try:
-        body = safejson.safe_loads(text) if text.strip() else None
-    except safejson.JSONRefused:
+        body = json_decode.safe_loads(text) if text.strip() else None
+    except json_decode.JSONRefused:
         body = None
     found = error_fields(body, fallback=text) if isinstance(body, Mapping) else None
     return found or _scanned(text) or _plain(text)
@@ -66,8 +66,8 @@ def _scanned(text: str) -> ErrorBody | None:
     if message is None:
         return None
     try:
-        found = safejson.safe_loads(f'"{message.group(1)}"')
-    except safejson.JSONRefused:
+        found = json_decode.safe_loads(f'"{message.group(1)}"')
+    except json_decode.JSONRefused:
         return None
     code = JSON_CODE.search(text[:100_000])
     return ErrorBody(message=one_line(found), code=code.group(1).strip('"') if code else None)

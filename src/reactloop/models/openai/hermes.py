@@ -32,7 +32,7 @@ import json
 import re
 from typing import Any
 
-from reactloop import safejson
+from reactloop.support import json_decode
 
 ToolCallText = tuple[str, str]  # (name, arguments as JSON text)
 
@@ -175,8 +175,8 @@ def _leading_call(tags: _Tags, start: int) -> tuple[list[ToolCallText], int]:
     if not segment.startswith(("{", "[")):
         return [], start
     try:
-        value, end = safejson.raw_decode(segment)
-    except safejson.JSONRefused:
+        value, end = json_decode.raw_decode(segment)
+    except json_decode.JSONRefused:
         return [], start
     return _calls_from_value(value), offset + end
 
@@ -187,8 +187,8 @@ def _json_sequence(body: str) -> list[ToolCallText]:
     position = 0
     while position < len(body):
         try:
-            value, position = safejson.raw_decode(body, position)
-        except safejson.JSONRefused:
+            value, position = json_decode.raw_decode(body, position)
+        except json_decode.JSONRefused:
             return []
         recovered = _calls_from_value(value)
         if not recovered:
@@ -257,8 +257,8 @@ def _xml_value(raw: str) -> Any:
     value = raw.removeprefix("\n").removesuffix("\n")
     if value.strip()[:1] in ("{", "["):
         try:
-            return safejson.safe_loads(value)
-        except safejson.JSONRefused:
+            return json_decode.safe_loads(value)
+        except json_decode.JSONRefused:
             return value
     return value
 
@@ -266,12 +266,12 @@ def _xml_value(raw: str) -> Any:
 def _load_object(text: str) -> Any:
     """A JSON value, else a Python literal, else None. Never evaluates code."""
     try:
-        return safejson.safe_loads(text)
-    except safejson.JSONRefused:
+        return json_decode.safe_loads(text)
+    except json_decode.JSONRefused:
         pass
     if len(text) > _MAX_LITERAL_CHARS or not text.startswith(("{", "[")):
         return None
-    if safejson.nesting_exceeds(text, safejson.MAX_DEPTH):  # quoted brackets count: cautious
+    if json_decode.nesting_exceeds(text, json_decode.MAX_DEPTH):  # quoted brackets count: cautious
         return None
     try:
         return ast.literal_eval(text)

@@ -18,12 +18,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage
 from reactloop.models.http_errors import preview
 from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.hermes import extract_tool_calls
+from reactloop.support import json_decode, json_encode
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 FINISH_REASONS: dict[str, FinishReason] = {
@@ -48,8 +48,8 @@ MAX_TOKEN_COUNT = 10**15  # a larger count is not a count: read as absent
 def parse_body(content: bytes, *, provider: str) -> ModelTurn:
     """A non-streamed reply body (bytes as received) as a ``ModelTurn``."""
     try:
-        data = safejson.safe_loads(content.decode("utf-8", errors="replace").strip())
-    except safejson.JSONRefused as exc:
+        data = json_decode.safe_loads(content.decode("utf-8", errors="replace").strip())
+    except json_decode.JSONRefused as exc:
         message = f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}"
         raise ModelError(message, kind="bad_reply") from None
     return parse_completion(data, provider=provider)
@@ -164,8 +164,8 @@ def arguments_text(value: Any) -> str:
     if value is None or isinstance(value, str):
         return value or ""
     try:
-        return safejson.safe_dumps(value)
-    except safejson.JSONRefused as exc:
+        return json_encode.safe_dumps(value)
+    except json_decode.JSONRefused as exc:
         raise ModelError(
             f"tool call arguments that cannot be read: {exc}", kind="bad_reply"
         ) from None
@@ -239,7 +239,7 @@ def non_empty(value: Any) -> str:
 def describe(value: Any) -> str:
     """The start of a value for a message, never a deep ``repr`` (which may recurse)."""
     try:
-        text = safejson.safe_dumps(value)
-    except safejson.JSONRefused:
+        text = json_encode.safe_dumps(value)
+    except json_decode.JSONRefused:
         return f"(a {type(value).__name__} that cannot be shown)"
     return repr(" ".join(text[:400].split())[:200])

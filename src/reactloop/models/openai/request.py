@@ -25,11 +25,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop import safejson
 from reactloop.errors import ModelError
 from reactloop.messages import Message, ToolCall, ToolSpec
 from reactloop.models.openai.reply import REASONING_KEYS
-from reactloop.tools.mcp.schema import schema_for
+from reactloop.models.schemas.dialects import schema_for
+from reactloop.support import json_decode
 
 WireMessage = dict[str, Any]
 
@@ -45,8 +45,8 @@ def wire_id(call: ToolCall) -> str:
 def safe_arguments(text: str) -> str:
     """``text`` when it is a JSON object, else ``"{}"`` so that no server rejects the echo."""
     try:
-        value = safejson.safe_loads(text)
-    except safejson.JSONRefused:
+        value = json_decode.safe_loads(text)
+    except json_decode.JSONRefused:
         return "{}"
     return text if isinstance(value, dict) else "{}"
 

@@ -15,11 +15,11 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from reactloop import safejson
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec
 from reactloop.models.base import Model, ModelRequest
 from reactloop.models.react.parse import STOP, Action, FormatProblem, cut_observation, parse_reply
 from reactloop.models.react.prompt import render_observation, system_prompt
+from reactloop.support import json_decode
 
 
 class ReactTextModel:
@@ -145,8 +145,8 @@ def _json_object(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        value = safejson.safe_loads(text)
-    except safejson.JSONRefused:
+        value = json_decode.safe_loads(text)
+    except json_decode.JSONRefused:
         return None
     return value if isinstance(value, dict) else None
 

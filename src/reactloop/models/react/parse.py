@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reactloop import safejson
+from reactloop.support import json_decode
 
 STOP = "Observation:"
 FINISH = "finish"
@@ -100,8 +100,8 @@ def _json_argument(text: str, open_index: int) -> str | None:
     if not text.startswith("{", start):
         return None
     try:
-        _, end = safejson.raw_decode(text, start)
-    except safejson.JSONRefused:
+        _, end = json_decode.raw_decode(text, start)
+    except json_decode.JSONRefused:
         return None
     close = end
     while close < len(text) and text[close].isspace():

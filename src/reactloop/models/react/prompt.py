@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from reactloop import safejson
 from reactloop.messages import ToolSpec
+from reactloop.support import json_decode
 
 _FORMAT = """Reply in exactly this format:
 Thought: your reasoning
@@ -67,8 +67,8 @@ def _properties(spec: ToolSpec) -> dict[str, Any]:
 def render_observation(content: str) -> str:
     """``Observation: <output>`` or ``Observation: Error: <message>`` from a result's JSON."""
     try:
-        body = safejson.safe_loads(content)
-    except safejson.JSONRefused:
+        body = json_decode.safe_loads(content)
+    except json_decode.JSONRefused:
         return f"Observation: {content}"
     if not isinstance(body, dict) or "ok" not in body:
         return f"Observation: {content}"

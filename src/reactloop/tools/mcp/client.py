@@ -19,14 +19,13 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.messages import ToolSpec
-from reactloop.tools.base import Tool
+from reactloop.models.schemas.dialects import WRAPPED_KEY, dialect_schema, inline_schema
+from reactloop.tools.base import Tool, run_deadline
 from reactloop.tools.mcp.background import BackgroundLoop
 from reactloop.tools.mcp.config import ServerConfig, unique_names
 from reactloop.tools.mcp.connection import ServerConnection, ServerFailure
 from reactloop.tools.mcp.results import convert_result
-from reactloop.tools.mcp.schema import WRAPPED_KEY, dialect_schema, inline_schema
 from reactloop.tools.mcp.schematool import SchemaTool, any_arguments
-from reactloop.tools.registry import run_deadline
 
 SHUTDOWN_SECONDS = 8.0  # the SDK's own stdio shutdown takes at most about 4.5 s
 MAX_NAME = 64

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reactloop.errors import UsageError
-from reactloop.jsonfast import read_json_file
+from reactloop.support.json_decode import read_json_file
 
 STARTUP_SECONDS = 30.0
 LIST_TOOLS_SECONDS = 15.0

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from reactloop.errors import describe_exception
-from reactloop.limits import Budget
-from reactloop.loopguard import LoopGuard
+from reactloop.loop.budget import Budget
+from reactloop.loop.loop_guard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
-from reactloop.prepared import Approver, PreparedCall
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
+from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
 Emit = Callable[..., None]

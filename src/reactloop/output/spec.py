@@ -6,7 +6,7 @@ allows: native tool calling gets a ``final_answer`` tool whose arguments are the
 type that is not a JSON object travels as ``{"value": ...}``); text ReAct writes
 ``Finish[{...}]``; and a JSON value given as plain text, fenced or not, is accepted in both
 (scripted and small models answer that way). An answer that does not validate becomes an
-observation with the validation error, and the model tries again (``reactloop.answers``).
+observation with the validation error, and the model tries again (``reactloop.loop.typed_answers``).
 
 pydantic is imported when an ``OutputSpec`` is built, not when this module is.
 """
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from reactloop.messages import ToolSpec
-from reactloop.safejson import JSONRefused, safe_loads
+from reactloop.support.json_decode import JSONRefused, safe_loads
 
 FINAL_TOOL = "final_answer"
 _FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```$", re.S)
@@ -134,7 +134,7 @@ class OutputSpec:
 @runtime_checkable
 class Checker(Protocol):
     """Validates answers against one schema: ``TypeChecker`` (a Python type, with pydantic)
-    or ``reactloop.output_schema.JSONSchema`` (a JSON Schema document)."""
+    or ``reactloop.output.json_schema.JSONSchema`` (a JSON Schema document)."""
 
     schema: dict[str, Any]
 

@@ -15,17 +15,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from reactloop.answers import AnswerGate
-from reactloop.calls import CallRunner
-from reactloop.compaction import ContextKeeper
-from reactloop.events import Emitter, Observer, micros
-from reactloop.finishcheck import FinishChecks
 from reactloop.history import History
-from reactloop.limits import Budget, BudgetNotices, StopReason
-from reactloop.loopguard import LoopGuard
+from reactloop.journal.events import Emitter, Observer, micros
+from reactloop.limits import StopReason
+from reactloop.loop.budget import Budget, BudgetNotices
+from reactloop.loop.compaction import ContextKeeper
+from reactloop.loop.completion_checks import FinishChecks
+from reactloop.loop.loop_guard import LoopGuard
+from reactloop.loop.settings import RunSettings
+from reactloop.loop.tool_calls import CallRunner
+from reactloop.loop.typed_answers import AnswerGate
 from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
-from reactloop.settings import RunSettings
 
 
 class RunParts(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)

@@ -4,7 +4,7 @@
 model is shown the list, once, and asked to confirm each item or go on working. ``verify``
 (a callable): run before every final answer is accepted. It gets the answer and returns
 True or None (accepted), False or a reason (refused); an exception refuses too, with its
-description. A command is ``reactloop.commandcheck.CommandCheck``: it runs in the workspace,
+description. A command is ``reactloop.loop.command_check.CommandCheck``: it runs in the workspace,
 sandboxed like the ``bash`` tool (the workspace holds what the model wrote: a test run executes
 it); exit 0 accepts, anything else shows the model the command's output. A refused answer becomes an
 observation and the run goes on within the usual limits; when no further model call is
@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop import notices
 from reactloop.errors import describe_exception
 from reactloop.history import History
+from reactloop.loop import notices
 from reactloop.messages import Message
 from reactloop.result import Stop
 
@@ -37,7 +37,7 @@ def as_verify(verify: Verify | None) -> Verify | None:
     if isinstance(verify, str):
         raise TypeError(
             "verify takes a callable; for a command use "
-            "reactloop.commandcheck.CommandCheck(command, workspace=...)"
+            "reactloop.loop.command_check.CommandCheck(command, workspace=...)"
         )
     raise TypeError(f"verify must be a callable or None, not {type(verify).__name__}")
 

@@ -1,13 +1,10 @@
-"""Decoding JSON that anyone may have written: a model, a tool, a provider, a damaged file.
+"""Decoding JSON that anyone may have written: a model, a tool, a provider, a damaged file, a
+user's own file (``read_json_file``).
 
 ``safe_loads`` never raises anything but ``JSONRefused``: text nested deeper than a limit is
 refused before the decoder sees it (the standard library's decoder recurses, and 100,000
 ``[`` would raise ``RecursionError``), and an integer too long to convert (more than
 ``sys.get_int_max_str_digits()`` digits) is refused instead of raising ``ValueError``.
-
-``safe_form`` is the reverse guard for values the harness must write: it returns a copy that
-any JSON encoder can write (nesting cut at a depth, a node budget for cycles, leaves whose
-``str`` fails named instead).
 
 The journal escapes each surrogate code point on its own (``\\ud83d`` then ``\\ude00`` for
 two code points); ``loads_units`` reads such a text back without joining the pair, so a
@@ -23,7 +20,10 @@ import types
 from collections.abc import Callable
 from json.decoder import JSONDecoder
 from json.scanner import py_make_scanner  # type: ignore[attr-defined]
+from pathlib import Path
 from typing import Any
+
+from reactloop.errors import UsageError
 
 MAX_DEPTH = 128
 """The deepest nesting the harness accepts in a value from a model or a tool."""
@@ -73,7 +73,7 @@ def safe_loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     except json.JSONDecodeError as exc:
         raise JSONRefused(f"{exc.msg} at position {exc.pos}") from None
     except (ValueError, RecursionError) as exc:  # an integer beyond the digit limit
-        raise JSONRefused(_first_clause(exc)) from None
+        raise JSONRefused(first_clause(exc)) from None
 
 
 def raw_decode(text: str, start: int = 0, *, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
@@ -86,27 +86,13 @@ def raw_decode(text: str, start: int = 0, *, max_depth: int = MAX_DEPTH) -> tupl
     except RecursionError:
         raise JSONRefused(f"nested deeper than {max_depth} levels") from None
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
-        raise JSONRefused(_first_clause(exc)) from None
+        raise JSONRefused(first_clause(exc)) from None
     if nesting_exceeds(text[start:end], max_depth):
         raise JSONRefused(f"nested deeper than {max_depth} levels")
     return value, end
 
 
-_encoder = json.JSONEncoder(ensure_ascii=False, default=str)
-
-
-def safe_dumps(value: Any) -> str:
-    """``value`` (one a server sent) as JSON text, non-ASCII kept, unknown objects through
-    ``str``; ``JSONRefused`` for nesting too deep to encode or an integer too long to write."""
-    try:
-        return _encoder.encode(value)
-    except RecursionError:
-        raise JSONRefused("the value is nested too deeply to encode as JSON") from None
-    except (ValueError, TypeError) as exc:
-        raise JSONRefused(f"the value cannot be encoded as JSON ({_first_clause(exc)})") from None
-
-
-def _first_clause(exc: BaseException) -> str:
+def first_clause(exc: BaseException) -> str:
     return str(exc).split(":", 1)[0][:200] or type(exc).__name__
 
 
@@ -162,63 +148,32 @@ def loads_units(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     except json.JSONDecodeError as exc:
         raise JSONRefused(f"{exc.msg} at position {exc.pos}") from None
     except (ValueError, RecursionError) as exc:
-        raise JSONRefused(_first_clause(exc)) from None
+        raise JSONRefused(first_clause(exc)) from None
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """Spell every surrogate code point of a JSON text as its own ``\\uXXXX`` escape."""
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_SCALARS = (str, bool, float, type(None))
-
-
-def safe_form(value: Any, *, max_depth: int, max_nodes: int = 100_000) -> Any:
-    """A copy of ``value`` that a JSON encoder writes without failing: containers deeper than
-    ``max_depth`` (and beyond ``max_nodes`` in all), integers too long for text and objects
-    whose ``str`` fails become strings that say so."""
-    budget = [max_nodes]
-    return _cut(value, max_depth, budget)
-
-
-def _cut(value: Any, depth: int, budget: list[int]) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
-        return "<not written: the value is too large>"
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is int:
-        return value if value.bit_length() < 10_000 or _has_text(value) else _LONG_INT
-    if kind is dict or kind is list or kind is tuple:
-        if depth <= 0:
-            return "<not written: nested too deeply>"
-        if kind is dict:
-            return {_key(k): _cut(v, depth - 1, budget) for k, v in value.items()}
-        return [_cut(v, depth - 1, budget) for v in value]
-    return _text_of(value)
-
-
-_LONG_INT = "<not written: an integer too long>"
-
-
-def _has_text(value: int) -> bool:
+def json_number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (a bool, a string, an integer too big
+    for a float). NaN and the infinities pass: callers that refuse them check."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
     try:
-        str(value)
-    except ValueError:  # beyond sys.get_int_max_str_digits()
-        return False
-    return True
+        return float(value)
+    except OverflowError:
+        return None
 
 
-def _key(key: Any) -> str:
-    return key if type(key) is str else _text_of(key)
-
-
-def _text_of(value: Any) -> str:
+def read_json_file(path: str | Path, what: str) -> Any:
+    """The JSON value in a user's file; any problem is a one-line ``UsageError`` naming ``what``."""
+    path = Path(path)
     try:
-        return str(value)
-    except Exception as exc:  # a hostile __str__
-        return f"<not written: str() of {type(value).__name__} raised {type(exc).__name__}>"
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{what} {path} is not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{what} {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise UsageError(f"{what} {path} cannot be read: {exc}") from None

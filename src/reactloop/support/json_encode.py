@@ -1,18 +1,18 @@
-"""JSON helpers: reusable encoders for the loop's hot path (``json.dumps`` with options builds a
-new encoder on every call), and reading a user's JSON file with a clear error."""
+"""Encoding JSON: reusable encoders for the loop's hot path (``json.dumps`` with options builds
+a new encoder on every call), the journal's lines, the canonical form of arguments, and
+``safe_form``, the guard for values the harness must write whatever they hold (nesting cut at a
+depth, a node budget for cycles, leaves whose ``str`` fails named instead)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from reactloop.errors import UsageError
-from reactloop.safejson import escape_surrogates, nesting_exceeds, safe_form
-from reactloop.safejson import loads as loads  # re-exported: the fast decoder's old home
+from reactloop.support.json_decode import JSONRefused, first_clause, nesting_exceeds
 
 JOURNAL_DEPTH = 254
 """The deepest nesting of a journal line (orjson's own limit); deeper parts are cut."""
@@ -51,14 +51,14 @@ def _canonical_text(value: Any) -> str:
 
 def json_line(record: Any, *, verify: bool = True) -> bytes:
     """``record`` as one line of UTF-8 JSON, newline included, that reads back equal to it
-    (with ``safejson.loads_units``); it never raises.
+    (with ``json_decode.loads_units``); it never raises.
 
     orjson is ten times faster than the standard library, but it writes NaN and infinities as
     ``null`` and refuses big integers, lone surrogates, non-string keys and nesting beyond 254
     levels. So its line is kept only when it decodes back to a value equal to ``record``;
     otherwise the standard library writes the line (NaN as ``NaN``, each surrogate code point
     as its own escape). What no encoder can write (nesting beyond ``JOURNAL_DEPTH``, a cycle,
-    a ``str`` that raises) is written in ``safejson.safe_form``. A caller that knows ``record``
+    a ``str`` that raises) is written in ``safe_form``. A caller that knows ``record``
     holds no float but finite ones passes ``verify=False`` to skip the decoding.
     """
     try:
@@ -84,29 +84,74 @@ def is_plain(value: Any) -> bool:
     return kind is str or kind is int or kind is bool or value is None
 
 
-def json_number(value: Any) -> float | None:
-    """A JSON number as a float; None for anything else (a bool, a string, an integer too big
-    for a float). NaN and the infinities pass: callers that refuse them check."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return None
+_encoder = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
-def read_json_file(path: str | Path, what: str) -> Any:
-    """The JSON value in a user's file; any problem is a one-line ``UsageError`` naming ``what``."""
-    path = Path(path)
+def safe_dumps(value: Any) -> str:
+    """``value`` (one a server sent) as JSON text, non-ASCII kept, unknown objects through
+    ``str``; ``JSONRefused`` for nesting too deep to encode or an integer too long to write."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{what} {path} is not UTF-8 text") from None
+        return _encoder.encode(value)
+    except RecursionError:
+        raise JSONRefused("the value is nested too deeply to encode as JSON") from None
+    except (ValueError, TypeError) as exc:
+        raise JSONRefused(f"the value cannot be encoded as JSON ({first_clause(exc)})") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Spell every surrogate code point of a JSON text as its own ``\\uXXXX`` escape."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SCALARS = (str, bool, float, type(None))
+
+
+def safe_form(value: Any, *, max_depth: int, max_nodes: int = 100_000) -> Any:
+    """A copy of ``value`` that a JSON encoder writes without failing: containers deeper than
+    ``max_depth`` (and beyond ``max_nodes`` in all), integers too long for text and objects
+    whose ``str`` fails become strings that say so."""
+    budget = [max_nodes]
+    return _cut(value, max_depth, budget)
+
+
+def _cut(value: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return "<not written: the value is too large>"
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is int:
+        return value if value.bit_length() < 10_000 or _has_text(value) else _LONG_INT
+    if kind is dict or kind is list or kind is tuple:
+        if depth <= 0:
+            return "<not written: nested too deeply>"
+        if kind is dict:
+            return {_key(k): _cut(v, depth - 1, budget) for k, v in value.items()}
+        return [_cut(v, depth - 1, budget) for v in value]
+    return _text_of(value)
+
+
+_LONG_INT = "<not written: an integer too long>"
+
+
+def _has_text(value: int) -> bool:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{what} {path} is not JSON: {exc.msg} (line {exc.lineno})") from None
-    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
-        raise UsageError(f"{what} {path} cannot be read: {exc}") from None
+        str(value)
+    except ValueError:  # beyond sys.get_int_max_str_digits()
+        return False
+    return True
+
+
+def _key(key: Any) -> str:
+    return key if type(key) is str else _text_of(key)
+
+
+def _text_of(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception as exc:  # a hostile __str__
+        return f"<not written: str() of {type(value).__name__} raised {type(exc).__name__}>"

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
-from reactloop.jsonfast import canonical
 from reactloop.messages import ToolCall
-from reactloop.safejson import MAX_DEPTH, JSONRefused, safe_loads
+from reactloop.support.json_decode import MAX_DEPTH, JSONRefused, safe_loads
+from reactloop.support.json_encode import canonical
 from reactloop.tools.base import Tool
 
 if TYPE_CHECKING:

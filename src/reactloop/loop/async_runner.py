@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from reactloop.events import Event, Observer
+from reactloop.journal.events import Event, Observer
 from reactloop.result import RunResult
 from reactloop.tools.workers import Workers
 

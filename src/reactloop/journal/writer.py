@@ -1,7 +1,8 @@
 """The journal: one JSON object per line, flushed after every event.
 
 The first line names the format and its version. Every later line is an event of the run
-(see ``reactloop.events``) with ``type``, ``step`` and ``t`` (seconds since the journal opened).
+(see ``reactloop.journal.events``) with ``type``, ``step`` and ``t`` (seconds since the
+journal opened).
 A run killed at any moment leaves a journal whose complete lines all parse; ``read_journal``
 skips a torn last line. The journal alone is enough to replay a run and to render it.
 """
@@ -16,9 +17,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.events import Event
-from reactloop.jsonfast import JOURNAL_DEPTH, is_plain, json_line
-from reactloop.safejson import JSONRefused, loads_units, safe_loads
+from reactloop.journal.events import Event
+from reactloop.support.json_decode import JSONRefused, loads_units, safe_loads
+from reactloop.support.json_encode import JOURNAL_DEPTH, is_plain, json_line
 
 FORMAT = "reactloop-journal"
 VERSION = 1

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reactloop import notices
 from reactloop.history import History
-from reactloop.limits import Budget
+from reactloop.loop import notices
+from reactloop.loop.budget import Budget
+from reactloop.loop.model_call import ModelFailure, ask
+from reactloop.loop.settings import RunSettings
+from reactloop.loop.silent_truncation import CHARS_PER_TOKEN, TruncationWatch, tokens_of
 from reactloop.messages import Message
-from reactloop.modelcall import ModelFailure, ask
-from reactloop.settings import RunSettings
-from reactloop.truncation import CHARS_PER_TOKEN, TruncationWatch, tokens_of
 
 TRIGGER = 0.8  # of the context limit: compaction starts past it
 TARGET = 0.5  # of the context limit: what a compaction brings the prompt down to

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.limits import StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
-from reactloop.output import FINAL_TOOL, InvalidOutput, OutputSpec, invalid_notice
+from reactloop.output.spec import FINAL_TOOL, InvalidOutput, OutputSpec, invalid_notice
 from reactloop.result import Stop
 
 if TYPE_CHECKING:
-    from reactloop.calls import CallRunner
+    from reactloop.loop.tool_calls import CallRunner
 
 Warn = Callable[..., None]
 

@@ -1,6 +1,6 @@
 """``OTelObserver``: a run's events as OpenTelemetry spans, after the GenAI semantic conventions.
 
-    from reactloop.otel import OTelObserver
+    from reactloop.journal.otel import OTelObserver
     agent = Agent(model, tools, observers=[OTelObserver()])
 
 One ``invoke_agent`` span per run, and under it a ``chat {model}`` span per model call (tokens
@@ -28,9 +28,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactloop import __version__
+from reactloop._version import __version__
 from reactloop.errors import MissingDependency
-from reactloop.events import Event
+from reactloop.journal.events import Event
 
 _OK = "final_answer"
 

@@ -11,12 +11,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reactloop.events import Observer
-from reactloop.finishcheck import Verify
-from reactloop.limits import Limits, Pricer
+from reactloop.journal.events import Observer
+from reactloop.limits import Limits
+from reactloop.loop.budget import Pricer
+from reactloop.loop.completion_checks import Verify
 from reactloop.models.base import Model
-from reactloop.output import OutputSpec
-from reactloop.prepared import Approver
+from reactloop.output.spec import OutputSpec
+from reactloop.tools.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
 
 
@@ -25,7 +26,7 @@ class RunSettings:
     """``journal`` is the observer that must see every event (a failure ends the run with
     ``journal_error``); ``observers`` are the others (one that fails is dropped with a
     warning). ``cancel`` is set to ask the run to stop. ``output`` makes the answer a typed
-    value (``reactloop.output``)."""
+    value (``reactloop.output.spec``)."""
 
     model: Model
     toolbox: Toolbox

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reactloop.events import Emitter, micros
 from reactloop.history import History
-from reactloop.limits import Budget, StopReason
-from reactloop.messages import Message, ModelTurn, ToolCall
-from reactloop.modelcall import ModelFailure, ask
-from reactloop.notices import (
+from reactloop.journal.events import Emitter, micros
+from reactloop.limits import StopReason
+from reactloop.loop.budget import Budget
+from reactloop.loop.model_call import ModelFailure, ask
+from reactloop.loop.notices import (
     empty_reply_notice,
     format_error_notice,
     loop_notice,
     truncated_notice,
     wind_down_notice,
 )
-from reactloop.result import RunResult, Stop
-from reactloop.runparts import (
+from reactloop.loop.run_parts import (
     RunFlags,
     final_stop,
     opening,
@@ -34,7 +33,9 @@ from reactloop.runparts import (
     stop_data,
     with_own_toolbox,
 )
-from reactloop.settings import RunSettings
+from reactloop.loop.settings import RunSettings
+from reactloop.messages import Message, ModelTurn, ToolCall
+from reactloop.result import RunResult, Stop
 
 
 class RunLoop:
@@ -131,7 +132,7 @@ class RunLoop:
         self.emit("budget_notice", line=line)
 
     def keep_context(self) -> Stop | None:
-        """Before a model call: the context kept within its limit (``reactloop.compaction``)."""
+        """Before a model call: the context kept within its limit (``compaction.py``)."""
         checked = self.context.check(self.step, self.sent)
         if checked is None:
             return None

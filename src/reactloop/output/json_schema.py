@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import MissingDependency, UsageError
-from reactloop.jsonfast import read_json_file
-from reactloop.output import InvalidOutput
+from reactloop.output.spec import InvalidOutput
+from reactloop.support.json_decode import read_json_file
 
 _MAX_ERRORS_SHOWN = 5
 

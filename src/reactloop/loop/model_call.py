@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from reactloop.errors import ERROR_KINDS, ModelError, describe_exception
-from reactloop.events import micros
 from reactloop.history import History
-from reactloop.limits import Budget
+from reactloop.journal.events import micros
+from reactloop.loop.budget import Budget
+from reactloop.loop.settings import RunSettings
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
-from reactloop.settings import RunSettings
 
 Emit = Callable[..., None]
 Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``

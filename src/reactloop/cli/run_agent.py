@@ -20,17 +20,22 @@ from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover
 from reactloop.cli.app import INTERRUPTED
 from reactloop.cli.console import ConsoleObserver, print_result
-from reactloop.cli.files import check_input_file, check_output_file, default_trace_path, model_file
+from reactloop.cli.file_checks import (
+    check_input_file,
+    check_output_file,
+    default_trace_path,
+    model_file,
+)
 from reactloop.cli.options import RunOptions, build_limits, pick_model
 from reactloop.cli.telemetry import otel_observer
 from reactloop.errors import UsageError
-from reactloop.finishcheck import read_checklist
-from reactloop.journal import Journal, open_journal
+from reactloop.journal.writer import Journal, open_journal
 from reactloop.limits import StopReason
-from reactloop.output_schema import load_output_schema
+from reactloop.loop.completion_checks import read_checklist
+from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
-from reactloop.tools.base import Tool
-from reactloop.tools.registry import ToolContext, build_tools, parse_families
+from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.registry import build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
 
 TOOL_CHOICES = ("auto", "none", "required")
@@ -152,7 +157,7 @@ def _answer_checks(options: RunOptions) -> dict[str, Any]:
         check_input_file(options.checklist, "checklist")
         checks["checklist"] = read_checklist(options.checklist)
     if options.verify is not None:
-        from reactloop.commandcheck import CommandCheck  # with the sandbox: only for --verify
+        from reactloop.loop.command_check import CommandCheck  # with the sandbox: only for --verify
 
         workspace = (options.workspace or Path.cwd()).resolve()
         checks["verify"] = CommandCheck(

@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from reactloop.tools.mcp.schemafix import (
+from reactloop.models.schemas.fix import (
     MAX_DEPTH,
     SCHEMA_LISTS,
     SCHEMA_MAPS,
@@ -37,7 +37,7 @@ from reactloop.tools.mcp.schemafix import (
     fix_draft4,
     malformed,
 )
-from reactloop.tools.mcp.schemamerge import merge_all_of, merge_root
+from reactloop.models.schemas.merge import merge_all_of, merge_root
 
 if TYPE_CHECKING:
     from reactloop.messages import ToolSpec

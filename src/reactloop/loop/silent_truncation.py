@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from reactloop import notices
+from reactloop.loop import notices
 from reactloop.messages import Message
 
 MIN_TOKENS = 2048  # a shorter history fits every server's window

@@ -8,18 +8,18 @@ same two or three calls is caught by counting the rounds in a row (``Limits.ping
 ``Limits.pingpong_stop``), whatever the side effects: editing a file back and forth between
 the same contents, or write → test → revert → write → test → revert, is a loop too. The same
 tool called again and again with slightly different arguments while its results bring nothing
-new is caught too (``reactloop.nearrepeat``; ``Limits.near_repeat_warn``, ``near_repeat_stop``).
+new is caught too (``near_repeat.py``; ``Limits.near_repeat_warn``, ``near_repeat_stop``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-from reactloop.jsonfast import canonical
 from reactloop.limits import Limits
+from reactloop.loop.near_repeat import NearRepeats, NearVerdict
 from reactloop.messages import ToolCall
-from reactloop.nearrepeat import NearRepeats, NearVerdict
-from reactloop.safejson import JSONRefused, safe_loads
+from reactloop.support.json_decode import JSONRefused, safe_loads
+from reactloop.support.json_encode import canonical
 
 Action = Literal["run", "warn", "stop"]
 _SEVERITY = {"run": 0, "warn": 1, "stop": 2}

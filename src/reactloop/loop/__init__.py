@@ -1,0 +1,37 @@
+"""The loop and its internals: one run of ask the model → check its calls → run them → append
+the results → repeat, until a named stop. ``Agent.run`` builds a ``RunSettings`` and runs one
+``RunLoop``; nothing here sees the ``Agent``.
+
+The files, by job, in reading order:
+
+- ``run_loop.py``          ``RunLoop``: the loop itself; every way out is a named ``Stop``
+- ``run_parts.py``         what a run is made of at its start, and its ``stop`` event and
+                           ``RunResult`` at its end
+- ``settings.py``          ``RunSettings``: what one run needs from its agent, a frozen value
+- ``model_call.py``        one model call: the request, the adapter's turn, every failure
+- ``tool_calls.py``        ``CallRunner``: which of a turn's calls run, in order, and their results
+- ``budget.py``            ``Budget``: the run's spending against its ``Limits``, and its notices
+- ``loop_guard.py``        repeated calls, ping-pong and cycles
+- ``near_repeat.py``       one tool again and again with arguments that barely differ
+- ``compaction.py``        keeping a long run within its context budget
+- ``silent_truncation.py`` a server that silently cuts a long history
+- ``typed_answers.py``     ``AnswerGate``: typed answers (``output_type``) judged
+- ``completion_checks.py`` checks a final answer must pass (``verify``, checklists)
+- ``command_check.py``     ``CommandCheck``: a command as a completion check
+- ``notices.py``           every text the harness itself puts before the model
+- ``async_runner.py``      ``arun`` and ``astream``: the same loop run from ``asyncio``
+
+``RunLoop`` is importable from here; it loads with the first run (the package itself loads
+nothing, so that importing one of its files does not load the whole loop).
+"""
+
+from typing import TYPE_CHECKING
+
+from reactloop.support import lazy_names
+
+if TYPE_CHECKING:
+    from reactloop.loop.run_loop import RunLoop
+
+__getattr__ = lazy_names.lazy_getattr(__name__, {"RunLoop": "reactloop.loop.run_loop"})
+
+__all__ = ["RunLoop"]
