@@ -72,7 +72,6 @@ LAZY_FROM_REACTLOOP: dict[str, str] = {
     "Conversation": "reactloop.conversation",
     "FunctionModel": "reactloop.models.scripted",
     "JSONSchema": "reactloop.output.json_schema",
-    "ModelSettings": "reactloop.models",
     "resolve_model": "reactloop.models",
     "RunStream": "reactloop.loop.async_runner",
     "Journal": "reactloop.journal.writer",

@@ -19,9 +19,10 @@ from reactloop import Agent, FunctionModel, Journal, ModelRequest, ScriptedModel
 from reactloop.cli.trace import replay as replay_command
 from reactloop.errors import JournalError, ModelError, UsageError
 from reactloop.messages import ModelTurn
-from reactloop.models import ModelSettings, resolve_model
+from reactloop.models import resolve_model
+from reactloop.models.base import ModelSettings
+from reactloop.models.replay import ReplayModel, from_spec
 from reactloop.replay import replay
-from reactloop.replay.model import ReplayModel, from_spec
 from reactloop.tools.base import ToolContext
 from reactloop.tools.registry import build_tools
 

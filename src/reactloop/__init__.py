@@ -33,7 +33,7 @@ from reactloop.journal.events import Event, Observer
 from reactloop.limits import Limits, StopReason
 from reactloop.loop.completion_checks import read_checklist
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
-from reactloop.models.base import Model, ModelRequest
+from reactloop.models.base import Model, ModelRequest, ModelSettings
 from reactloop.models.react import ReactTextModel
 from reactloop.output.spec import InvalidOutput
 from reactloop.result import RunResult
@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see 
     from reactloop.journal.writer import Journal, read_journal
     from reactloop.loop.async_runner import RunStream
     from reactloop.loop.command_check import CommandCheck
-    from reactloop.models import ModelSettings, resolve_model
+    from reactloop.models import resolve_model
     from reactloop.models.anthropic import AnthropicModel
     from reactloop.models.local import LocalLlamaModel
     from reactloop.models.openai import OpenAIChatModel
@@ -68,7 +68,6 @@ _LAZY = {
     "Conversation": "reactloop.conversation",
     "FunctionModel": "reactloop.models.scripted",
     "JSONSchema": "reactloop.output.json_schema",
-    "ModelSettings": "reactloop.models",
     "resolve_model": "reactloop.models",
     "RunStream": "reactloop.loop.async_runner",
     "Journal": "reactloop.journal.writer",

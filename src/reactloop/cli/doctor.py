@@ -16,7 +16,8 @@ from importlib import metadata
 import click
 
 from reactloop.errors import ReactLoopError
-from reactloop.models import ModelSettings, resolve_model
+from reactloop.models import resolve_model
+from reactloop.models.base import ModelSettings
 from reactloop.models.default import DEFAULT_EMBEDDED, choose_default_model
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.catalog import EMBEDDED, LOCAL_EXTRA_HINT, model_path

@@ -8,7 +8,8 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
-from reactloop.models import Model, ModelSettings, resolve_model, split_spec
+from reactloop.models import Model, resolve_model, split_spec
+from reactloop.models.base import ModelSettings
 from reactloop.models.default import choose_default_model
 
 MAX_SECONDS = 365 * 24 * 3600.0  # a year; far longer deadlines overflow the platform's time_t

@@ -51,3 +51,18 @@ class Model(Protocol):
     native_tools: bool
 
     def complete(self, request: ModelRequest) -> ModelTurn: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSettings:
+    """Options that apply to any provider; adapters ignore what they cannot use."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    stream: bool = False
+    seed: int | None = None
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    timeout: float | None = None
+    max_retries: int = 2
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,9 +1,10 @@
 """Which model ``reactloop run`` uses when no ``--model`` is given, and why.
 
-Order: ``REACTLOOP_MODEL``; then configured API access (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``,
-``ANTHROPIC_API_KEY``, ``DEEPSEEK_API_KEY``); then an Ollama server if one answers on
-localhost:11434 (or ``OLLAMA_HOST``) within 0.3 s; then the embedded model, which needs no
-network at all. The reason is a sentence the CLI prints on stderr.
+Order: ``REACTLOOP_MODEL``; then configured API access, in the roster's order
+(``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``DEEPSEEK_API_KEY``:
+``roster.py``); then an Ollama server if one answers on localhost:11434 (or ``OLLAMA_HOST``)
+within 0.3 s; then the embedded model, which needs no network at all. The reason is a
+sentence the CLI prints on stderr.
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 
-from reactloop.models.registry import PROVIDERS
+from reactloop.models.roster import ROSTER, Provider
 
 # The embedded model used when nothing else is configured; chosen by measurement
 # (docs/local_models.md, benchmarks/local_models.py).
 DEFAULT_EMBEDDED = "smollm2-135m"
 OLLAMA_DEFAULT_HOST = "127.0.0.1:11434"
 OLLAMA_TIMEOUT = 0.3
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
-DEFAULT_DEEPSEEK_MODEL = "deepseek-chat"
 # Models that call tools well, best first; an Ollama server's first match wins.
 OLLAMA_PREFERENCE = ("qwen3", "qwen2.5", "llama3.2", "llama3.1", "mistral", "gemma3", "smollm2")
 
@@ -49,23 +47,21 @@ def choose_default_model(
 
 
 def _configured_provider(env: Mapping[str, str]) -> tuple[str, str] | None:
-    openai_model = env.get("OPENAI_MODEL", "").strip() or DEFAULT_OPENAI_MODEL
-    if env.get("OPENAI_BASE_URL", "").strip():
-        return f"openai:{openai_model}", f"OPENAI_BASE_URL is set to {env['OPENAI_BASE_URL']}"
-    if env.get("OPENAI_API_KEY", "").strip():
-        return f"openai:{openai_model}", "OPENAI_API_KEY is set"
-    if env.get("ANTHROPIC_API_KEY", "").strip() and _available("anthropic"):
-        model = env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_ANTHROPIC_MODEL
-        return f"anthropic:{model}", "ANTHROPIC_API_KEY is set"
-    if env.get("DEEPSEEK_API_KEY", "").strip():
-        model = env.get("DEEPSEEK_MODEL", "").strip() or DEFAULT_DEEPSEEK_MODEL
-        return f"deepseek:{model}", "DEEPSEEK_API_KEY is set"
+    """The first provider of the roster with a default model whose key is set (OpenAI's base
+    URL alone counts too: a compatible server that needs no key)."""
+    openai = ROSTER["openai"]
+    if openai.base_url_env and env.get(openai.base_url_env, "").strip():
+        url = env[openai.base_url_env]
+        return _spec(openai, env), f"{openai.base_url_env} is set to {url}"
+    for row in ROSTER.values():
+        if row.default_model and row.key_env and env.get(row.key_env, "").strip():
+            return _spec(row, env), f"{row.key_env} is set"
     return None
 
 
-def _available(provider: str) -> bool:
-    """Whether this version has an adapter for ``provider``."""
-    return provider in PROVIDERS
+def _spec(row: Provider, env: Mapping[str, str]) -> str:
+    model = (env.get(row.model_env, "").strip() if row.model_env else "") or row.default_model
+    return f"{row.name}:{model}"
 
 
 def ollama_models(host: str, timeout: float = OLLAMA_TIMEOUT) -> list[str]:

@@ -1,54 +1,28 @@
 """The registry of providers: a spec ``PROVIDER[:NAME]`` → the adapter that builds it.
 
-Adding a provider is one adapter package with a ``from_spec(provider, name, settings)``
-function and one line in ``PROVIDERS``. Adapters are imported only when asked for, so
-``import reactloop`` stays fast.
+``PROVIDERS`` is read from the roster (``roster.py``): adding a provider is one row there, and
+for a new protocol one adapter package with a ``from_spec(provider, name, settings)``.
+Adapters are imported only when asked for, so ``import reactloop`` stays fast.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from reactloop.errors import UsageError
-from reactloop.models.base import Model
+from reactloop.models.base import Model, ModelSettings
+from reactloop.models.roster import ROSTER
 
 # provider prefix -> "module:function"; the function is from_spec(provider, name, settings).
-PROVIDERS: dict[str, str] = {
-    "scripted": "reactloop.models.scripted:from_spec",
-    "replay": "reactloop.replay.model:from_spec",
-    "openai": "reactloop.models.openai:from_spec",
-    "deepseek": "reactloop.models.openai:from_spec",
-    "qwen": "reactloop.models.openai:from_spec",
-    "ollama": "reactloop.models.openai:from_spec",
-    "vllm": "reactloop.models.openai:from_spec",
-    "sglang": "reactloop.models.openai:from_spec",
-    "llamacpp": "reactloop.models.openai:from_spec",
-    "local": "reactloop.models.local:from_spec",
-    "anthropic": "reactloop.models.anthropic:from_spec",
-}
+PROVIDERS: Mapping[str, str] = MappingProxyType({row.name: row.adapter for row in ROSTER.values()})
 # A spec without a known provider that looks like a model name: the spec that was meant.
 _SPEC_HINTS = (
     (("gpt-", "o1", "o3", "o4", "chatgpt-"), "openai"),
     (("claude-",), "anthropic"),
     (("deepseek-",), "deepseek"),
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelSettings:
-    """Options that apply to any provider; adapters ignore what they cannot use."""
-
-    base_url: str | None = None
-    api_key: str | None = None
-    stream: bool = False
-    seed: int | None = None
-    temperature: float | None = None
-    max_output_tokens: int | None = None
-    timeout: float | None = None
-    max_retries: int = 2
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def split_spec(spec: str) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from reactloop.models.base import ModelRequest
 from reactloop.support.json_decode import read_json_file
 
 if TYPE_CHECKING:
-    from reactloop.models import ModelSettings
+    from reactloop.models.base import ModelSettings
 
 ScriptTurn = Mapping[str, Any] | ModelTurn | str
 

@@ -9,8 +9,8 @@
 - ``plan.py``: ``ReplayPlan``, what the replay runs again and what not, said before it runs.
 """
 
+from reactloop.models.replay import ReplayModel
 from reactloop.replay.compare import Divergence, compare
-from reactloop.replay.model import ReplayModel
 from reactloop.replay.plan import ReplayPlan
 from reactloop.replay.rerun import ReplayReport, replay
 

@@ -23,8 +23,8 @@ from reactloop.journal.events import Event
 from reactloop.journal.writer import open_journal, read_journal
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
+from reactloop.models.replay import ReplayModel, turns_from_events
 from reactloop.replay.compare import Divergence, compare
-from reactloop.replay.model import ReplayModel, turns_from_events
 from reactloop.replay.plan import (
     CancelPoints,
     ReplayPlan,

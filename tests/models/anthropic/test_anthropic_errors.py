@@ -14,11 +14,11 @@ import pytest
 
 from reactloop.errors import ModelError, ProviderError, UsageError
 from reactloop.messages import Message, ModelTurn, ToolSpec
-from reactloop.models import ModelSettings, resolve_model
+from reactloop.models import resolve_model
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.anthropic.endpoint import PLACEHOLDER_KEY
 from reactloop.models.anthropic.errors import provider_error, read_error_body
-from reactloop.models.base import ModelRequest
+from reactloop.models.base import ModelRequest, ModelSettings
 from reactloop.testing import Reply, disconnect, free_port
 from reactloop.testing.anthropic_replies import (
     anthropic_error,

@@ -16,8 +16,8 @@ from reactloop.agent import Agent
 from reactloop.journal.writer import Journal, read_journal
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message
-from reactloop.models import ModelSettings, resolve_model
-from reactloop.models.base import ModelRequest
+from reactloop.models import resolve_model
+from reactloop.models.base import ModelRequest, ModelSettings
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.catalog import model_path
 from reactloop.models.local.engine import step_plan

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from reactloop import Agent, Journal, Limits, read_journal
-from reactloop.models import ModelSettings, resolve_model
+from reactloop.models import resolve_model
+from reactloop.models.base import ModelSettings
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.cpu import AMX_FLAGS, extra_buffer_types_allowed
 from reactloop.models.local.process import GRACE_SECONDS

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from reactloop.errors import UsageError
+from reactloop.models.roster import ROSTER
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-EXAMPLE_MODEL = "claude-sonnet-4-6"
+_ROW = ROSTER["anthropic"]
+DEFAULT_BASE_URL = _ROW.default_base_url
+EXAMPLE_MODEL = _ROW.example_model
+KEY_ENV = _ROW.key_env or "ANTHROPIC_API_KEY"
+BASE_URL_ENV = _ROW.base_url_env or "ANTHROPIC_BASE_URL"
 PLACEHOLDER_KEY = "no-key-needed"  # the SDK refuses no key; servers that need none ignore it
 
 
@@ -30,11 +34,11 @@ def resolve_endpoint(
     *, base_url: str | None, api_key: str | None, env: Mapping[str, str] | None = None
 ) -> Endpoint:
     environ = os.environ if env is None else env
-    url = normal_base_url(base_url or environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL)
-    key = api_key or environ.get("ANTHROPIC_API_KEY") or ""
+    url = normal_base_url(base_url or environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL)
+    key = api_key or environ.get(KEY_ENV) or ""
     if not key and is_official(url):
         raise UsageError(
-            "anthropic needs an API key: set ANTHROPIC_API_KEY "
+            f"anthropic needs an API key: set {KEY_ENV} "
             "(or --base-url for a compatible server that needs none)"
         )
     return Endpoint(base_url=url, api_key=key or PLACEHOLDER_KEY)

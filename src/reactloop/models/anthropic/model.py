@@ -54,7 +54,7 @@ from reactloop.models.sdk_attempt import SdkAttempt, post_body
 from reactloop.models.tls import shared_tls_context
 
 if TYPE_CHECKING:
-    from reactloop.models import ModelSettings
+    from reactloop.models.base import ModelSettings
 
 DEFAULT_MAX_TOKENS = 4096
 MAX_CONTINUATIONS = 4

@@ -26,7 +26,7 @@ from reactloop.models.local.options import LocalOptions, options_from_settings
 from reactloop.models.local.process import ModelProcess
 
 if TYPE_CHECKING:
-    from reactloop.models import ModelSettings
+    from reactloop.models.base import ModelSettings
 
 _PROCESSES: dict[tuple[str, int, int, str], ModelProcess] = {}
 _PROCESSES_LOCK = threading.Lock()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from reactloop.errors import UsageError
 
 if TYPE_CHECKING:
-    from reactloop.models import ModelSettings
+    from reactloop.models.base import ModelSettings
 
 DEFAULT_N_CTX = 4096
 DEFAULT_MAX_OUTPUT_TOKENS = 256

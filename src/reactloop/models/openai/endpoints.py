@@ -1,9 +1,10 @@
-"""The OpenAI-compatible services (``SERVICES``): where each lives, its key, its quirks.
+"""The OpenAI-compatible services (``SERVICES``, the roster's rows for this adapter: where
+each lives, its key, its quirks).
 
 ``resolve_endpoint`` turns a service, explicit settings and the environment into a base URL and
 an API key, or raises ``UsageError`` naming the variable to set. Hosted services need a key
 when they are reached at their official address; local servers need none. (The registry of
-every ``--model`` prefix, OpenAI-compatible or not, is ``reactloop.models.SERVICES``.)
+every ``--model`` prefix, OpenAI-compatible or not, is ``reactloop.models.roster``.)
 """
 
 from __future__ import annotations
@@ -11,101 +12,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from reactloop.errors import UsageError
+from reactloop.models.roster import OPENAI_ADAPTER, ROSTER, Provider
 
 # The openai SDK refuses an empty key; local servers ignore whatever is sent.
 PLACEHOLDER_KEY = "no-key-needed"
 
 
-JsonSchemaMode = Literal["with_tools", "alone", ""]
 OPENAI_HOST = "api.openai.com"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Service:
-    """One OpenAI-compatible service.
-
-    ``key_env`` names the variable holding the API key (None: the service needs no key);
-    ``base_url_env`` names a variable that overrides ``default_base_url``; ``ollama_host``
-    says the base URL may also come from ``OLLAMA_HOST`` (``host:port``, no ``/v1``).
-    ``json_schema`` says when a typed answer is asked for as a ``response_format`` JSON
-    Schema: ``"with_tools"`` on every call (the reply is either tool calls or the answer),
-    ``"alone"`` only on calls that may not call a tool (``tool_choice`` ``none``: servers
-    that constrain the whole reply, tool calls included, by grammar), ``""`` never.
-    """
-
-    name: str
-    default_base_url: str
-    key_env: str | None = None
-    base_url_env: str | None = None
-    example_model: str = "MODEL"
-    supports_tool_choice: bool = True
-    echo_tool_name: bool = False
-    max_tokens_field: str = "max_tokens"
-    ollama_host: bool = False
-    json_schema: JsonSchemaMode = ""
-
-    @property
-    def is_local(self) -> bool:
-        return self.key_env is None
-
-
-SERVICES: dict[str, Service] = {
-    "openai": Service(
-        name="openai",
-        default_base_url="https://api.openai.com/v1",
-        key_env="OPENAI_API_KEY",
-        base_url_env="OPENAI_BASE_URL",
-        example_model="gpt-4o-mini",
-        max_tokens_field="max_completion_tokens",
-        json_schema="with_tools",
-    ),
-    "deepseek": Service(
-        name="deepseek",
-        default_base_url="https://api.deepseek.com",
-        key_env="DEEPSEEK_API_KEY",
-        example_model="deepseek-chat",
-    ),
-    "qwen": Service(
-        name="qwen",
-        default_base_url="https://dashscope.aliyuncs.com/compatible-mode/v1",
-        key_env="DASHSCOPE_API_KEY",
-        example_model="qwen-plus",
-    ),
-    "ollama": Service(
-        name="ollama",
-        default_base_url="http://localhost:11434/v1",
-        example_model="qwen3:8b",
-        supports_tool_choice=False,
-        echo_tool_name=True,
-        ollama_host=True,
-        json_schema="alone",
-    ),
-    "vllm": Service(
-        name="vllm",
-        default_base_url="http://localhost:8000/v1",
-        example_model="Qwen/Qwen3-8B",
-        echo_tool_name=True,
-        json_schema="alone",
-    ),
-    "sglang": Service(
-        name="sglang",
-        default_base_url="http://localhost:30000/v1",
-        example_model="Qwen/Qwen3-8B",
-        echo_tool_name=True,
-        json_schema="alone",
-    ),
-    "llamacpp": Service(
-        name="llamacpp",
-        default_base_url="http://localhost:8080/v1",
-        example_model="default",
-        echo_tool_name=True,
-        json_schema="alone",
-    ),
-}
+Service = Provider  # an OpenAI-compatible row of the roster
+SERVICES: Mapping[str, Service] = MappingProxyType(
+    {name: row for name, row in ROSTER.items() if row.adapter == OPENAI_ADAPTER}
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,13 +17,11 @@ from urllib.parse import urlsplit
 
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import Message, ModelTurn
-from reactloop.models import ModelSettings
-from reactloop.models.base import ModelRequest
+from reactloop.models.base import ModelRequest, ModelSettings
 from reactloop.models.http_deadline import ReplyDeadline
 from reactloop.models.openai.endpoints import (
     OPENAI_HOST,
     PLACEHOLDER_KEY,
-    JsonSchemaMode,
     Service,
     get_service,
     resolve_endpoint,
@@ -39,6 +37,7 @@ from reactloop.models.openai.request import (
 )
 from reactloop.models.openai.response import read_stream
 from reactloop.models.retry import RetryPolicy
+from reactloop.models.roster import JsonSchemaMode
 from reactloop.models.sdk_attempt import SdkAttempt, post_body
 from reactloop.models.tls import shared_tls_context
 

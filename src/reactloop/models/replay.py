@@ -16,7 +16,7 @@ from reactloop.messages import ModelTurn
 from reactloop.models.scripted import ScriptedModel
 
 if TYPE_CHECKING:
-    from reactloop.models import ModelSettings
+    from reactloop.models.base import ModelSettings
 
 
 class ReplayModel(ScriptedModel):
