@@ -227,7 +227,7 @@ def test_the_public_path_check_tells_public_from_private() -> None:
         "import reactloop\n"
         "from reactloop import Agent\n"
         "from reactloop.testing import FakeOpenAIServer\n"
-        "from reactloop.usage.report import usage_report\n"
+        "from reactloop.usage.usage_report import usage_report\n"
         "import reactloop.journal.writer\n"
         "from reactloop.models import resolve_model\n"
         "from reactloop.models import not_exported\n"
@@ -236,7 +236,7 @@ def test_the_public_path_check_tells_public_from_private() -> None:
         "import json\n"
     )
     assert private_imports(tree) == [
-        "from reactloop.usage.report import usage_report",
+        "from reactloop.usage.usage_report import usage_report",
         "reactloop.journal.writer",
         "from reactloop.models import not_exported",
         "from reactloop.models.scripted import ScriptedModel",

@@ -15,7 +15,6 @@ from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model, predicted_input_tokens
 from reactloop.usage.prefix import PrefixIssue, check_prefix
 from reactloop.usage.prices import Price, PriceTable
-from reactloop.usage.report import UsageReport, usage_report
 from reactloop.usage.step_quality import StepQuality, step_quality
 from reactloop.usage.steps import (
     StepUsage,
@@ -23,6 +22,7 @@ from reactloop.usage.steps import (
     step_usages,
     usage_from,
 )
+from reactloop.usage.usage_report import UsageReport, usage_report
 
 __all__ = [
     "CompactionCost",
