@@ -1,7 +1,7 @@
 """Vendor-neutral values that flow through the loop.
 
-Every type here is a frozen, keyword-only dataclass (with ``fastinit``'s faster ``__init__``
-for the ones the loop makes every step). Adapters translate between these and a
+Every type here is a frozen, keyword-only dataclass (with ``support.fast_init``'s faster
+``__init__`` for the ones the loop makes every step). Adapters translate between these and a
 provider's wire format; the loop never sees a wire format. ``raw`` fields keep what a provider
 sent (for the journal and for adapters that must echo a message unchanged); the loop never
 reads them.

@@ -119,7 +119,7 @@ class RunLoop:
         return self.handle_turn(turn)
 
     def accept(self, stop: Stop) -> Stop | None:
-        """A final answer, once it passes the run's completion checks (``finishcheck``);
+        """A final answer, once it passes the run's completion checks (``completion_checks.py``);
         None: it did not, the model was told why, and the run goes on."""
         if self.checks is None:
             return stop

@@ -65,7 +65,7 @@ class WarningView:
 
 @dataclass(kw_only=True)
 class CheckView:
-    """A completion check (``finishcheck``): the checklist shown, or the verify result."""
+    """A completion check (``completion_checks.py``): the checklist shown, or the verify result."""
 
     kind: str
     passed: bool
