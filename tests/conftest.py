@@ -1,4 +1,4 @@
-"""Shared fixtures: the seed's tools and a scripted agent factory."""
+"""Shared fixtures: the tea example's tools (lookup and calculator) and a scripted agent factory."""
 
 from __future__ import annotations
 

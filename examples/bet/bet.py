@@ -1,6 +1,6 @@
-"""Seed 002's bet, on the real ``web`` tools against local fakes, in both weather cases.
+"""The weather bet, on the real ``web`` tools against local fakes, in both weather cases.
 
-    python examples/bet/bet.py                       # a stand-in model that reasons like the seed's
+    python examples/bet/bet.py                       # a stand-in model that reasons like the original example's
     python examples/bet/bet.py --model openai:gpt-4o-mini
 
 "I bet my friend 100 EUR that it would rain in Athens today. If I won, how many USD is that?"
@@ -26,7 +26,7 @@ CASES = {"rain": 3.2, "dry": 0.0}
 
 
 def stand_in(request: ModelRequest) -> dict[str, Any]:
-    """Decide as the seed's model did, from what the tools answered so far."""
+    """Decide as the original example's model did, from what the tools answered so far."""
     seen = {m.name: _json(m.content) for m in request.messages if m.role == "tool"}
     weather, money = seen.get("get_current_weather"), seen.get("convert_currency")
     if weather is None:

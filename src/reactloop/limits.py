@@ -26,7 +26,7 @@ class StopReason(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class Limits:
-    """Caps on one run. The defaults follow the seeds: 8 model calls, 16 tool calls.
+    """Caps on one run. The defaults are the textbook loop's: 8 model calls, 16 tool calls.
 
     ``max_tokens`` caps input plus output tokens over the run; ``max_cost`` caps its cost in
     dollars (it needs the model's ``Price``: ``Agent(..., price=...)``). ``repeat_warn`` and

@@ -1,4 +1,4 @@
-"""The ``bet`` suite rewards the conditional chain of seed 002 and catches the greedy parallel
+"""The ``bet`` suite rewards the conditional chain of the weather bet and catches the greedy parallel
 call; the ``coding`` suite checks a fix by running the tests in the episode's workspace."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _bet(request: ModelRequest) -> tuple[str, ...]:
 
 
 def careful(request: ModelRequest) -> ModelTurn:
-    """Seed 002's loop: the weather first; convert the stake only if it rained."""
+    """The bet's chain: the weather first; convert the stake only if it rained."""
     amount, source, city, target = _bet(request)
     results = [json.loads(m.content or "{}") for m in request.messages if m.role == "tool"]
     if not results:

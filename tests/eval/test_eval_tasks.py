@@ -163,7 +163,7 @@ def test_builtin_suites_have_exact_answers() -> None:
     rained = [t for t in bets if "convert_currency" in t.must_call]
     dry = [t for t in bets if "convert_currency" in t.must_not_call]
     assert rained and dry and len(rained) + len(dry) == len(bets)
-    assert bets[0].expected == 108.5  # seed 002: 100 EUR at 1.085
+    assert bets[0].expected == 108.5  # the bet: 100 EUR at 1.085
     assert all(t.check == "command" and t.files for t in load_suite("coding"))
 
 

@@ -1,6 +1,6 @@
-"""Offline twins of seed 002's ``get_current_weather`` and ``convert_currency``.
+"""Offline twins of the weather bet's ``get_current_weather`` and ``convert_currency``.
 
-Same names, arguments and result shapes as the seed's Open-Meteo and Frankfurter tools, but
+Same names, arguments and result shapes as the bet example's Open-Meteo and Frankfurter tools, but
 answered from fixed tables, so that the ``bet`` suite has exact expected answers.
 """
 

@@ -1,8 +1,8 @@
 """The built-in suites, with exact expected answers, and ``load_suite(name or FILE.jsonl)``.
 
 - ``arithmetic``: 30 shopping sums generated deterministically, two or three calculator calls each;
-- ``notes``: lookups in the user's notes, then arithmetic (seed 000's tea question and variants);
-- ``bet``: seed 002's conditional chain on offline weather and currency tools; where it did not
+- ``notes``: lookups in the user's notes, then arithmetic (the tea question and its variants);
+- ``bet``: the weather bet's conditional chain on offline weather and currency tools; where it did not
   rain the conversion must not happen;
 - ``coding``: fix a failing test in a temporary workspace, checked by running the tests.
 """

@@ -1,4 +1,4 @@
-"""The ``web`` family: seed 002's two tools on real web APIs, on httpx with time limits.
+"""The ``web`` family: the weather bet's two tools on real web APIs, on httpx with time limits.
 
 ``get_current_weather(city, unit)`` geocodes the city with Open-Meteo, then reads its current
 temperature and precipitation; ``convert_currency(amount, from_currency, to_currency)`` asks
