@@ -1,4 +1,5 @@
-"""The eight scenarios of the textbook loop (the tea question and its failure modes), driven by a scripted model over text ReAct."""
+"""The eight scenarios of the textbook loop (the tea question and its failure modes), driven by a
+scripted model over text ReAct."""
 
 from __future__ import annotations
 

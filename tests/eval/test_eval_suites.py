@@ -1,4 +1,4 @@
-"""The ``bet`` suite rewards the conditional chain of the weather bet and catches the greedy parallel
+"""The ``bet`` suite rewards the weather bet's conditional chain and catches the greedy parallel
 call; the ``coding`` suite checks a fix by running the tests in the episode's workspace."""
 
 from __future__ import annotations
