@@ -3,8 +3,7 @@
 - ``arithmetic``: 30 shopping sums generated deterministically, two or three calculator calls each;
 - ``notes``: lookups in the user's notes, then arithmetic (the tea question and its variants);
 - ``bet``: the weather bet's conditional chain on offline weather and currency tools; where it
-  did not
-  rain the conversion must not happen;
+  did not rain the conversion must not happen;
 - ``coding``: fix a failing test in a temporary workspace, checked by running the tests.
 """
 
