@@ -149,6 +149,16 @@ def _text(value: Any) -> str:
     return "" if value is None else dumps(safe_form(value, max_depth=1))[:200].strip('"')
 
 
+def not_executed(reason: str) -> str:
+    """The error of a call that never ran: ``not executed: reason`` (refused before it started,
+    cancelled, left unanswered). One spelling, read by the loop, the adapters and replay."""
+    return f"not executed: {reason}"
+
+
+UNANSWERED = not_executed("no result was recorded")
+"""The error an adapter sends for a call of the history that has no result at all."""
+
+
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResult:

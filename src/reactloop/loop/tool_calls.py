@@ -17,7 +17,7 @@ from typing import NamedTuple
 from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
 from reactloop.loop.loop_guard import LoopGuard
-from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
+from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, not_executed
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
@@ -179,7 +179,7 @@ class CallRunner:
         for call in list(self._open.values()):
             if call.id not in self._announced:
                 self._announce(call)
-            self._report_call(call, _refused(call, f"not executed: {reason}"))
+            self._report_call(call, _refused(call, not_executed(reason)))
 
     def _judge(self, prepared: PreparedCall) -> tuple[ToolResult | None, str | None]:
         """A refusal for this call (or None to run it), and the loop message if it stops the run."""

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.messages import not_executed
 from reactloop.usage.steps import step_of
 
 # Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
@@ -115,7 +116,7 @@ def _content_value(event: Mapping[str, Any]) -> Any:
 def is_cancellation(error: Any) -> bool:
     """Whether a call's error says the run was cancelled during or before it."""
     return isinstance(error, str) and (
-        error.startswith("cancelled:") or error == "not executed: cancelled"
+        error.startswith("cancelled:") or error == not_executed("cancelled")
     )
 
 

@@ -24,14 +24,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import Message, ToolCall, ToolSpec
+from reactloop.messages import UNANSWERED, Message, ToolCall, ToolSpec
 from reactloop.models.schemas.dialects import schema_for
 from reactloop.support import json_decode
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
 
-NOT_EXECUTED = json.dumps({"ok": False, "error": "this call was not executed"})
+NOT_EXECUTED = json.dumps({"ok": False, "error": UNANSWERED})
 EMPTY_REPLY = "(empty reply)"  # the API refuses an assistant message without content
 
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import Message, ToolCall, ToolSpec
+from reactloop.messages import UNANSWERED, Message, ToolCall, ToolSpec
 from reactloop.models.openai.reply import REASONING_KEYS
 from reactloop.models.schemas.dialects import schema_for
 from reactloop.support import json_decode
@@ -34,7 +34,7 @@ from reactloop.support import json_decode
 WireMessage = dict[str, Any]
 
 HARNESS_KINDS = frozenset({"notice", "format_error", "wind_down", "truncated"})
-NOT_EXECUTED = json.dumps({"ok": False, "error": "this call was not executed"})
+NOT_EXECUTED = json.dumps({"ok": False, "error": UNANSWERED})
 
 
 def wire_id(call: ToolCall) -> str:
