@@ -144,6 +144,15 @@ def _line_end(buffer: str, start: int) -> tuple[int, int] | None:
     return None
 
 
+def keeping_start(reads: Iterable[bytes], start: bytearray, size: int = 200) -> Iterator[bytes]:
+    """``reads`` unchanged, with their first ``size`` bytes copied into ``start`` (to quote what
+    a server sent when its stream turns out to be no stream)."""
+    for data in reads:
+        if len(start) < size:
+            start.extend(data[: size - len(start)])
+        yield data
+
+
 def iter_sse_events(source: bytes | str | Iterable[bytes | str]) -> Iterator[SSEEvent]:
     """Every event of a stream given whole (bytes or text) or as an iterable of reads."""
     decoder = SSEDecoder()
@@ -184,5 +193,6 @@ __all__ = [
     "SSEEvent",
     "iter_sse_events",
     "iter_sse_json",
+    "keeping_start",
     "parse_json_payload",
 ]

@@ -26,7 +26,7 @@ from reactloop.errors import ModelError
 from reactloop.models.anthropic.errors import stream_error
 from reactloop.models.anthropic.reply import message_text, parse_body
 from reactloop.models.http_errors import preview
-from reactloop.models.sse import iter_sse_events, parse_json_payload
+from reactloop.models.sse import iter_sse_events, keeping_start, parse_json_payload
 from reactloop.support import json_decode
 
 APPENDED = {"text_delta": "text", "thinking_delta": "thinking"}
@@ -186,7 +186,7 @@ def read_reply(
         return message, message
     accumulator = StreamAccumulator(provider=provider)
     start = bytearray()
-    for event in iter_sse_events(_keeping_start(reads, start)):
+    for event in iter_sse_events(keeping_start(reads, start)):
         payload = parse_json_payload(event.data)
         if event.event == "error" and payload.get("type") != "error":
             payload = {"type": "error", "error": payload.get("error", payload)}
@@ -203,10 +203,3 @@ def read_reply(
         )
     message = accumulator.message()
     return message, {**message, "events": accumulator.events}
-
-
-def _keeping_start(reads: Iterable[bytes], start: bytearray, size: int = 200) -> Iterable[bytes]:
-    for data in reads:
-        if len(start) < size:
-            start.extend(data[: size - len(start)])
-        yield data

@@ -16,7 +16,7 @@ from reactloop.models.http_errors import preview
 from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.reply import parse_body
 from reactloop.models.openai.stream import StreamAccumulator
-from reactloop.models.sse import DONE, iter_sse_events, parse_json_payload
+from reactloop.models.sse import DONE, iter_sse_events, keeping_start, parse_json_payload
 
 # llama_cpp.server answers 200, then fails before its first chunk (and logs why): the known cases.
 _EMPTY_STREAM_HINT = (
@@ -44,7 +44,7 @@ def read_stream(
         return turn
     start = bytearray()
     accumulator = StreamAccumulator(provider=provider)
-    for chunk in _chunks(provider, _keeping_start(reads, start)):
+    for chunk in _chunks(provider, keeping_start(reads, start)):
         text = accumulator.feed(chunk)
         if text and on_text is not None:
             on_text(text)
@@ -89,14 +89,6 @@ def _empty_stream(provider: str, content_type: str, start: bytes | bytearray) ->
         f"{provider} accepted the streamed request (HTTP 200) and sent nothing: the server "
         f"failed before its first chunk (its log says why). {_EMPTY_STREAM_HINT}"
     )
-
-
-def _keeping_start(reads: Iterable[bytes], start: bytearray, size: int = 200) -> Iterator[bytes]:
-    """``reads`` unchanged, with their first ``size`` bytes copied into ``start``."""
-    for data in reads:
-        if len(start) < size:
-            start.extend(data[: size - len(start)])
-        yield data
 
 
 __all__ = ["read_stream"]
