@@ -40,6 +40,7 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.runner", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.runner", "reactloop.commandcheck"): "reactloop run --verify (the sandbox)",
     ("reactloop.cli.runner", "reactloop.usage"): "reactloop run --prices",
+    ("reactloop.cli.unloaded", "reactloop.loop"): "the run of a model that failed to load",
 }
 
 
