@@ -93,3 +93,29 @@ def test_run_help_and_the_readme_state_the_same_exit_codes() -> None:
     assert _codes(readme) == ["0", "1", "2", "3", "130"]
     assert "3 with an answer that is forced or failed its checks" in readme
     assert "loop_detected" in readme and "exits 3" in readme  # the main command, on SmolLM2
+
+
+@pytest.mark.parametrize(
+    ("stop", "answer", "forced", "error", "code"),
+    [
+        ("final_answer", "5", False, None, 0),
+        ("final_answer", "5", True, None, 3),
+        ("final_answer", "5", False, "the answer failed its check: exit 1", 3),
+        ("loop_detected", "5", True, "calculator was called 3 times", 3),
+        ("journal_error", "5", False, "disk full", 3),
+        ("max_model_calls", None, False, "limit reached", 1),
+        ("cancelled", "5", False, "interrupted", 130),
+    ],
+)
+def test_the_exit_code_of_each_kind_of_ending(
+    stop: str, answer: str | None, forced: bool, error: str | None, code: int
+) -> None:
+    from reactloop import RunResult, StopReason, Usage
+    from reactloop.cli.exitcodes import run_exit_code
+
+    result = RunResult(
+        answer=answer, stop_reason=StopReason(stop), model_calls=1, tool_calls=0,
+        usage=Usage(), history=(), seconds=0.0, error=error, forced=forced,
+    )  # fmt: skip
+    assert run_exit_code(result) == code
+    assert run_exit_code(result, zero_on_forced=True) == (0 if code == 3 else code)
