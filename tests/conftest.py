@@ -1,4 +1,7 @@
-"""Shared fixtures: the tea example's tools (lookup and calculator) and a scripted agent factory."""
+"""Shared fixtures: the tea example's tools (lookup and calculator) and a scripted agent
+factory; every test's default journal folder (``$REACTLOOP_RUNS_DIR``) is a temporary one, and
+the suite fails if the checkout's own ``runs/`` gets a new file (tests write only under
+temporary folders)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,36 @@ from reactloop.tools.calculator import calculator_tool
 from reactloop.tools.lookup import lookup_tool
 
 SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
+CHECKOUT_RUNS = Path(__file__).resolve().parent.parent / "runs"
+
+
+def _listing(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")} if folder.is_dir() else set()
+
+
+_RUNS_BEFORE = _listing(CHECKOUT_RUNS)
+
+
+@pytest.fixture(autouse=True)
+def runs_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Journals written without ``--trace`` go to a temporary folder, for subprocesses too
+    (they inherit the environment); a test about ``./runs`` itself unsets the variable."""
+    folder = tmp_path_factory.mktemp("runs", numbered=True)
+    monkeypatch.setenv("REACTLOOP_RUNS_DIR", str(folder))
+    return folder
+
+
+def new_in_checkout_runs() -> set[str]:
+    """What appeared in the checkout's ``runs/`` since the test session began."""
+    return _listing(CHECKOUT_RUNS) - _RUNS_BEFORE
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    added = new_in_checkout_runs()
+    if added:
+        shown = ", ".join(sorted(added)[:5])
+        print(f"\nFAIL: tests wrote {len(added)} file(s) into {CHECKOUT_RUNS}: {shown}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(params=[True, False], ids=["openat2", "fallback"])

@@ -40,6 +40,7 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.run_agent", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.run_agent", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_agent", "reactloop.usage"): "reactloop run --prices",
+    ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",
 }
 
 

@@ -82,10 +82,10 @@ def test_a_forced_answer_is_marked_on_the_console_and_in_json(tmp_path: Path) ->
     script.write_text(json.dumps([call, "43"]))  # the second call is the last allowed
     args = ("run", "q", "--model", f"scripted:{script}", "--no-trace", "--max-steps", "2")
     code, out, err = invoke(*args)
-    assert code == 0 and out.strip() == "43"
+    assert code == 3 and out.strip() == "43"
     assert "Forced answer" in err
     code, out, _ = invoke(*args, "--json")
-    assert json.loads(out)["forced"] is True
+    assert code == 3 and json.loads(out)["forced"] is True
     honest = tmp_path / "h.json"
     honest.write_text(json.dumps([call, "5"]))
     code, out, _ = invoke("run", "q", "--model", f"scripted:{honest}", "--no-trace", "--json")

@@ -1,11 +1,13 @@
-"""The ``reactloop`` command. Exit 0 with an answer, 1 without, 2 on a usage error (one line on
-stderr, no traceback), 130 when interrupted.
+"""The ``reactloop`` command. ``run`` exits 0 with a clean answer, 1 without an answer, 2 on a
+usage error (one line on stderr, no traceback), 3 with an answer that is forced or failed its
+checks, 130 when interrupted; each command's ``--help`` states its own.
 
 - ``app.py``: the group, one-line usage errors, finite floats, and ``COMMANDS``: each command's
   module, imported only when that command runs (start-up time, benchmarks/cli_startup.py);
 - ``files.py``: the checks on files commands read and write, where journals go;
 - ``options.py``: ``run``'s options, and the limits and model they build;
 - ``run.py``: ``reactloop run``; ``runner.py``: what it does; ``console.py``: what it prints;
+  ``exitcodes.py``: its exit code; ``unloaded.py``: the run of a model that failed to load;
 - ``chat.py``: ``reactloop chat``, the same run as a conversation at a prompt;
 - ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``eval.py``:
   ``reactloop eval`` (the model ladder, see ``reactloop.eval``);

@@ -122,7 +122,11 @@ class FiniteFloat(click.FloatRange):
 @click.group(cls=OneLineErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="reactloop")
 def main() -> None:
-    """A harness for ReAct agents: the model proposes, the code decides."""
+    """A harness for ReAct agents: the model proposes, the code decides.
+
+    Each command's --help states its exit codes (run: 0 a clean answer, 1 none, 2 a usage
+    error, 3 an answer that is forced or failed its checks, 130 Ctrl-C).
+    """
     _escape_what_the_terminal_cannot_encode()
 
 

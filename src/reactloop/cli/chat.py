@@ -37,7 +37,7 @@ from reactloop.result import RunResult
 
 PROMPT = "> "
 EXIT_WORDS = ("exit", "quit", ":q")
-_NOT_FOR_CHAT = ("task", "as_json")
+_NOT_FOR_CHAT = ("task", "as_json", "exit_zero_on_forced")
 
 
 class TurnInterrupts:
@@ -148,5 +148,8 @@ chat = click.Command(
     params=[p for p in run_command.params if p.name not in _NOT_FOR_CHAT],
     help="Talk to an agent: each line is a follow-up question, all turns in one journal.\n\n"
     "The options are those of `reactloop run`. Ctrl-C cancels the current turn, not the "
-    "session; Ctrl-D or `exit` ends it. Exit 0, or 1 when the journal could not be written.",
+    "session; Ctrl-D or `exit` ends it. Exit 0 when the session ends (a forced answer, or one "
+    "that failed its checks, is marked where it is printed, not in the exit code: a session "
+    "has many answers), 1 when the model could not be loaded or the journal could not be "
+    "written, 2 on a usage error.",
 )

@@ -18,15 +18,22 @@ from reactloop.result import RunResult
 _ACTION_LINE = re.compile(r"^\s*Action\s*:.*$", re.IGNORECASE | re.MULTILINE | re.DOTALL)
 _THOUGHT_PREFIX = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE)
 MAX_SHOWN = 600
+CHECK_TAIL_LINES = 6  # of a refused check's output; the whole output is in the journal
 REFUSAL = "refusal: "  # the run warning that says why a model refused (``ModelTurn.notices``)
 
 
 class ConsoleObserver:
-    """Prints the steps of a run as they happen (to stderr by default)."""
+    """Prints the steps of a run as they happen (to stderr by default).
+
+    A model's reasoning is ``thinking:`` (the provider's reasoning channel), its stated thought
+    ``Reason``; an adapter that gives its thought as both a tool call's text and its reasoning
+    (the local models' JSON ``thought``) has it shown as ``Reason`` on its final answer too.
+    """
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self.streamed = False
+        self.reasoning_is_thought = False
 
     def on_text(self, fragment: str) -> None:
         if not self.streamed:
@@ -40,11 +47,18 @@ class ConsoleObserver:
             handler(event.step, event.data)
 
     def _on_run_start(self, step: int, data: dict[str, Any]) -> None:
+        self.reasoning_is_thought = False
         names = ", ".join(t["name"] for t in data.get("tools", [])) or "none"
         self.console.print(
             f"[dim]model {escape(str(data.get('model')))} · {data.get('protocol')} protocol · "
             f"tools: {escape(names)}[/]"
         )
+        limits = data.get("limits") or {}
+        if names != "none" and limits.get("max_model_calls") == 1 and limits.get("wind_down"):
+            self.console.print(
+                "[dim]note: with one model call (--max-steps 1) that call is asked for the "
+                "answer, so no tool can run; tools need 2 or more[/]"
+            )
 
     def _on_request(self, step: int, data: dict[str, Any]) -> None:
         self.console.print(f"[bold]Step {step}[/]")
@@ -54,12 +68,18 @@ class ConsoleObserver:
         thought; a streamed text was printed as it came, so its reasoning follows it."""
         turn = data["turn"]
         thought = _thought(turn.get("text") or "")
+        reasoning = (turn.get("reasoning") or "").strip()
+        if turn.get("tool_calls") and reasoning and reasoning == thought:
+            self.reasoning_is_thought = True
         if self.streamed:
             self.console.print()
             self.streamed = False
         elif _shows_thought(turn) and thought:
             self._print_reasoning(turn, thought)
             self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
+            return
+        elif self.reasoning_is_thought and reasoning:  # a final answer's stated thought
+            self.console.print(f"  [cyan]Reason [/] {escape(_short(reasoning))}")
             return
         self._print_reasoning(turn, thought)
 
@@ -87,9 +107,22 @@ class ConsoleObserver:
         else:
             self.console.print(f"  [red]Observe[/] error: {escape(_short(str(result['error'])))}")
 
-    def _on_warning(self, step: int, data: dict[str, Any]) -> None:
-        if data.get("kind") in ("internal_error", "model_error"):  # the summary says it
+    def _on_check(self, step: int, data: dict[str, Any]) -> None:
+        """A refused ``--verify``: its first line and the tail of its output."""
+        if data.get("kind") != "verify" or data.get("passed") or not data.get("output"):
             return
+        head, _, rest = str(data["output"]).partition("\n")
+        lines = rest.strip().splitlines()
+        tail = lines[-CHECK_TAIL_LINES:]
+        self.console.print(f"  [yellow]! verify_failed:[/] {escape(_short(head))}")
+        if len(lines) > len(tail):
+            self.console.print(f"    [dim]… {len(lines) - len(tail)} earlier lines not shown[/]")
+        for line in tail:
+            self.console.print(f"    {escape(_short(line))}")
+
+    def _on_warning(self, step: int, data: dict[str, Any]) -> None:
+        if data.get("kind") in ("internal_error", "model_error", "verify_failed"):
+            return  # the summary says it; a refused check is shown by its ``check`` event
         self.console.print(f"  [yellow]! {data.get('kind')}:[/] {escape(_short(data['message']))}")
 
 
@@ -107,12 +140,30 @@ def print_outcome(console: Console, result: RunResult) -> None:
     elif result.forced:
         console.print(
             "[bold yellow]Forced answer[/]: the model answered only because it was told to "
-            f"({escape(result.error or 'its last allowed call')}); check it before you trust it"
+            f"({escape(_first_line(result.error) or 'its last allowed call')}); check it "
+            "before you trust it"
+        )
+    elif result.error is not None:
+        console.print(
+            f"[bold yellow]Untrusted answer[/] ({escape(_first_line(result.error))}); check it "
+            "before you trust it"
         )
     console.print(
-        f"[dim]stop: {result.stop_reason} · {result.model_calls} model calls · "
-        f"{result.tool_calls} tool calls · {_tokens(usage)} · {result.seconds:.2f} s[/]"
+        f"[dim]stop: {result.stop_reason} · {_count(result.model_calls, 'model call')} · "
+        f"{_count(result.tool_calls, 'tool call')} · {_tokens(usage)} · {result.seconds:.2f} s[/]"
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _first_line(text: str | None) -> str:
+    """A multi-line error (a refused check's output) as its first line; the rest is above."""
+    if not text:
+        return ""
+    first, newline, _ = text.strip().partition("\n")
+    return f"{first.rstrip(':')} …" if newline else first
 
 
 def _why(result: RunResult) -> str:

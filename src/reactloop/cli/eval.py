@@ -31,8 +31,20 @@ class EvalUsageError(click.ClickException):
 @click.option("--model", "models", multiple=True, metavar="SPEC", help="a rung (repeatable)")
 @click.option("--models", "models_file", type=click.Path(dir_okay=False), help="TOML or JSON")
 @click.option("--base-url", help="for every --model rung (a models file names its own)")
-@click.option("--repeats", type=click.IntRange(1, 1000), default=3, show_default=True)
-@click.option("--protocol", "protocols", default="native", show_default=True, help="native,text")
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="K: episodes of each task per rung and protocol (pass^K needs all K to pass)",
+)
+@click.option(
+    "--protocol",
+    "protocols",
+    default="native",
+    show_default=True,
+    help="native, text, or both comma-separated (native,text): each rung runs each one",
+)
 @click.option("--concurrency", type=click.IntRange(1, 4096), default=4, show_default=True)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="results folder")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
@@ -47,7 +59,11 @@ class EvalUsageError(click.ClickException):
 @click.option("--limit", type=click.IntRange(1), help="only the first N tasks of the suite")
 @click.option("--progress/--no-progress", default=None, help="default: when stderr is a terminal")
 def eval_command(**options: Any) -> None:
-    """Run a ladder of models on a suite, K times each; write the report into --out."""
+    """Run a ladder of models on a suite, K times each; write the report into --out.
+
+    Exit 0 when every episode ran (failed episodes are results, not errors), 2 on a usage
+    error, 130 when interrupted (Ctrl-C; it says how to resume).
+    """
     try:
         outcome = _run(options)
     except (UsageError, MissingDependency) as exc:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reactloop.cli.unloaded import UnloadedModel
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
 from reactloop.models import Model, resolve_model, split_spec
@@ -58,6 +59,7 @@ class RunOptions:
     thinking: int | None = None
     cache: bool = False
     no_budget_notices: bool = False
+    exit_zero_on_forced: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -99,9 +101,16 @@ def _anthropic_extra(options: RunOptions, spec: str) -> dict[str, Any]:
 
 
 def pick_model(options: RunOptions) -> tuple[Model, str]:
-    """The model ``--model`` names, else the default one, and why it was chosen."""
+    """The model ``--model`` names, else the default one, and why it was chosen; an
+    ``UnloadedModel`` when it could not be built (a usage error still raises)."""
     if options.model is not None:
-        settings = model_settings(options, options.model)
-        return resolve_model(options.model, settings), "chosen with --model"
-    spec, reason = choose_default_model()
-    return resolve_model(spec, model_settings(options, spec)), reason
+        spec, reason = options.model, "chosen with --model"
+    else:
+        spec, reason = choose_default_model()
+    settings = model_settings(options, spec)
+    try:
+        return resolve_model(spec, settings), reason
+    except UsageError:
+        raise
+    except Exception as exc:  # a failed load or an adapter's bug: a run that stops, not a crash
+        return UnloadedModel(spec, exc), reason

@@ -23,7 +23,13 @@ _PROTOCOL_HELP = (
 
 @click.command()
 @click.argument("task")
-@click.option("--model", help="PROVIDER[:NAME], e.g. openai:gpt-4o-mini, scripted:FILE, local.")
+@click.option(
+    "--model",
+    help="PROVIDER[:NAME], e.g. openai:gpt-4o-mini, scripted:FILE, local. [default: "
+    "$REACTLOOP_MODEL, else the provider whose key or URL is set ($OPENAI_BASE_URL, "
+    "$OPENAI_API_KEY, $ANTHROPIC_API_KEY, $DEEPSEEK_API_KEY), else a local Ollama if it "
+    "answers, else the embedded model; the first line says which and why]",
+)
 @click.option("--base-url", help="Base URL of an OpenAI-compatible server (…/v1).")
 @click.option(
     "--protocol",
@@ -65,7 +71,8 @@ _PROTOCOL_HELP = (
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="Most model calls (steps) in the run; the last one is asked for the answer.",
+    help="Most model calls (steps) in the run; the last one is asked for the answer, without "
+    "tools (so 1 allows no tool call: a tool needs 2 or more).",
 )
 @click.option(
     "--max-tool-calls",
@@ -147,13 +154,23 @@ _PROTOCOL_HELP = (
     help="Send OpenTelemetry spans (the otel extra; OTEL_EXPORTER_OTLP_ENDPOINT and the "
     "other OTEL_* variables configure the exporter).",
 )
+@click.option(
+    "--exit-zero-on-forced",
+    is_flag=True,
+    help="Exit 0, not 3, with an answer that is forced or failed its checks (for scripts "
+    "that take any answer; the console and --json still mark it).",
+)
 @mcp_options
 def run(**kwargs: Any) -> None:
     """Run an agent on TASK and print its answer.
 
-    Exit 0 with an answer, 1 without one, 2 on a usage error, 130 when interrupted (Ctrl-C).
+    Exit 0 with a clean answer, 1 without an answer, 2 on a usage error, 3 with an answer
+    that is forced or failed its checks (--exit-zero-on-forced makes that 0), 130 when
+    interrupted (Ctrl-C).
     """
     options = RunOptions(**kwargs)
+    if not options.task.strip():
+        raise CliError("TASK is empty: say what the agent should do")
     try:
         code = run_from_cli(options)
     except UsageError as exc:

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover
-from reactloop.cli.app import INTERRUPTED
 from reactloop.cli.console import ConsoleObserver, print_result
+from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
     check_input_file,
     check_output_file,
@@ -28,9 +29,9 @@ from reactloop.cli.file_checks import (
 )
 from reactloop.cli.options import RunOptions, build_limits, pick_model
 from reactloop.cli.telemetry import otel_observer
-from reactloop.errors import UsageError
+from reactloop.cli.unloaded import UnloadedModel, unstarted_run
+from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal, open_journal
-from reactloop.limits import StopReason
 from reactloop.loop.completion_checks import read_checklist
 from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
@@ -49,7 +50,7 @@ def run_from_cli(options: RunOptions, session: Session | None = None) -> int:
     trace_path = _trace_path(options)
     output_dir = _output_dir(trace_path)
     try:
-        return _run(options, families, trace_path, output_dir, session or _one_run(options))
+        return _run(options, families, trace_path, output_dir, session)
     finally:
         if trace_path is None:
             _remove_if_empty(output_dir)
@@ -60,7 +61,7 @@ def _run(
     families: tuple[str, ...],
     trace_path: Path | None,
     output_dir: Path,
-    session: Session,
+    session: Session | None,
 ) -> int:
     """Build the run, then open the journal: a usage error found first leaves no file behind."""
 
@@ -96,11 +97,15 @@ def _run_agent(
     trace_path: Path | None,
     tools: Toolbox,
     telemetry: Any,
-    session: Session,
+    session: Session | None,
 ) -> int:
+    """``session`` None: one run (``reactloop run``), which a model that failed to load ends
+    ``model_error``; a conversation (``chat``) with such a model does not begin."""
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _check_tool_choice(options.tool_choice, tools)
     model, reason = pick_model(options)
+    if isinstance(model, UnloadedModel) and session is not None:
+        raise ModelError(model.message, kind=model.kind)
     price = _price(options, model.name)
     approve = _approver(options)
     output_type = _output_type(options)
@@ -115,6 +120,7 @@ def _run_agent(
             "or $REACTLOOP_RUNS_DIR to change)[/]",
         )
     console = None if options.as_json else ConsoleObserver(stderr)
+    run = session or _one_run(options, model if isinstance(model, UnloadedModel) else None)
     try:
         agent = Agent(
             model,
@@ -132,21 +138,24 @@ def _run_agent(
             output_type=output_type,
             **checks,
         )
-        return session(agent, journal, stderr)
+        return run(agent, journal, stderr)
     finally:
         if journal is not None:
             journal.close()
 
 
-def _one_run(options: RunOptions) -> Session:
+def _one_run(options: RunOptions, unloaded: UnloadedModel | None) -> Session:
     """``reactloop run``: the task, the report, the exit code."""
 
     def run_once(agent: Agent, journal: Journal | None, stderr: Console) -> int:
-        result = agent.run(options.task)
+        if unloaded is None:
+            result = agent.run(options.task)
+        else:
+            result = unstarted_run(agent, options.task, unloaded)
+            if options.as_json:
+                stderr.print(f"reactloop: error: {escape(unloaded.message)}")
         _report(options, result, str(agent.model.name), stderr)
-        if result.stop_reason == StopReason.CANCELLED:
-            return INTERRUPTED
-        return 0 if result.answer is not None else 1
+        return run_exit_code(result, zero_on_forced=options.exit_zero_on_forced)
 
     return run_once
 

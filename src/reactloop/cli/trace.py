@@ -121,7 +121,11 @@ def replay(
 )
 @_PRICES
 def view(trace: Path, output: Path | None, prices: Path | None) -> None:
-    """Write TRACE as one self-contained HTML page (no network needed to open it)."""
+    """Write TRACE as one self-contained HTML page (no network needed to open it).
+
+    Exit 0 when the page is written (its path is printed), 2 on a usage error (a missing or
+    unreadable journal, a bad price table, a page that cannot be written).
+    """
 
     target = output or trace.with_suffix(".html")
     try:
@@ -142,7 +146,11 @@ def view(trace: Path, output: Path | None, prices: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as one JSON object.")
 def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
     """Tokens per step and per run, the quadratic cost model, money, the cache cost of each
-    context compaction, and prefix warnings."""
+    context compaction, and prefix warnings.
+
+    Exit 0 with the report, 2 on a usage error (a missing or unreadable journal, a bad price
+    table).
+    """
 
     try:
         check_input_file(trace, "journal")

@@ -1,12 +1,20 @@
 """PNG charts (the ``eval`` extra: matplotlib): ``success.png`` (success with its 95% interval
 and pass^k per rung, side by side per protocol) and ``steps.png`` (model-call seconds and input
-tokens per step). Without matplotlib no chart is written and the report says nothing of them.
+tokens per step, whole steps on the x axis, each rung in one colour in both panels). Without
+matplotlib no chart is written, and a warning on the ``reactloop.eval`` logger says so, once a
+process (with logging unconfigured, Python prints it on stderr).
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
+
+NO_MATPLOTLIB = (
+    "the report has no charts: matplotlib is not installed (pip install 'reactloop[eval]')"
+)
+_said = {"no_matplotlib": False}
 
 
 def write_charts(out: Path, data: dict[str, Any]) -> list[str]:
@@ -16,7 +24,10 @@ def write_charts(out: Path, data: dict[str, Any]) -> list[str]:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
+    except ImportError:
+        if not _said["no_matplotlib"]:
+            _said["no_matplotlib"] = True
+            logging.getLogger("reactloop.eval").warning(NO_MATPLOTLIB)
         return []
     if not data["summary"]:
         return []
@@ -59,17 +70,25 @@ def _steps(plt: Any, data: dict[str, Any]) -> Any:
     figure, (seconds_axis, tokens_axis) = plt.subplots(
         1, 2, figsize=(10, 3.6), layout="constrained"
     )
-    for group in data["per_step"]:
+    from matplotlib.ticker import MaxNLocator
+
+    for index, group in enumerate(data["per_step"]):
         steps = [s for s in group["steps"] if s["calls"]]
         xs = [s["step"] for s in steps]
         label = f"{group['rung']} · {group['protocol']}"
-        seconds_axis.plot(xs, [s["seconds"] or 0.0 for s in steps], marker="o", label=label)
-        tokens_axis.plot(xs, [s["input_tokens"] for s in steps], marker="o", label=label)
+        color = f"C{index % 10}"  # the group's colour in both panels, cached line or not
+        seconds = [s["seconds"] or 0.0 for s in steps]
+        seconds_axis.plot(xs, seconds, marker="o", color=color, label=label)
+        tokens_axis.plot(
+            xs, [s["input_tokens"] for s in steps], marker="o", color=color, label=label
+        )
         if any(s["cached_tokens"] for s in steps):
             cached = [s["cached_tokens"] for s in steps]
-            tokens_axis.plot(xs, cached, linestyle="--", label=f"{label} cached")
+            tokens_axis.plot(xs, cached, linestyle="--", color=color, label=f"{label} cached")
     seconds_axis.set(title="model-call seconds per step", xlabel="step", ylabel="seconds")
     tokens_axis.set(title="input tokens per step", xlabel="step", ylabel="tokens")
+    for axis in (seconds_axis, tokens_axis):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     seconds_axis.legend(fontsize=7)
     tokens_axis.legend(fontsize=7)
     return figure
