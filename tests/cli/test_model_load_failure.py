@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from reactloop import read_journal
 from reactloop.cli import main
 from reactloop.errors import ModelError
-from reactloop.models.registry import PROVIDERS
+from reactloop.models import registry
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -41,8 +41,12 @@ def crashing_on_construction(provider: str, name: str, settings: Any) -> Any:
 
 @pytest.fixture
 def broken_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(PROVIDERS, "broken", f"{__name__}:failing_to_load")
-    monkeypatch.setitem(PROVIDERS, "buggy", f"{__name__}:crashing_on_construction")
+    providers = {
+        **registry.PROVIDERS,
+        "broken": f"{__name__}:failing_to_load",
+        "buggy": f"{__name__}:crashing_on_construction",
+    }
+    monkeypatch.setattr(registry, "PROVIDERS", providers)  # the roster's own table is read-only
 
 
 def assert_a_run_that_stopped_model_error(trace: Path, out: str, cause: str) -> None:

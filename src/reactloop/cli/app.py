@@ -1,9 +1,8 @@
-"""The click plumbing every command shares: the group, one-line usage errors, finite floats."""
+"""The command group: every command by name, imported when it runs, and one-line usage errors."""
 
 from __future__ import annotations
 
 import importlib
-import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,16 +10,7 @@ from typing import Any
 
 import click
 
-USAGE_ERROR = 2
-INTERRUPTED = 130  # the shell's convention for a run ended by Ctrl-C (128 + SIGINT)
-
-
-class CliError(click.ClickException):
-    exit_code = USAGE_ERROR
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"reactloop: error: {self.message}", err=True)
-
+from reactloop.cli.usage_errors import CliError
 
 # Every command, by name: "module:attribute". A command's module is imported only when it is
 # the one that runs (or for ``--help``), so ``reactloop run`` does not pay for ``eval``'s.
@@ -107,16 +97,6 @@ def _one_line_usage_errors() -> Iterator[None]:
         if isinstance(exc, _HELP_ERROR):
             raise
         raise CliError(exc.format_message()) from None
-
-
-class FiniteFloat(click.FloatRange):
-    """A ``FloatRange`` that also refuses NaN and the infinities, which click lets through."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number.", param, ctx)
-        return number
 
 
 @click.group(cls=OneLineErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})

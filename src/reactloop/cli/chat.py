@@ -25,11 +25,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from reactloop.agent import Agent
-from reactloop.cli.app import CliError
 from reactloop.cli.console import print_outcome
 from reactloop.cli.options import RunOptions
 from reactloop.cli.run import run as run_command
 from reactloop.cli.run_agent import run_from_cli
+from reactloop.cli.usage_errors import CliError
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason

@@ -1,7 +1,7 @@
 """The exit code of ``reactloop run``: what a script may trust without reading the answer.
 
 0: a clean answer (the model answered on its own, and every check passed); 1: no answer;
-2: a usage error (``app.USAGE_ERROR``); 3: an answer not to trust as it is: forced (the
+2: a usage error (``usage_errors.py``); 3: an answer not to trust as it is: forced (the
 model was told to answer now: its last allowed call, a detected loop), refused by
 ``--verify``, or from a run that stopped for another reason than ``final_answer``; 130:
 interrupted (Ctrl-C). ``chat`` exits by its own rule (``chat.py``).
@@ -9,13 +9,14 @@ interrupted (Ctrl-C). ``chat`` exits by its own rule (``chat.py``).
 
 from __future__ import annotations
 
-from reactloop.cli.app import INTERRUPTED
 from reactloop.limits import StopReason
 from reactloop.result import RunResult
 
 CLEAN_ANSWER = 0
 NO_ANSWER = 1
+USAGE_ERROR = 2
 UNTRUSTED_ANSWER = 3
+INTERRUPTED = 130  # the shell's convention for a run ended by Ctrl-C (128 + SIGINT)
 
 
 def run_exit_code(result: RunResult, *, zero_on_forced: bool = False) -> int:

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from reactloop.cli.app import CliError, FiniteFloat
 from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.options import MAX_SECONDS, RunOptions
 from reactloop.cli.run_agent import run_from_cli
+from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.tools.registry import FAMILIES
 

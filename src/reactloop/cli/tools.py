@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from reactloop.cli.app import CliError
 from reactloop.cli.file_checks import check_input_file
 from reactloop.cli.mcp_options import mcp_options
+from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
 from reactloop.tools.base import ToolContext
 from reactloop.tools.mcp import open_mcp_tools

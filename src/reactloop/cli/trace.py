@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reactloop.cli.app import USAGE_ERROR
+from reactloop.cli.exitcodes import USAGE_ERROR
 from reactloop.cli.file_checks import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
 from reactloop.replay import replay as run_replay
