@@ -45,7 +45,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "reactloop.usage": [
         "CHARS_PER_TOKEN", "CompactionCost", "CostModel", "PrefixIssue", "Price", "PriceTable",
-        "StepQuality", "StepUsage", "UsageReport", "check_prefix", "compaction_costs",
+        "RunUsage", "StepQuality", "StepUsage", "UsageReport", "check_prefix", "compaction_costs",
         "estimated_step_usages", "fit_cost_model", "predicted_input_tokens", "step_of",
         "step_quality", "step_usages", "usage_from", "usage_report",
     ],
