@@ -112,7 +112,7 @@ def test_cost_says_an_interrupted_journal_is_incomplete(chat: Path, tmp_path: Pa
     runner = CliRunner()
     shown = runner.invoke(cost_command, [str(cut)], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
-    assert "incomplete: the journal has no stop event (turn 3)" in shown.output
+    assert shown.output.startswith("incomplete: the journal has no stop event (turn 3)")
     assert "turn 3 ('Say done.'): interrupted (no stop event)" in shown.output
     assert json.loads(runner.invoke(cost_command, [str(cut), "--json"]).output)["complete"] is False
     first_stop = next(i for i, line in enumerate(lines) if '"type":"stop"' in line)

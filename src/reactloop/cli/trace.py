@@ -158,6 +158,9 @@ def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
 def _print_cost(report: UsageReport, *, priced: bool) -> None:
 
     console = Console(emoji=False)
+    incomplete = report.incomplete_line()
+    if incomplete is not None:  # first: every figure below is short of the whole run
+        console.print(Text(incomplete, style="yellow"), soft_wrap=True)
     conversation = len(report.runs) > 1  # a ``reactloop chat`` journal: one run per turn
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
     for column in ("call", *(("turn",) if conversation else ()), "step", *report.count_columns()):
@@ -171,9 +174,6 @@ def _print_cost(report: UsageReport, *, priced: bool) -> None:
     if conversation:
         for run in report.runs:
             console.print(_turn_line(run), markup=False, highlight=False, soft_wrap=True)
-    incomplete = report.incomplete_line()
-    if incomplete is not None:
-        console.print(Text(incomplete, style="yellow"), soft_wrap=True)
     if report.estimated:
         console.print("the provider reported no usage: tokens estimated from text (~4 chars/token)")
     if report.cost_model is not None:
