@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chat_journals import INPUTS, QUESTIONS, chat_journal
 from reactloop import Agent, Journal, ScriptedModel, tool
@@ -123,3 +125,42 @@ def test_cost_says_an_interrupted_journal_is_incomplete(chat: Path, tmp_path: Pa
     assert "turn 1" not in shown.output
     whole = runner.invoke(cost_command, [str(chat)], env={"COLUMNS": "200"})
     assert "incomplete" not in whole.output
+
+
+def conversation_events(turns: list[list[int]]) -> list[dict[str, Any]]:
+    """A journal's runs as ``reactloop chat`` writes them: ``turns[r]`` lists how many
+    messages each request of run ``r`` adds; a follow-up's first request lists them all."""
+    sent: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+    for number, requests in enumerate(turns):
+        start: dict[str, Any] = {"type": "run_start", "task": f"q{number}"}
+        if number:
+            start["continues"] = {"trace": None, "messages": len(sent)}
+        events.append(start)
+        for step, added in enumerate(requests, 1):
+            new = [{"role": "user", "content": f"m{len(sent) + k}"} for k in range(added)]
+            listed = (sent + new) if number and step == 1 else new
+            sent += new
+            events.append(
+                {"type": "request", "step": step, "n_messages": len(sent), "messages_new": listed}
+            )
+    return events
+
+
+conversations = st.lists(
+    st.lists(st.integers(1, 4), min_size=1, max_size=4), min_size=2, max_size=4
+)
+
+
+@given(turns=conversations, data=st.data())
+def test_follow_ups_that_extend_the_prompt_are_no_change_and_a_rewrite_is_found(
+    turns: list[list[int]], data: st.DataObject
+) -> None:
+    events = conversation_events(turns)
+    assert check_prefix(events) == []
+    last = max(i for i, e in enumerate(events) if e["type"] == "run_start") + 1
+    before = events[last - 2]["n_messages"]  # the previous run's last prompt
+    index = data.draw(st.integers(0, before - 1))
+    events[last]["messages_new"][index] = {"role": "user", "content": "rewritten"}
+    [issue] = check_prefix(events)
+    assert (issue.step, issue.index) == (1, index)

@@ -19,7 +19,8 @@ from reactloop.viewer import render_html
 _STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem}
 th{background:#f3f3f3}.passed{color:#17632a}.failed{color:#a11}.errored{color:#a60}
-.forced{color:#a60;font-weight:600}.health td{white-space:nowrap}img{max-width:100%;margin:1rem 0}"""
+.forced{color:#a60;font-weight:600}.health td{white-space:nowrap}
+img{max-width:100%;margin:1rem 0}"""
 _SUMMARY = ("rung", "protocol", "episodes", "passed", "failed", "errored", "success",
             "ci_low", "ci_high", "pass_at_k", "pass_hat_k")  # fmt: skip
 

@@ -103,6 +103,7 @@ def _conversation(views: Sequence[RunView], report: UsageReport) -> dict[str, st
     title = f"reactloop conversation — {len(views)} turns"
     stops = [view.stop or {} for view in views]
     seconds = [json_number(stop.get("seconds")) for stop in stops]
+    known = any(s is not None for s in seconds)
     calls = [run.calls for run in report.runs]
     cards = [
         *conversation_cards(views),
@@ -110,7 +111,7 @@ def _conversation(views: Sequence[RunView], report: UsageReport) -> dict[str, st
         ("model calls", str(sum(calls) or len(report.steps)), ""),
         ("tool calls", str(sum(len(s.tools) for v in views for s in v.steps)), ""),
         *token_cards(report.total, estimated=report.estimated, cache_written=report.cache_written),
-        *seconds_card(sum(s for s in seconds if s is not None) if any(seconds) else None),
+        *seconds_card(sum(s for s in seconds if s is not None) if known else None),
         *_money_card(report),
     ]
     runs = {run.number: run for run in report.runs}
