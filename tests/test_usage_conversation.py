@@ -123,6 +123,9 @@ def test_cost_says_an_interrupted_journal_is_incomplete(chat: Path, tmp_path: Pa
     shown = runner.invoke(cost_command, [str(single)], env={"COLUMNS": "200"})
     assert "incomplete: the journal has no stop event: the run was interrupted" in shown.output
     assert "turn 1" not in shown.output
+    single.write_text(lines[0], encoding="utf-8")  # cut before the run started
+    shown = runner.invoke(cost_command, [str(single)], env={"COLUMNS": "200"})
+    assert shown.output.startswith("incomplete: the journal has no stop event: the run was")
     whole = runner.invoke(cost_command, [str(chat)], env={"COLUMNS": "200"})
     assert "incomplete" not in whole.output
 

@@ -52,7 +52,7 @@ def run_usages(
     """The runs of ``events`` in order, each with the calls of ``steps`` and the summarising
     calls of ``compactions`` that are its own.
 
-    A journal without any ``run_start`` (cut before it) is one run without a task."""
+    A journal without any ``run_start`` (cut before it) is one run without a task or stop."""
     runs: list[dict[str, Any]] = []
     for event in events:
         kind = event.get("type")
@@ -60,7 +60,7 @@ def run_usages(
             runs.append({"task": str(event.get("task") or ""), "stop": None})
         if kind == "stop":
             runs[-1]["stop"] = event
-    if not runs and steps:
+    if not runs:
         runs.append({"task": "", "stop": None})
     return [
         _run(
