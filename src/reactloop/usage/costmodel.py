@@ -107,13 +107,13 @@ def fit_cost_model(
     if not inputs:
         return None
     bare = tuple(k for k, flag in enumerate(without_tools[: len(inputs)]) if flag)
-    tooled = [k for k in range(len(inputs)) if k not in set(bare)]
+    bared = set(bare)
+    tooled = [k for k in range(len(inputs)) if k not in bared]
     if bare and len(tooled) >= 2:
         fitted = _fit_with_line(inputs, tooled, bare)
         if fitted is not None:
             return fitted
     elif bare and tooled and schema_tokens and _shrinks(inputs, bare):
-        bared = set(bare)
         restored = [n + schema_tokens if k in bared else n for k, n in enumerate(inputs)]
         s, d = _endpoints(restored)
         return _model(inputs, s, d, tool_tokens=schema_tokens, without_tools=bare)

@@ -88,10 +88,9 @@ class StepView:
 @dataclass(kw_only=True)
 class RunView:
     """One run of the journal; ``number`` from 1 (a ``reactloop chat`` journal has one run
-    per turn), ``follow_up`` when its ``run_start`` says it continues an earlier run."""
+    per turn)."""
 
     number: int = 1
-    follow_up: bool = False
     task: str = ""
     model: str = ""
     protocol: str = ""
@@ -189,7 +188,6 @@ def _read_start(view: RunView, event: Mapping[str, Any]) -> None:
     tools = event.get("tools")
     tools = tools if isinstance(tools, list) else []
     view.tool_names = [str(t.get("name")) for t in tools if isinstance(t, Mapping)]
-    view.follow_up = isinstance(event.get("continues"), Mapping)
 
 
 def _turn(event: Mapping[str, Any], request_time: float | None, raw: Any) -> TurnView:
