@@ -42,7 +42,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "CommandResult", "ResourceLimits", "Workspace", "run_command", "sandbox_mode",
     ],
     "reactloop.usage": [
-        "CompactionCost", "CostModel", "PrefixIssue", "Price", "PriceTable",
+        "CompactionCost", "CostModel", "PrefixIssue", "Price", "PriceTable", "RunUsage",
         "StepQuality", "StepUsage", "UsageReport", "check_prefix", "compaction_costs",
         "estimated_step_usages", "fit_cost_model", "predicted_input_tokens",
         "step_quality", "step_usages", "usage_from", "usage_report",

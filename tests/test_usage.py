@@ -116,6 +116,78 @@ def test_nonlinear_growth_shows_against_the_model() -> None:
     assert single is not None and single.predicted == 700
 
 
+@given(
+    s=st.integers(1, 10**5),
+    d=st.integers(0, 5_000),
+    t=st.integers(1, 10**4),
+    tooled=st.integers(2, 40),
+    bare=st.integers(1, 3),
+)
+def test_calls_without_the_tool_schemas_are_fitted_as_a_smaller_prefix(
+    s: int, d: int, t: int, tooled: int, bare: int
+) -> None:
+    """Calls told to answer now (the last ones of a wound-down run) sent ``T`` tokens of tool
+    schemas fewer: the fit finds ``S``, ``d`` and ``T`` again, and predicts the measure."""
+    n = tooled + bare
+    inputs = [s + d * k - (t if k >= tooled else 0) for k in range(n)]
+    flags = [k >= tooled for k in range(n)]
+    fitted = fit_cost_model(inputs, without_tools=flags)
+    assert fitted is not None
+    assert (fitted.system_tokens, fitted.step_tokens) == (s, d)
+    assert fitted.tool_tokens == pytest.approx(t)
+    assert fitted.without_tools == tuple(range(tooled, n))
+    assert fitted.predicted == pytest.approx(fitted.measured)
+    assert fitted.call_inputs() == pytest.approx(inputs)
+
+
+def test_a_call_without_tools_that_is_no_smaller_is_a_call_like_the_others() -> None:
+    """A provider that sent the schemas anyway (the call grew like the others): no ``T``."""
+    fitted = fit_cost_model([1000, 1300, 1600, 1900], without_tools=[False, False, False, True])
+    assert fitted is not None and fitted.without_tools == () and fitted.tool_tokens == 0
+    assert fitted.predicted == fitted.measured == 5800
+    assert "without the tool schemas" not in fitted.describe()
+    one = fit_cost_model([1000, 700], without_tools=[False, True], schema_tokens=400)
+    assert one is not None  # one call with tools: no line; T is the schemas' estimated size
+    assert (one.tool_tokens, one.step_tokens, one.without_tools) == (400, 100, (1,))
+    grew = fit_cost_model([1000, 1100], without_tools=[False, True], schema_tokens=400)
+    assert grew is not None and grew.without_tools == () and grew.step_tokens == 100
+
+
+def wound_down_run(tmp_path: Path, s: int, d: int, t: int, n: int) -> Path:
+    """A scripted run of ``n`` calls whose input grows by ``d`` a step; the last call, told to
+    answer now, went out without ``t`` tokens of tool schemas (as some servers send it)."""
+    turns: list[Any] = [
+        {
+            "tool_calls": [{"name": "note", "arguments": {"n": k}}],
+            "usage": {"input_tokens": s + d * k, "output_tokens": 30},
+        }
+        for k in range(n - 1)
+    ]
+    turns.append({"content": "done", "usage": {"input_tokens": s + d * (n - 1) - t}})
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        result = Agent(
+            ScriptedModel(turns, name="openai:gpt-4o-mini"),
+            [note],
+            journal=journal,
+            limits=Limits(max_model_calls=n),
+        ).run("read the notes")
+    assert result.forced and result.answer == "done"
+    return trace
+
+
+def test_the_forced_last_call_does_not_skew_the_cost_model(tmp_path: Path) -> None:
+    report = usage_report(wound_down_run(tmp_path, s=900, d=120, t=600, n=4))
+    assert [s.without_tools for s in report.steps] == [False, False, False, True]
+    model = report.cost_model
+    assert model is not None
+    assert (model.system_tokens, model.step_tokens, model.tool_tokens) == (900, 120, 600)
+    assert model.predicted == model.measured == 4 * 900 + 120 * 6 - 600
+    line = model.describe()
+    assert "d≈120, 1 call without the tool schemas (T≈600)" in line and "(+0.0%)" in line
+    assert model.to_dict()["without_tools"] == [3]
+
+
 def test_prices_by_exact_name_provider_glob_and_prefix() -> None:
     table = PriceTable.from_dict(
         {

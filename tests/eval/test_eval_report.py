@@ -145,3 +145,63 @@ def test_the_results_table_names_each_estimator_once(out: Path, tmp_path: Path) 
     header = _results_header((once / "report.md").read_text(encoding="utf-8"))
     assert [h for h in header if h[:5] in ("pass@", "pass^")] == ["pass@1", "pass^1"]
     assert len(header) == len(set(header))
+
+
+class Tables(HTMLParser):
+    """The text of each table's cells, row by row, with each cell's class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[tuple[str, str]]]] = []
+        self.cell: list[str] | None = None
+        self.css = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell, self.css = [], str(dict(attrs).get("class") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append(("".join(self.cell), self.css))
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def _markdown_table(report: str, title: str) -> list[list[str]]:
+    lines = report.splitlines()
+    start = lines.index(title) + 4
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        if not line.startswith("|---"):
+            rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
+    return rows
+
+
+def test_index_has_the_protocol_health_table_and_a_forced_column(out: Path, tmp_path: Path) -> None:
+    from reactloop.eval.html import write_html
+
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    data["episodes"][1]["forced"] = True  # as an episode whose answer came from a wind-down
+    folder = tmp_path / "out"
+    shutil.copytree(out, folder)
+    parser = Tables()
+    parser.feed(write_html(folder, data).read_text(encoding="utf-8"))
+    health = next(t for t in parser.tables if ("loop-guard refusals", "") in t[0])
+    report = (out / "report.md").read_text(encoding="utf-8")
+    cells = [[text for text, _ in row] for row in health]
+    assert cells == _markdown_table(report, "## Protocol health")
+    episodes = next(t for t in parser.tables if t[0][0] == ("episode", ""))
+    column = [text for text, _ in episodes[0]].index("forced")
+    forced = [row[column] for row in episodes[1:]]
+    assert forced[1] == ("forced", "forced")
+    assert [f for n, f in enumerate(forced) if n != 1] == [("", "")] * (len(forced) - 1)
+    assert len(forced) == len(data["episodes"])

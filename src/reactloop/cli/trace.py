@@ -19,7 +19,7 @@ from reactloop.cli.exitcodes import USAGE_ERROR
 from reactloop.cli.file_checks import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
 from reactloop.replay import replay as run_replay
-from reactloop.usage import PriceTable, UsageReport, usage_report
+from reactloop.usage import PriceTable, RunUsage, UsageReport, usage_report
 from reactloop.viewer import render_html
 
 # What reading a journal or a price table may raise for bad input; all are usage errors.
@@ -166,13 +166,22 @@ def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
 def _print_cost(report: UsageReport, *, priced: bool) -> None:
 
     console = Console(emoji=False)
+    incomplete = report.incomplete_line()
+    if incomplete is not None:  # first: every figure below is short of the whole run
+        console.print(Text(incomplete, style="yellow"), soft_wrap=True)
+    conversation = len(report.runs) > 1  # a ``reactloop chat`` journal: one run per turn
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
-    for column in ("call", "step", *report.count_columns()):
+    for column in ("call", *(("turn",) if conversation else ()), "step", *report.count_columns()):
         table.add_column(column, justify="right")
-    for label, step_number, usage in report.call_rows():
-        table.add_row(label, str(step_number), *(f"{n:,}" for n in report.counts(usage)))
-    table.add_row("total", "", *(f"{n:,}" for n in report.counts(report.total)), style="bold")
+    for label, turn, step_number, usage in report.call_rows():
+        counts = [f"{n:,}" for n in report.counts(usage)]
+        table.add_row(label, *([str(turn)] if conversation else []), str(step_number), *counts)
+    blank = ["", ""] if conversation else [""]
+    table.add_row("total", *blank, *(f"{n:,}" for n in report.counts(report.total)), style="bold")
     console.print(table)
+    if conversation:
+        for run in report.runs:
+            console.print(_turn_line(run), markup=False, highlight=False, soft_wrap=True)
     if report.estimated:
         console.print("the provider reported no usage: tokens estimated from text (~4 chars/token)")
     if report.cost_model is not None:
@@ -188,3 +197,16 @@ def _print_cost(report: UsageReport, *, priced: bool) -> None:
         console.print(
             Text.assemble((f"prefix changed at step {issue.step}: ", "yellow"), issue.message)
         )
+
+
+def _turn_line(run: RunUsage) -> str:
+    """One turn of a conversation: its question, how it ended, its own tokens."""
+    question = run.task if len(run.task) <= 60 else run.task[:59] + "…"
+    ended = run.stop_reason or "interrupted (no stop event)"
+    if run.forced:
+        ended += ", forced"
+    usage = run.usage
+    return (
+        f"turn {run.number} ({question!r}): {ended} · {run.calls} model calls · "
+        f"input {usage.input_tokens:,} · output {usage.output_tokens:,}"
+    )

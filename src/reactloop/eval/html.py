@@ -12,12 +12,14 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from reactloop.eval.health_table import HEALTH_NOTE, health_rows
 from reactloop.eval.store import ResultsStore
 from reactloop.viewer import render_html
 
 _STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem}
 th{background:#f3f3f3}.passed{color:#17632a}.failed{color:#a11}.errored{color:#a60}
+.forced{color:#a60;font-weight:600}.health td{white-space:nowrap}
 img{max-width:100%;margin:1rem 0}"""
 _SUMMARY = ("rung", "protocol", "episodes", "passed", "failed", "errored", "success",
             "ci_low", "ci_high", "pass_at_k", "pass_hat_k")  # fmt: skip
@@ -33,6 +35,7 @@ def write_html(out: Path, data: dict[str, Any], *, charts: Sequence[str] = ()) -
         '<p><a href="report.md">report.md</a> · <a href="results.csv">results.csv</a> · '
         '<a href="results.json">results.json</a></p>',
         _summary_table(data["summary"]),
+        _health_table(data["summary"]),
         *(f'<img src="{escape(name)}" alt="{escape(name)}">' for name in charts),
         _episode_table(data["episodes"], links),
     ]
@@ -82,8 +85,24 @@ def _summary_table(summary: Sequence[dict[str, Any]]) -> str:
     return f"<table><tr>{head}</tr>{rows}</table>"
 
 
+def _health_table(summary: Sequence[dict[str, Any]]) -> str:
+    """report.md's protocol-health table: the rates of what went wrong, per rung."""
+    header, rows = health_rows(summary)
+    head = "".join(f"<th>{escape(name)}</th>" for name in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return (
+        f"<h2>Protocol health</h2><p>{escape(HEALTH_NOTE)}</p>"
+        f'<table class="health"><tr>{head}</tr>{body}</table>'
+    )
+
+
 def _episode_table(records: Sequence[dict[str, Any]], links: dict[str, str | None]) -> str:
-    head = "<tr><th>episode</th><th>status</th><th>stop</th><th>answer</th><th>steps</th></tr>"
+    head = (
+        "<tr><th>episode</th><th>status</th><th>stop</th><th>forced</th><th>answer</th>"
+        "<th>steps</th></tr>"
+    )
     rows = []
     for record in records:
         link = links.get(record["key"])
@@ -91,9 +110,10 @@ def _episode_table(records: Sequence[dict[str, Any]], links: dict[str, str | Non
         label = f'<a href="{escape(link)}">{name}</a>' if link else name
         status = escape(str(record["status"]))
         answer = escape(str(record.get("answer") or record.get("error") or "")[:120])
+        forced = '<td class="forced">forced</td>' if record.get("forced") is True else "<td></td>"
         rows.append(
             f'<tr><td>{label}</td><td class="{status}">{status}</td>'
-            f"<td>{escape(str(record.get('stop_reason') or '–'))}</td><td>{answer}</td>"
+            f"<td>{escape(str(record.get('stop_reason') or '–'))}</td>{forced}<td>{answer}</td>"
             f"<td>{record.get('model_calls', '–')}</td></tr>"
         )
     return f"<h2>Episodes</h2><table>{head}{''.join(rows)}</table>"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.eval.charts import write_charts
+from reactloop.eval.health_table import HEALTH_NOTE, health_rows, percent
 from reactloop.eval.html import write_html
 from reactloop.eval.store import ResultsStore
 from reactloop.eval.summary import comparisons, per_step, summarize
@@ -68,10 +69,6 @@ def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return buffer.getvalue()
 
 
-def percent(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
-
-
 def number(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
 
@@ -124,35 +121,9 @@ def _results_table(summary: Sequence[dict[str, Any]], k: int) -> list[str]:
     return ["## Results", "", note, "", *_table(header, rows)]
 
 
-def _rate(row: dict[str, Any], name: str, count: str, total: str) -> str:
-    return f"{percent(row[f'rate_{name}'])} ({row[f'n_{count}']}/{row[f'n_{total}']})"
-
-
 def _health_table(summary: Sequence[dict[str, Any]]) -> list[str]:
-    header = ["rung", "protocol", "invalid args", "unknown tools", "loop-guard refusals",
-              "format errors", "truncations", "parallel-call turns", "loop stops",
-              "wind-downs"]  # fmt: skip
-    rows = [
-        [
-            r["rung"],
-            r["protocol"],
-            _rate(r, "invalid_arguments", "invalid_arguments", "tool_calls"),
-            _rate(r, "unknown_tools", "unknown_tools", "tool_calls"),
-            _rate(r, "loop_refused", "loop_refused", "tool_calls"),
-            _rate(r, "format_errors", "format_errors", "turns"),
-            _rate(r, "truncations", "truncations", "turns"),
-            _rate(r, "parallel_turns", "parallel_turns", "turns"),
-            _rate(r, "loop_stops", "loop_stops", "episodes"),
-            _rate(r, "wind_downs", "wind_down_episodes", "episodes"),
-        ]
-        for r in summary
-    ]
-    note = (
-        "Invalid arguments, unknown tools and loop-guard refusals are shares of tool calls; "
-        "format errors, truncations and parallel-call turns of turns (model calls); loop "
-        "stops and wind-downs of episodes. Counts in brackets."
-    )
-    return ["## Protocol health", "", note, "", *_table(header, rows)]
+    header, rows = health_rows(summary)
+    return ["## Protocol health", "", HEALTH_NOTE, "", *_table(header, rows)]
 
 
 def _spending_table(summary: Sequence[dict[str, Any]]) -> list[str]:

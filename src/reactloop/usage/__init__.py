@@ -6,7 +6,9 @@ tokens added per step, ``n`` steps cost ``n*S + d*n*(n-1)/2`` input tokens: quad
 last step) beside what the provider measured, prices the run from a user's price table, and
 warns when a step rewrote an earlier part of the prompt, which defeats providers' prefix caches;
 a context compaction is such a change by design, and ``compaction_costs`` reports what each one
-cost the cache.
+cost the cache. A call told to answer now may go out without the tool schemas (a smaller
+prefix, ``S − T``): the model fits it as such. A journal of several runs (``reactloop chat``,
+one run per turn) is one conversation: its ``runs`` have each turn's tokens and stop.
 When a provider reports no usage at all, tokens are estimated from the journal's text
 (about four characters a token) and the report says so.
 """
@@ -15,6 +17,7 @@ from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model, predicted_input_tokens
 from reactloop.usage.prefix import PrefixIssue, check_prefix
 from reactloop.usage.prices import Price, PriceTable
+from reactloop.usage.runs import RunUsage
 from reactloop.usage.step_quality import StepQuality, step_quality
 from reactloop.usage.steps import (
     StepUsage,
@@ -30,6 +33,7 @@ __all__ = [
     "PrefixIssue",
     "Price",
     "PriceTable",
+    "RunUsage",
     "StepQuality",
     "StepUsage",
     "UsageReport",

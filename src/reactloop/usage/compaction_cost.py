@@ -11,6 +11,7 @@ else estimated from the journal) and what they cost beyond a cache hit (at the p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ class CompactionCost:
     measured_miss: int | None = None  # the next call's uncached input, when measured
     summary_money: float | None = None
     miss_money: float | None = None  # what the miss costs beyond reading it from the cache
+    run: int = 0  # which run of the journal, from 0 (``reactloop chat``: one run per turn)
 
     @property
     def miss_tokens(self) -> int | None:
@@ -103,11 +105,14 @@ def compaction_costs(
         usage_from(_turn(e).get("usage")).cached_tokens for e in events if e.get("type") == "turn"
     )
     costs = []
+    runs = 0
     for index, event in enumerate(events):
+        runs += event.get("type") == "run_start"
         if event.get("type") != "compaction":
             continue
         next_call = _next_turn_usage(events, index)
-        costs.append(_cost(event, next_call, cached_reported, price))
+        cost = _cost(event, next_call, cached_reported, price)
+        costs.append(dataclasses.replace(cost, run=max(runs - 1, 0)))
     return costs
 
 

@@ -29,9 +29,14 @@ def check_prefix(events: Iterable[Mapping[str, Any]]) -> list[PrefixIssue]:
     A ``compaction`` event between two requests is an expected change: its block (``start``,
     ``replaced``, ``block``) is applied to the count, and only what it does not explain is an
     issue (``compaction_costs`` reports what a compaction cost the cache).
+
+    A journal may hold several runs (``reactloop chat``: one per turn). A run that starts
+    afresh starts a new prompt; a follow-up (its ``run_start`` has ``continues``) lists its
+    whole prompt in its first request, which must begin with the previous request's messages:
+    the question and the answer before it extend that prompt, they do not change it.
     """
     issues: list[PrefixIssue] = []
-    previous: int | None = None
+    prompt = _Prompt()
     for event in events:
         step = step_of(event)
         kind = event.get("type")
@@ -39,17 +44,76 @@ def check_prefix(events: Iterable[Mapping[str, Any]]) -> list[PrefixIssue]:
             index = event.get("index")
             message = str(event.get("message") or "an earlier message was rewritten")
             issues.append(PrefixIssue(step=step, index=_int_or_none(index), message=message))
-        if kind == "compaction" and previous is not None:
-            previous = compacted_count(previous, event)
-        if kind != "request" or not isinstance(event.get("n_messages"), int):
-            continue
-        count: int = event["n_messages"]
-        appended = len(items(event.get("messages_new")))
-        issue = _request_issue(step, previous, count, appended)
-        if issue is not None:
-            issues.append(issue)
-        previous = count
+        elif kind == "run_start":
+            prompt.start_run(follow_up=isinstance(event.get("continues"), Mapping))
+        elif kind == "compaction":
+            prompt.compact(event)
+        elif kind == "request" and isinstance(event.get("n_messages"), int):
+            issue = prompt.request(step, event["n_messages"], items(event.get("messages_new")))
+            if issue is not None:
+                issues.append(issue)
     return issues
+
+
+class _Prompt:
+    """The previous request's prompt: its count, and its messages while they are known (a
+    compaction rewrites them in ways the journal gives only in part)."""
+
+    def __init__(self) -> None:
+        self.count: int | None = None
+        self.messages: list[Any] | None = []
+        self.follow_up = False
+
+    def start_run(self, *, follow_up: bool) -> None:
+        self.follow_up = follow_up and self.count is not None
+        if not self.follow_up:
+            self.count, self.messages = None, []
+
+    def compact(self, event: Mapping[str, Any]) -> None:
+        if self.count is not None:
+            self.count = compacted_count(self.count, event)
+            self.messages = None
+
+    def request(self, step: int, count: int, listed: list[Any]) -> PrefixIssue | None:
+        if self.follow_up:
+            self.follow_up = False
+            issue = _follow_up_issue(step, self.count or 0, self.messages, count, listed)
+        else:
+            issue = _request_issue(step, self.count, count, len(listed))
+        if (
+            issue is None
+            and self.messages is not None
+            and count == len(self.messages) + len(listed)
+        ):
+            self.messages += listed
+        else:
+            self.messages = list(listed) if count == len(listed) else None
+        self.count = count
+        return issue
+
+
+def _follow_up_issue(
+    step: int, before: int, sent: list[Any] | None, count: int, listed: list[Any]
+) -> PrefixIssue | None:
+    """The first request of a follow-up run lists its whole prompt: the previous one's first."""
+    if count != len(listed):  # a follow-up journaled as only what is new: counts alone
+        return _request_issue(step, before, count, len(listed))
+    if count < before:
+        return PrefixIssue(
+            step=step,
+            index=count,
+            message=f"the follow-up's prompt has {count} messages, the previous one had {before}",
+        )
+    if sent is None:  # the messages before it are not known (a compaction): counts alone
+        return None
+    changed = next((i for i, m in enumerate(sent) if listed[i] != m), None)
+    if changed is None:
+        return None
+    return PrefixIssue(
+        step=step,
+        index=changed,
+        message=f"the follow-up's prompt differs from the previous one at message {changed}",
+    )
 
 
 def compacted_count(sent: int, event: Mapping[str, Any]) -> int:

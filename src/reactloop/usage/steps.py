@@ -18,19 +18,51 @@ MAX_TOKENS = 10**15
 
 @dataclass(frozen=True, kw_only=True)
 class StepUsage:
-    """The usage of one model call; ``step`` is the loop step it belongs to."""
+    """The usage of one model call; ``step`` is the loop step it belongs to, ``run`` which run
+    of the journal (from 0: a ``reactloop chat`` journal holds one run per turn), and
+    ``without_tools`` says the call was told to answer now (``tool_choice`` ``none``: a
+    wind-down, the last word after a loop), which some servers send without the tool schemas."""
 
     step: int
     usage: Usage
+    run: int = 0
+    without_tools: bool = False
 
 
 def step_usages(events: Iterable[Mapping[str, Any]]) -> list[StepUsage]:
     """One entry per ``turn`` event, with the usage the provider measured."""
-    return [
-        StepUsage(step=step_of(e), usage=usage_from(_turn_of(e).get("usage")))
-        for e in events
-        if e.get("type") == "turn"
-    ]
+    calls = _Calls()
+    steps = []
+    for event in events:
+        if calls.see(event):
+            usage = usage_from(_turn_of(event).get("usage"))
+            steps.append(calls.step_usage(event, usage))
+    return steps
+
+
+class _Calls:
+    """Which run a ``turn`` event belongs to and how its request was made."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.tool_choice: Any = None
+
+    def see(self, event: Mapping[str, Any]) -> bool:
+        """Take in ``event``; True when it is a ``turn``."""
+        kind = event.get("type")
+        if kind == "run_start":
+            self.runs += 1
+        elif kind == "request":
+            self.tool_choice = event.get("tool_choice")
+        return kind == "turn"
+
+    def step_usage(self, event: Mapping[str, Any], usage: Usage) -> StepUsage:
+        return StepUsage(
+            step=step_of(event),
+            usage=usage,
+            run=max(self.runs - 1, 0),
+            without_tools=self.tool_choice == "none",
+        )
 
 
 def usage_from(value: Any) -> Usage:
@@ -62,21 +94,26 @@ def items(value: Any) -> list[Any]:
 def estimated_step_usages(events: Sequence[Mapping[str, Any]]) -> list[StepUsage]:
     """Token counts guessed from the journal's text, for providers that report none."""
     start = next((e for e in events if e.get("type") == "run_start"), {})
-    prompt_chars = len(json.dumps(start.get("tools") or [], ensure_ascii=False, default=str))
-    prompt_chars += len(str(start.get("instructions") or ""))
+    base = len(json.dumps(start.get("tools") or [], ensure_ascii=False, default=str))
+    base += len(str(start.get("instructions") or ""))
+    prompt_chars = base
     steps: list[StepUsage] = []
+    calls = _Calls()
     for event in events:
         if event.get("type") == "request":
-            for message in items(event.get("messages_new")):
+            listed = items(event.get("messages_new"))
+            if listed and event.get("n_messages") == len(listed):
+                prompt_chars = base  # the whole prompt again: a follow-up run's first request
+            for message in listed:
                 prompt_chars += len(json.dumps(message, ensure_ascii=False, default=str))
-        elif event.get("type") == "turn":
+        if calls.see(event):
             turn = _turn_of(event)
             written = len(str(turn.get("text") or "")) + len(str(turn.get("reasoning") or ""))
             written += sum(
                 len(json.dumps(call, default=str)) for call in items(turn.get("tool_calls"))
             )
             usage = Usage(input_tokens=_tokens(prompt_chars), output_tokens=_tokens(written))
-            steps.append(StepUsage(step=step_of(event), usage=usage))
+            steps.append(calls.step_usage(event, usage))
     return steps
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,13 +14,15 @@ from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model
 from reactloop.usage.prefix import PrefixIssue, check_prefix
 from reactloop.usage.prices import PriceTable
-from reactloop.usage.steps import StepUsage, estimated_step_usages, step_usages
+from reactloop.usage.runs import RunUsage, run_usages
+from reactloop.usage.steps import CHARS_PER_TOKEN, StepUsage, estimated_step_usages, step_usages
 
 
 @dataclass(frozen=True, kw_only=True)
 class UsageReport:
     """``steps``: one per model turn; ``total`` adds the compactions' summarising calls, which
-    are not steps (``compactions`` has each one's tokens and cache cost)."""
+    are not steps (``compactions`` has each one's tokens and cache cost). ``runs``: the runs
+    of the journal, one per turn of a ``reactloop chat`` journal, each with its own tokens."""
 
     model: str
     steps: tuple[StepUsage, ...]
@@ -30,6 +33,24 @@ class UsageReport:
     price_name: str | None = None
     money: float | None = None
     compactions: tuple[CompactionCost, ...] = ()
+    runs: tuple[RunUsage, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """False when a run of the journal has no ``stop``: it was interrupted, and the
+        accounting covers only what it recorded."""
+        return all(not run.interrupted for run in self.runs)
+
+    def incomplete_line(self) -> str | None:
+        """What to say of an interrupted journal (None when every run has its ``stop``)."""
+        cut = [run.number for run in self.runs if run.interrupted]
+        if not cut:
+            return None
+        which = "" if len(self.runs) == 1 else f" (turn {', '.join(map(str, cut))})"
+        return (
+            f"incomplete: the journal has no stop event{which}: the run was interrupted; "
+            "these are the tokens it recorded"
+        )
 
     @property
     def cache_written(self) -> bool:
@@ -53,11 +74,15 @@ class UsageReport:
             usage.reasoning_tokens,
         )
 
-    def call_rows(self) -> list[tuple[str, int, Usage]]:
-        """``(label, step, usage)`` of every call: the model turns by number, then each
-        compaction's summarising call (``summary``)."""
-        rows = [(str(number), s.step, s.usage) for number, s in enumerate(self.steps, 1)]
-        rows += [("summary", c.step, c.summary_usage) for c in self.compactions if c.summary_usage]
+    def call_rows(self) -> list[tuple[str, int, int, Usage]]:
+        """``(label, run, step, usage)`` of every call (``run`` from 1): the model turns by
+        number, then each compaction's summarising call (``summary``)."""
+        rows = [(str(n), s.run + 1, s.step, s.usage) for n, s in enumerate(self.steps, 1)]
+        rows += [
+            ("summary", c.run + 1, c.step, c.summary_usage)
+            for c in self.compactions
+            if c.summary_usage
+        ]
         return rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +96,8 @@ class UsageReport:
             "money": self.money,
             "prefix_issues": [issue.to_dict() for issue in self.prefix_issues],
             "compactions": [c.to_dict() for c in self.compactions],
+            "complete": self.complete,
+            "runs": [run.to_dict() for run in self.runs],
         }
 
 
@@ -97,9 +124,23 @@ def usage_report(
         steps=tuple(steps),
         total=total,
         estimated=estimated,
-        cost_model=fit_cost_model([s.usage.input_tokens for s in steps]),
+        cost_model=fit_cost_model(
+            [s.usage.input_tokens for s in steps],
+            without_tools=[s.without_tools for s in steps],
+            schema_tokens=_schema_tokens(start),
+        ),
         prefix_issues=tuple(check_prefix(events)),
         price_name=price_name,
         money=money,
         compactions=tuple(compactions),
+        runs=tuple(run_usages(events, steps, compactions)),
     )
+
+
+def _schema_tokens(start: Mapping[str, Any]) -> float | None:
+    """The tool schemas' size in tokens, estimated from their text in ``run_start``."""
+    tools = start.get("tools")
+    if not isinstance(tools, list) or not tools:
+        return None
+    text = json.dumps(tools, ensure_ascii=False, default=str)
+    return len(text) / CHARS_PER_TOKEN

@@ -1,8 +1,13 @@
 """``render_html(trace)``: a journal as one self-contained HTML page (``reactloop view``).
 
-- ``render.py``: the page: summary cards, token charts and table, then the steps.
+- ``render.py``: the page: summary cards, token charts and table, then the steps; for a
+  journal of several runs (``reactloop chat``), the conversation's totals, then each turn.
+- ``run_html.py``: one run's cards, answer and steps, and a run as a turn of a conversation.
+- ``outcome.py``: how a run's answer stands: clean, forced, or failed its check.
 - ``step_html.py``: one step's HTML: turns, tool calls with their results, warnings.
-- ``page_data.py``: what the page shows, read from the journal's events (``RunView``).
+- ``page_data.py``: what the page shows, read from the journal's events (``RunView``, one a
+  run).
+- ``compaction_view.py``: a context compaction, as an item of its own between two steps.
 - ``chart.py``: inline SVG charts of tokens per model call.
 - ``template.html``: the page's frame and CSS (no script, no external resource).
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from reactloop.usage import CostModel, StepUsage, predicted_input_tokens
+from reactloop.usage import CostModel, StepUsage
 
 WIDTH = 640
 HEIGHT = 240
@@ -46,7 +46,8 @@ def tokens_chart(steps: Sequence[StepUsage]) -> str:
 
 
 def cumulative_chart(steps: Sequence[StepUsage], model: CostModel | None) -> str:
-    """Cumulative input tokens (measured) and the cost model's ``kS + d·k(k−1)/2`` curve."""
+    """Cumulative input tokens (measured) and the cost model's ``kS + d·k(k−1)/2`` curve
+    (``T`` less for each call the model takes as sent without the tool schemas)."""
     if not steps:
         return ""
     totals: list[float] = []
@@ -54,14 +55,9 @@ def cumulative_chart(steps: Sequence[StepUsage], model: CostModel | None) -> str
     for step in steps:
         running += step.usage.input_tokens
         totals.append(running)
-    predicted = (
-        [
-            predicted_input_tokens(model.system_tokens, model.step_tokens, k)
-            for k in range(1, len(steps) + 1)
-        ]
-        if model
-        else []
-    )
+    predicted: list[float] = []
+    for call in model.call_inputs() if model else []:  # less T for a call without the tools
+        predicted.append((predicted[-1] if predicted else 0.0) + call)
     peak = max([*totals, *predicted]) or 1.0
     parts = [_axes(peak, len(steps), "cumulative input tokens")]
     if predicted:

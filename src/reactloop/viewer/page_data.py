@@ -87,6 +87,10 @@ class StepView:
 
 @dataclass(kw_only=True)
 class RunView:
+    """One run of the journal; ``number`` from 1 (a ``reactloop chat`` journal has one run
+    per turn)."""
+
+    number: int = 1
     task: str = ""
     model: str = ""
     protocol: str = ""
@@ -96,35 +100,50 @@ class RunView:
     steps: list[StepView] = field(default_factory=list)
 
 
-def build_view(events: Sequence[Mapping[str, Any]]) -> RunView:
-    """Group the events of a journal by step, in the order they happened."""
+def build_views(events: Sequence[Mapping[str, Any]]) -> list[RunView]:
+    """The runs of a journal, each with its events grouped by step, in the order they
+    happened; a journal cut before its first ``run_start`` is one run without a task."""
     reader = _Reader()
     for event in events:
         reader.add(event)
-    return reader.view
+    return reader.views
 
 
 class _Reader:
     """The state between events: a turn's timing and raw reply come from earlier events."""
 
     def __init__(self) -> None:
-        self.view = RunView()
+        self.views = [RunView()]
+        self.started = False  # the current view has read its ``run_start``
         self.by_number: dict[int, StepView] = {}
         self.request_time: float | None = None
         self.pending_raw: Any = None
-        self.turn_count = 0
+        self.turn_count = 0  # over the whole journal: ``apply_estimates`` counts so
+        self.compactions = 0
+
+    @property
+    def view(self) -> RunView:
+        return self.views[-1]
 
     def add(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
         number = _int(event.get("step"))
         if kind == "run_start":
-            _read_start(self.view, event)
+            self._start_run(event)
         elif kind == "stop":
             self.view.stop = dict(event)
         elif kind == "warning" and number == 0:
             self.view.run_warnings.append(_warning(event))
         else:
             self._add_to_step(self._step(number), kind, event)
+
+    def _start_run(self, event: Mapping[str, Any]) -> None:
+        view = self.view
+        if self.started or view.steps or view.stop is not None or view.run_warnings:
+            self.views.append(RunView(number=len(self.views) + 1))
+            self.by_number = {}
+        self.started = True
+        _read_start(self.view, event)
 
     def _step(self, number: int) -> StepView:
         step = self.by_number.get(number)
@@ -157,8 +176,8 @@ class _Reader:
         elif kind == "budget_notice":
             step.notices.append(str(event.get("line") or ""))
         elif kind == "compaction":  # a summary's raw reply is its own, not the next turn's
-            number = sum(len(s.compactions) for s in self.view.steps) + 1
-            step.compactions.append(compaction_view(event, self.pending_raw, number))
+            self.compactions += 1
+            step.compactions.append(compaction_view(event, self.pending_raw, self.compactions))
             self.pending_raw = None
 
 
@@ -252,13 +271,12 @@ def _warning(event: Mapping[str, Any]) -> WarningView:
     )
 
 
-def apply_estimates(view: RunView, usages: Sequence[Usage]) -> None:
+def apply_estimates(views: Sequence[RunView], usages: Sequence[Usage]) -> None:
     """Give each turn the usage estimated for it: ``usages`` has one per ``turn`` event."""
-    for step in view.steps:
-        for turn in step.turns:
-            if turn.ordinal < len(usages):
-                turn.usage = usages[turn.ordinal]
-                turn.usage_estimated = True
+    for turn in (turn for view in views for step in view.steps for turn in step.turns):
+        if turn.ordinal < len(usages):
+            turn.usage = usages[turn.ordinal]
+            turn.usage_estimated = True
 
 
 def pretty_json_text(text: str) -> str:

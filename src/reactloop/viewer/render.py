@@ -18,8 +18,20 @@ from reactloop.journal.writer import read_journal
 from reactloop.support.json_decode import json_number
 from reactloop.usage import PriceTable, UsageReport, usage_report
 from reactloop.viewer.chart import COLORS, cumulative_chart, tokens_chart
-from reactloop.viewer.page_data import RunView, apply_estimates, build_view
-from reactloop.viewer.step_html import block_html, step_html, warning_html
+from reactloop.viewer.outcome import outcome
+from reactloop.viewer.page_data import RunView, apply_estimates, build_views
+from reactloop.viewer.run_html import (
+    answer_html,
+    cards_html,
+    conversation_cards,
+    count_cards,
+    seconds_card,
+    steps_html,
+    stop_cards,
+    token_cards,
+    turn_html,
+)
+from reactloop.viewer.step_html import block_html, warning_html
 
 # Text that was never Unicode (bytes of a non-UTF-8 argument, a "\udcff" escape in JSON) holds
 # lone surrogates, which UTF-8 cannot encode; the page shows U+FFFD in their place.
@@ -35,86 +47,96 @@ def render_html(trace_path: str | Path, *, prices: PriceTable | None = None) -> 
 def render_events(
     events: Sequence[Mapping[str, Any]], *, prices: PriceTable | None = None, source: str = ""
 ) -> str:
-    view = build_view(events)
+    """The page of a journal's events: one run, or a conversation of several (``reactloop
+    chat``: one run per turn), each turn in a section of its own."""
+    views = build_views(events)
     report = usage_report(events, prices=prices)
     if report.estimated:
-        apply_estimates(view, [s.usage for s in report.steps])
-    shown = [c for step in view.steps for c in step.compactions]
+        apply_estimates(views, [s.usage for s in report.steps])
+    shown = [c for view in views for step in view.steps for c in step.compactions]
     for compaction, cost in zip(shown, report.compactions, strict=False):
         compaction.cache_line = cost.miss_line()
         compaction.summary_money = cost.summary_money
     template = Template(
         resources.files("reactloop.viewer").joinpath("template.html").read_text("utf-8")
     )
-    title = f"reactloop run — {view.task[:80]}" if view.task else "reactloop run"
+    parts = _conversation(views, report) if len(views) > 1 else _single(views[0], report)
+    first = views[0]
     page = template.substitute(
-        title=escape(title),
-        cards=_cards(view, report),
-        answer=_answer(view),
-        task=block_html("Task", view.task, "task") if view.task else "",
-        run_warnings="".join(warning_html(w.kind, w.message) for w in view.run_warnings),
+        **parts,
         cost_line=escape(_cost_line(report)),
         legend=_legend(),
         charts=tokens_chart(report.steps) + cumulative_chart(report.steps, report.cost_model),
-        table=_table(report),
-        steps="".join(step_html(step) for step in view.steps) or '<p class="muted">No steps.</p>',
-        footer=escape(f"{source} · model {view.model} · protocol {view.protocol}".strip(" ·")),
+        table=_table(report, by_turn=len(views) > 1),
+        footer=escape(f"{source} · model {first.model} · protocol {first.protocol}".strip(" ·")),
     )
     return _LONE_SURROGATE.sub("\ufffd", page)
 
 
-def _cards(view: RunView, report: UsageReport) -> str:
+def _single(view: RunView, report: UsageReport) -> dict[str, str]:
+    """The page's parts for one run: its cards, answer and task at the top, then its steps."""
+    title = f"reactloop run — {view.task[:80]}" if view.task else "reactloop run"
+    result = outcome(view)
     stop = view.stop or {}
-    reason = str(stop.get("stop_reason") or "interrupted (no stop event)")
-    values = [
-        ("stop reason", reason, "stop-final_answer" if reason == "final_answer" else "stop-other"),
+    cards = [
+        *stop_cards(view, result),
         ("model", view.model or "?", "wide"),
-        ("model calls", str(stop.get("model_calls", len(report.steps))), ""),
-        ("tool calls", str(stop.get("tool_calls", sum(len(s.tools) for s in view.steps))), ""),
-        *_token_cards(report),
+        *count_cards(view, len(report.steps)),
+        *token_cards(report.total, estimated=report.estimated, cache_written=report.cache_written),
+        *seconds_card(json_number(stop.get("seconds"))),
+        *_money_card(report),
     ]
-    seconds = json_number(stop.get("seconds"))
-    if seconds is not None:
-        values.append(("seconds", f"{seconds:.2f}", ""))
-    if report.money is not None:
-        values.append(("cost", f"${report.money:.4f}", ""))
-    return "".join(
-        f'<div class="card {css}"><div class="k">{escape(k)}</div>'
-        f'<div class="v">{escape(v)}</div></div>'
-        for k, v, css in values
+    return {
+        "title": escape(title),
+        "cards": cards_html(cards),
+        "answer": answer_html(view, result),
+        "task": block_html("Task", view.task, "task") if view.task else "",
+        "run_warnings": "".join(warning_html(w.kind, w.message) for w in view.run_warnings),
+        "steps_title": "Steps",
+        "steps": steps_html(view),
+    }
+
+
+def _conversation(views: Sequence[RunView], report: UsageReport) -> dict[str, str]:
+    """The page's parts for several runs: the conversation's totals at the top, then each
+    turn with its own question, cards, answer and steps."""
+    title = f"reactloop conversation — {len(views)} turns"
+    stops = [view.stop or {} for view in views]
+    seconds = [json_number(stop.get("seconds")) for stop in stops]
+    known = any(s is not None for s in seconds)
+    calls = [run.calls for run in report.runs]
+    cards = [
+        *conversation_cards(views),
+        ("model", views[0].model or "?", "wide"),
+        ("model calls", str(sum(calls) or len(report.steps)), ""),
+        ("tool calls", str(sum(len(s.tools) for v in views for s in v.steps)), ""),
+        *token_cards(report.total, estimated=report.estimated, cache_written=report.cache_written),
+        *seconds_card(sum(s for s in seconds if s is not None) if known else None),
+        *_money_card(report),
+    ]
+    runs = {run.number: run for run in report.runs}
+    turns = "".join(
+        turn_html(
+            view,
+            runs.get(view.number),
+            estimated=report.estimated,
+            cache_written=report.cache_written,
+        )
+        for view in views
     )
+    return {
+        "title": escape(title),
+        "cards": cards_html(cards),
+        "answer": "",
+        "task": "",
+        "run_warnings": "",
+        "steps_title": f"Conversation: {len(views)} turns",
+        "steps": turns,
+    }
 
 
-def _token_cards(report: UsageReport) -> list[tuple[str, str, str]]:
-    total = report.total
-    if report.estimated:  # the provider reported nothing: no cached or reasoning counts to show
-        return [
-            ("input tokens (estimated)", f"~{total.input_tokens:,}", "estimated"),
-            ("output tokens (estimated)", f"~{total.output_tokens:,}", "estimated"),
-        ]
-    return [
-        ("input tokens", f"{total.input_tokens:,}", ""),
-        ("cached", f"{total.cached_tokens:,}", ""),
-        *([("cache writes", f"{total.cache_write_tokens:,}", "")] if report.cache_written else []),
-        ("output tokens", f"{total.output_tokens:,}", ""),
-        ("reasoning", f"{total.reasoning_tokens:,}", ""),
-    ]
-
-
-def _answer(view: RunView) -> str:
-    stop = view.stop or {}
-    parts = []
-    if stop.get("answer") is not None:
-        parts.append(block_html("Answer", str(stop["answer"]), "answer"))
-    if stop.get("error"):
-        parts.append(
-            f'<div class="error"><strong>Error:</strong> {escape(str(stop["error"]))}</div>'
-        )
-    if view.stop is None:
-        parts.append(
-            '<div class="error">The journal has no stop event: the run was interrupted.</div>'
-        )
-    return "".join(parts)
+def _money_card(report: UsageReport) -> list[tuple[str, str, str]]:
+    return [] if report.money is None else [("cost", f"${report.money:.4f}", "")]
 
 
 def _cost_line(report: UsageReport) -> str:
@@ -143,20 +165,23 @@ def _legend() -> str:
     )
 
 
-def _table(report: UsageReport) -> str:
+def _table(report: UsageReport, *, by_turn: bool = False) -> str:
     columns: tuple[str, ...]
     counts: list[tuple[int, ...]]
     if report.estimated:
-        columns = ("call", "step", "input (estimated)", "output (estimated)")
+        columns = ("input (estimated)", "output (estimated)")
         counts = [(s.usage.input_tokens, s.usage.output_tokens) for s in report.steps]
         mark = "~"
     else:
-        columns = ("call", "step", *report.count_columns())
+        columns = report.count_columns()
         counts = [report.counts(s.usage) for s in report.steps]
         mark = ""
+    columns = ("call", *(("turn",) if by_turn else ()), "step", *columns)
     head = "<tr>" + "".join(f"<th>{escape(name)}</th>" for name in columns) + "</tr>"
     rows = "".join(
-        f"<tr><td>{n}</td><td>{s.step}</td>"
+        f"<tr><td>{n}</td>"
+        + (f"<td>{s.run + 1}</td>" if by_turn else "")
+        + f"<td>{s.step}</td>"
         + "".join(f"<td>{mark}{value:,}</td>" for value in values)
         + "</tr>"
         for n, (s, values) in enumerate(zip(report.steps, counts, strict=True), start=1)

@@ -24,18 +24,23 @@ MAX_BLOCK_CHARS = 20_000
 MAX_RAW_CHARS = 8_000
 
 
-def step_html(step: StepView) -> str:
-    """The step's ``article``, then one for each compaction made after it."""
+def step_html(step: StepView, *, anchor: str = "step", forced: bool = False) -> str:
+    """The step's ``article`` (``id`` ``{anchor}-{number}``), then one for each compaction
+    made after it; ``forced``: the step gave the run's forced answer."""
     after = "".join(compaction_html(c) for c in step.compactions)
     if step.number == 0 and not (step.turns or step.tools or step.warnings or step.notices):
         return after  # a compaction before the first model call (a long continued history)
-    return _step_article(step) + after
+    return _step_article(step, anchor, forced) + after
 
 
-def _step_article(step: StepView) -> str:
+def _step_article(step: StepView, anchor: str, forced: bool) -> str:
     badges = []
     if step.wind_down:
         badges.append('<span class="badge warn">wind-down</span>')
+    if forced:
+        badges.append('<span class="badge warn forced">forced answer</span>')
+    if any(c.kind == "verify" and not c.passed for c in step.checks):
+        badges.append('<span class="badge bad refused">check refused</span>')
     if step.n_messages:
         badges.append(f'<span class="badge">{step.n_messages} messages</span>')
     body = "".join(_turn(turn) for turn in step.turns)
@@ -44,7 +49,7 @@ def _step_article(step: StepView) -> str:
     body += "".join(_check(check) for check in step.checks)
     body += "".join(f'<div class="notice muted">{escape(line)}</div>' for line in step.notices)
     return (
-        f'<article class="step" id="step-{step.number}" data-step="{step.number}">'
+        f'<article class="step" id="{anchor}-{step.number}" data-step="{step.number}">'
         f"<h3>Step {step.number} {''.join(badges)}</h3>{body}</article>"
     )
 
