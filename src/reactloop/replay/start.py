@@ -21,7 +21,10 @@ from typing import Any
 from reactloop.errors import UsageError
 from reactloop.workspace_record import DIGEST_MAX_BYTES, DIGEST_MAX_ENTRIES, TooBig, scan
 
-IGNORED = (".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache")
+IGNORED = (
+    *(".git", ".hg", ".svn"),
+    *("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".benchmarks"),
+)
 KINDS = ("snapshot", "digests", "too_big")
 _SHOWN = 3  # differences named in a refusal
 
