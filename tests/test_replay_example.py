@@ -61,4 +61,4 @@ def test_the_recorded_coding_example_replays_identical(tmp_path: Path) -> None:
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith(f"reactloop: error: the given workspace {workspace}")
-    assert "(calc.py changed)" in line  # caches (__pycache__, .pytest_cache, .benchmarks) are not compared
+    assert "(calc.py changed)" in line  # the caches pytest left (__pycache__, …) are not compared
