@@ -199,3 +199,27 @@ def test_a_hostile_or_broken_record_is_refused(tmp_path: Path, change: Any, mess
     assert not (tmp_path / "escape.txt").exists()
     refused = CliRunner().invoke(replay_command, [str(trace)])
     assert refused.exit_code == 2 and "reactloop: error:" in refused.stderr
+
+
+def test_journals_in_the_workspace_and_their_outputs_are_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recording, "SNAPSHOT_MAX_BYTES", 10)  # digests: the folder is compared
+    workspace = make_workspace(tmp_path / "ws")
+    runs = workspace / "runs"
+    with Journal(runs / "older.jsonl"):
+        pass
+    (runs / "older-outputs").mkdir()
+    (runs / "older-outputs" / "call-1.txt").write_text("long output", encoding="utf-8")
+    config = {"tools": ["files"], "workspace": str(workspace), "read_only": False}
+    tools = build_tools(("files",), ToolContext(workspace=workspace))
+    trace = runs / "run.jsonl"  # as reactloop run's default ./runs/ beneath the workspace
+    with Journal(trace) as journal:
+        Agent(ScriptedModel(WRITE_AND_READ), tools, journal=journal, config=config).run("w")
+    assert trace.read_bytes().startswith(recording.JOURNAL_START)
+    entries = run_start(trace)["workspace"]["entries"]
+    assert [name for name in entries if name.startswith("runs")] == ["runs"]
+    (workspace / "notes.txt").unlink()
+    with Journal(runs / "newer.jsonl"):  # the journal grew, and others came: the same start
+        pass
+    assert replay(trace).identical

@@ -15,7 +15,9 @@ A run whose tools use a workspace (the ``files`` or ``bash`` family) records, un
 An entry is ``"dir"``, ``"link TARGET"``, ``"file SHA256"`` or ``"exec SHA256"`` (a file its
 owner may run), by its path beneath the workspace with ``/`` between names. Symbolic links
 are recorded as links, never followed; FIFOs, sockets and devices are left out (as the
-replay's copy leaves them out).
+replay's copy leaves them out), and so are reactloop's own journals (``runs/`` of
+``reactloop run`` beneath the workspace, the journal being written) with the folder of full
+outputs beside each (``NAME-outputs``): they are the harness's, and grow after the run.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import stat
 import tarfile
 from collections.abc import Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024
@@ -36,6 +38,9 @@ DIGEST_MAX_BYTES = 64 * 1024 * 1024
 DIGEST_MAX_ENTRIES = 10_000
 WORKSPACE_FAMILIES = ("files", "bash")  # the built-in tool families that use the workspace
 _CHUNK = 1 << 20
+# How a journal's first line begins (``reactloop.journal`` writes it; a test pins the two).
+JOURNAL_START = b'{"type":"journal","format":"reactloop-journal"'
+_JOURNAL = "journal"
 
 
 class TooBig(Exception):
@@ -87,16 +92,32 @@ def scan(root: Path, *, max_entries: int, max_bytes: int) -> tuple[dict[str, str
     """Every entry beneath ``root`` (sorted by path) and the bytes its files hold; raises
     ``TooBig`` as soon as there are more entries or bytes than allowed."""
     entries: dict[str, str] = {}
+    sizes: dict[str, int] = {}
     total = 0
     for relative, path, mode in _walk(root, ""):
         if len(entries) >= max_entries:
             raise TooBig(f"more than {max_entries} entries")
         if stat.S_ISREG(mode):
-            total += path.lstat().st_size
+            sizes[relative] = path.lstat().st_size
+            total += sizes[relative]
             if total > max_bytes:
                 raise TooBig(f"more than {max_bytes // (1024 * 1024)} MiB")
         entries[relative] = describe(path, mode)
-    return entries, total
+    kept = _without_journals(entries)
+    return kept, sum(size for name, size in sizes.items() if name in kept)
+
+
+def _without_journals(entries: dict[str, str]) -> dict[str, str]:
+    """``entries`` without reactloop's journals and the ``NAME-outputs`` folder beside each."""
+    journals = [name for name, value in entries.items() if value == _JOURNAL]
+    if not journals:
+        return entries
+    folders = tuple(f"{PurePosixPath(name).with_suffix('')}-outputs" for name in journals)
+    return {
+        name: value
+        for name, value in entries.items()
+        if value != _JOURNAL and not any(name == f or name.startswith(f + "/") for f in folders)
+    }
 
 
 def describe(path: Path, mode: int) -> str:
@@ -108,17 +129,24 @@ def describe(path: Path, mode: int) -> str:
     digest = file_digest(path)
     if digest is None:
         return "unreadable"
+    if digest == _JOURNAL:
+        return _JOURNAL
     return f"{'exec' if mode & stat.S_IXUSR else 'file'} {digest}"
 
 
 def file_digest(path: Path) -> str | None:
-    """The SHA-256 of a file's bytes (never through a link); None when it cannot be read."""
+    """The SHA-256 of a file's bytes (never through a link); None when it cannot be read,
+    ``"journal"`` for a reactloop journal."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     digest = hashlib.sha256()
     with os.fdopen(fd, "rb") as file:
+        first = file.read(_CHUNK)
+        if first.startswith(JOURNAL_START):
+            return _JOURNAL
+        digest.update(first)
         while chunk := file.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()

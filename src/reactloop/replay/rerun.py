@@ -109,7 +109,7 @@ def replay(
     path = Path(trace_path)
     recorded, runs = first_run(read_journal(path))
     start = run_start_of(recorded, path)
-    record = StartRecord.of(start)
+    record = StartRecord.of(start) if tools is None else None  # given tools: theirs
     config = dict(object_or_empty(start, "config"))
     if notes is not None:
         config["notes"] = str(Path(notes).resolve())
