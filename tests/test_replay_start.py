@@ -159,6 +159,7 @@ def test_a_larger_workspace_gets_digests_and_a_changed_one_is_refused(
 def test_a_workspace_beyond_the_caps_is_too_big_and_the_replay_says_it_cannot_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(recording, "SNAPSHOT_MAX_ENTRIES", 3)
     monkeypatch.setattr(recording, "DIGEST_MAX_ENTRIES", 3)
     trace, workspace = recorded(tmp_path)
     record = run_start(trace)["workspace"]
@@ -223,3 +224,32 @@ def test_journals_in_the_workspace_and_their_outputs_are_left_out(
     with Journal(runs / "newer.jsonl"):  # the journal grew, and others came: the same start
         pass
     assert replay(trace).identical
+
+
+def test_version_control_and_caches_are_in_a_snapshot_but_never_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (workspace / "__pycache__").mkdir()
+    (workspace / "__pycache__" / "calc.pyc").write_bytes(b"\x00pyc")
+    (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")
+    snapshot = StartRecord.of({"workspace": recording.record_workspace(workspace)})
+    assert snapshot is not None and snapshot.kind == "snapshot"
+    assert ".git/HEAD" in snapshot.entries  # restored with the rest: git commands replay
+    restored = tmp_path / "restored"
+    restore(snapshot, restored)
+    assert (restored / ".git" / "HEAD").read_text(encoding="utf-8") == "ref: refs/heads/main\n"
+    clone = tmp_path / "clone"  # a fresh clone: other git metadata, no caches
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".git" / "HEAD").write_text("ref: refs/heads/other\n", encoding="utf-8")
+    (clone / "calc.py").write_text("a = 1\n", encoding="utf-8")
+    assert differences(snapshot, clone) == []
+    monkeypatch.setattr(recording, "SNAPSHOT_MAX_BYTES", 1)
+    digests = StartRecord.of({"workspace": recording.record_workspace(workspace)})
+    assert digests is not None and digests.kind == "digests"
+    assert list(digests.entries) == ["calc.py"]  # neither read nor counted
+    assert differences(digests, clone) == []
+    (clone / "calc.py").write_text("a = 2\n", encoding="utf-8")
+    assert differences(digests, clone) == ["calc.py changed"]

@@ -19,12 +19,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reactloop.errors import UsageError
-from reactloop.workspace_record import DIGEST_MAX_BYTES, DIGEST_MAX_ENTRIES, TooBig, scan
-
-IGNORED = (
-    *(".git", ".hg", ".svn"),
-    *("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".benchmarks"),
+from reactloop.workspace_record import (
+    DIGEST_MAX_BYTES,
+    DIGEST_MAX_ENTRIES,
+    UNCOMPARED,
+    TooBig,
+    scan,
 )
+
+IGNORED = UNCOMPARED
 KINDS = ("snapshot", "digests", "too_big")
 _SHOWN = 3  # differences named in a refusal
 
@@ -101,7 +104,9 @@ def differences(
 ) -> list[str]:
     """How ``folder`` differs from the record's digests, one phrase each, in path order."""
     try:
-        now, _ = scan(folder, max_entries=DIGEST_MAX_ENTRIES * 2, max_bytes=DIGEST_MAX_BYTES * 2)
+        now = scan(
+            folder, max_entries=DIGEST_MAX_ENTRIES * 2, max_bytes=DIGEST_MAX_BYTES * 2, skip=ignored
+        )
     except TooBig as exc:
         return [f"it holds {exc.reason}"]
     then = record.entries
