@@ -86,7 +86,12 @@ def replay_site(
         if not given.is_dir():
             raise UsageError(f"the replay workspace is not a folder: {given}")
         if record is not None and checkable:
-            _refuse_if_changed(record, given, "the given workspace")
+            hint = (
+                "replay without --workspace to start from the journal's snapshot"
+                if record.kind == "snapshot"
+                else "give one as it was then"
+            )
+            _refuse_if_changed(record, given, "the given workspace", hint)
         yield ReplaySite(recorded=recorded, path=given.resolve(), how="given", checked=checkable)
         return
     if record is not None and record.kind == "snapshot":
@@ -101,7 +106,8 @@ def replay_site(
             "copy of it, and will not run them elsewhere unasked; give one with --workspace DIR"
         )
     if record is not None and checkable:
-        _refuse_if_changed(record, source, "the recorded workspace")
+        hint = "give one as it was then with --workspace DIR (a fresh checkout, say)"
+        _refuse_if_changed(record, source, "the recorded workspace", hint)
     if not writes:
         yield ReplaySite(recorded=recorded, path=recorded, how="recorded", checked=checkable)
         return
@@ -113,12 +119,12 @@ def replay_site(
         yield ReplaySite(recorded=source, path=copy, how="copy", checked=checkable)
 
 
-def _refuse_if_changed(record: StartRecord, folder: Path, which: str) -> None:
+def _refuse_if_changed(record: StartRecord, folder: Path, which: str, hint: str) -> None:
     found = differences(record, folder)
     if found:
         raise UsageError(
             f"{which} {folder} differs from the workspace the recorded run started in "
-            f"({summary(found)}); replay in a workspace as it was then with --workspace DIR"
+            f"({summary(found)}); {hint}"
         )
 
 
