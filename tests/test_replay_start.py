@@ -253,3 +253,21 @@ def test_version_control_and_caches_are_in_a_snapshot_but_never_compared(
     assert differences(digests, clone) == []
     (clone / "calc.py").write_text("a = 2\n", encoding="utf-8")
     assert differences(digests, clone) == ["calc.py changed"]
+
+
+def test_a_workspace_that_cannot_be_read_does_not_stop_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(recording, "listing", fail)
+    trace, workspace = recorded(tmp_path)
+    assert (workspace / "notes.txt").exists()  # the run went on
+    record = run_start(trace)["workspace"]
+    assert record["kind"] == "unrecorded" and "Permission denied" in record["reason"]
+    monkeypatch.undo()
+    (workspace / "notes.txt").unlink()
+    plans: list[Any] = []
+    assert replay(trace, announce=plans.append).identical
+    assert "cannot check that it starts from there" in plans[0].describe()

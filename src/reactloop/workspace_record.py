@@ -11,7 +11,8 @@ A run whose tools use a workspace (the ``files`` or ``bash`` family) records, un
 - ``kind: "digests"`` — larger, up to ``DIGEST_MAX_BYTES`` in ``DIGEST_MAX_ENTRIES``: the
   digests alone, without the contents of ``UNCOMPARED`` folders (version control, caches:
   a fresh clone is the same workspace); a replay refuses a workspace that differs from them.
-- ``kind: "too_big"`` — larger still: nothing to check against, and a replay says so.
+- ``kind: "too_big"`` — larger still: nothing to check against, and a replay says so
+  (``"unrecorded"``, the same, when reading it failed).
 
 An entry is ``"dir"``, ``"link TARGET"``, ``"file SHA256"`` or ``"exec SHA256"`` (a file its
 owner may run), by its path beneath the workspace with ``/`` between names. Symbolic links
@@ -84,7 +85,10 @@ def record_for(config: Mapping[str, Any]) -> dict[str, Any] | None:
     root = Path(str(config["workspace"]))
     if not root.is_dir():
         return None
-    return record_workspace(root)
+    try:
+        return record_workspace(root)
+    except OSError as exc:  # a folder that changed while it was read: the run goes on
+        return {"path": str(root), "kind": "unrecorded", "reason": f"cannot be read: {exc}"}
 
 
 def record_workspace(root: Path) -> dict[str, Any]:
@@ -149,7 +153,8 @@ def describe(path: Path, mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "dir"
     if stat.S_ISLNK(mode):
-        return f"link {os.readlink(path)}"
+        target = _link(path)
+        return "unreadable" if target is None else f"link {target}"
     data = _read(path)
     if data is None:
         return "unreadable"
@@ -168,8 +173,11 @@ def snapshot_of(listed: Iterable[Listed]) -> tuple[dict[str, str], str] | None:
             if stat.S_ISDIR(item.mode):
                 info.type, entries[item.relative] = tarfile.DIRTYPE, "dir"
             elif stat.S_ISLNK(item.mode):
-                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(item.path)
-                entries[item.relative] = f"link {info.linkname}"
+                target = _link(item.path)
+                if target is None:
+                    return None
+                info.type, info.linkname = tarfile.SYMTYPE, target
+                entries[item.relative] = f"link {target}"
             else:
                 read = _read(item.path)
                 if read is None:
@@ -182,6 +190,13 @@ def snapshot_of(listed: Iterable[Listed]) -> tuple[dict[str, str], str] | None:
 
 def _file_entry(mode: int, digest: str) -> str:
     return f"{'exec' if mode & stat.S_IXUSR else 'file'} {digest}"
+
+
+def _link(path: Path) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:  # gone since it was listed
+        return None
 
 
 def _read(path: Path) -> bytes | None:

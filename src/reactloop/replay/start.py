@@ -28,7 +28,8 @@ from reactloop.workspace_record import (
 )
 
 IGNORED = UNCOMPARED
-KINDS = ("snapshot", "digests", "too_big")
+KINDS = ("snapshot", "digests", "too_big", "unrecorded")
+CHECKABLE = ("snapshot", "digests")
 _SHOWN = 3  # differences named in a refusal
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
-from reactloop.replay.start import StartRecord, differences, restore, summary
+from reactloop.replay.start import CHECKABLE, StartRecord, differences, restore, summary
 
 WRITING_FAMILIES = ("files", "bash")  # the built-in families whose tools change the workspace
 
@@ -81,7 +81,7 @@ def replay_site(
 ) -> Iterator[ReplaySite]:
     """The folder the replay's tools get, for as long as the replay runs; ``record``: the
     workspace as the recorded run started, from its ``run_start``."""
-    checkable = record is not None and record.kind != "too_big"
+    checkable = record is not None and record.kind in CHECKABLE
     if given is not None:
         if not given.is_dir():
             raise UsageError(f"the replay workspace is not a folder: {given}")
