@@ -455,3 +455,11 @@ def test_a_conversation_journal_replays_its_first_run_and_says_so(tmp_path: Path
     assert report.identical, report.describe()
     assert report.result is not None and report.result.answer == "5"
     assert any("holds 2 runs" in note for note in report.notes)
+
+
+def test_a_run_whose_tools_use_no_workspace_says_so_and_checks_nothing(tmp_path: Path) -> None:
+    trace = recorded_run(tmp_path)  # calculator and lookup
+    plans: list[Any] = []
+    assert replay(trace, announce=plans.append).identical
+    assert plans[0].describe().splitlines()[0] == "the tools use no workspace"
+    assert "cannot check" not in plans[0].describe()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,12 @@ from reactloop.replay.rebuild import (
     tools_from_config,
 )
 from reactloop.replay.start import StartRecord
-from reactloop.replay.workspace import ReplaySite, replay_site, writes_workspace
+from reactloop.replay.workspace import (
+    WRITING_FAMILIES,
+    ReplaySite,
+    replay_site,
+    writes_workspace,
+)
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool
 
@@ -109,16 +115,13 @@ def replay(
     path = Path(trace_path)
     recorded, runs = first_run(read_journal(path))
     start = run_start_of(recorded, path)
-    record = StartRecord.of(start) if tools is None else None  # given tools: theirs
     config = dict(object_or_empty(start, "config"))
     if notes is not None:
         config["notes"] = str(Path(notes).resolve())
     families = families_of(config)
     limits = limits_from(object_or_empty(start, "limits"))  # a bad journal fails before a word
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
-    given = Path(workspace) if workspace is not None else None
-    writes = tools is None and writes_workspace(config, families)
-    with replay_site(recorded_workspace(config), given, writes=writes, record=record) as site:
+    with _site(start, config, families, tools_given=tools is not None, workspace=workspace) as site:
         if site.path is not None:
             config["workspace"] = str(site.path)
         extra = {"sandbox_mode": sandbox} if sandbox is not None else {}
@@ -127,22 +130,44 @@ def replay(
         if announce is not None:
             announce(chosen)
         agent, replayed = _replay_agent(model, limits, start, recorded, tool_list, config)
-        writer = open_journal(journal) if journal is not None else None
-        try:
-            result = agent.run(str(start.get("task") or ""), journal=writer)
-        finally:
-            if writer is not None:
-                writer.close()
-        normalizer = normalizer.with_workspaces(*_workspace_paths(site, record))
+        result = _run_journaled(agent, str(start.get("task") or ""), journal)
+        normalizer = normalizer.with_workspaces(*_workspace_paths(site))
     report = _report(path, start, recorded, tool_list, result, replayed, chosen, normalizer)
     return _with_runs_note(report, runs)
 
 
-def _workspace_paths(site: ReplaySite, record: StartRecord | None) -> list[str]:
+def _site(
+    start: Mapping[str, Any],
+    config: Mapping[str, Any],
+    families: tuple[str, ...],
+    *,
+    tools_given: bool,
+    workspace: str | Path | None,
+) -> AbstractContextManager[ReplaySite]:
+    """Where the tools run (``workspace.replay_site``); given tools run where their maker
+    said, so the journal's record of the workspace is not theirs to check."""
+    return replay_site(
+        recorded_workspace(config),
+        Path(workspace) if workspace is not None else None,
+        writes=not tools_given and writes_workspace(config, families),
+        record=None if tools_given else StartRecord.of(start),
+        uses=any(family in WRITING_FAMILIES for family in families),
+    )
+
+
+def _run_journaled(agent: Agent, task: str, journal: str | Path | None) -> RunResult:
+    writer = open_journal(journal) if journal is not None else None
+    try:
+        return agent.run(task, journal=writer)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _workspace_paths(site: ReplaySite) -> list[str]:
     """The recorded workspace's path and the replay's, as the tools may print them."""
     paths = [p for p in (site.recorded, site.path) if p is not None]
-    found = [str(p) for p in paths] + [str(p.resolve()) for p in paths]
-    return found + ([record.path] if record is not None and record.path else [])
+    return [str(p) for p in paths] + [str(p.resolve()) for p in paths]
 
 
 def _replay_agent(

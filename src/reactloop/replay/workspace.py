@@ -40,12 +40,13 @@ class ReplaySite:
     """``path``: where the tools run; ``how``: ``snapshot`` (a temporary folder restored from
     the journal's snapshot of ``recorded``), ``given`` (``workspace=``), ``copy`` (a temporary
     copy of ``recorded``), ``recorded`` (tools that only read: the recorded one).
-    ``checked``: whether the folder was found to be as the recorded run started."""
+    ``checked``: whether the folder was found to be as the recorded run started (None: the
+    tools use no workspace, so there is nothing to check)."""
 
     recorded: Path | None
     path: Path | None
     how: str
-    checked: bool = False
+    checked: bool | None = None
 
     def describe(self) -> str:
         if self.how == "snapshot":
@@ -57,9 +58,11 @@ class ReplaySite:
             where = f"tools run in {self.path} (given), not in the recorded {self.recorded}"
         elif self.how == "copy":
             where = f"tools run in a temporary copy of {self.recorded} ({self.path}), removed after"
+        elif self.checked is None:
+            return "the tools use no workspace"
         else:
             where = f"tools run in the recorded workspace {self.path} (they only read)"
-        if self.how != "snapshot" and not self.checked:
+        if self.checked is False:
             where += (
                 "\nthe journal does not record the workspace as the run started: "
                 "the replay cannot check that it starts from there"
@@ -78,10 +81,13 @@ def replay_site(
     *,
     writes: bool,
     record: StartRecord | None = None,
+    uses: bool = True,
 ) -> Iterator[ReplaySite]:
     """The folder the replay's tools get, for as long as the replay runs; ``record``: the
-    workspace as the recorded run started, from its ``run_start``."""
+    workspace as the recorded run started, from its ``run_start``; ``uses``: whether the
+    tools use a workspace at all."""
     checkable = record is not None and record.kind in CHECKABLE
+    checked = checkable if uses else None
     if given is not None:
         if not given.is_dir():
             raise UsageError(f"the replay workspace is not a folder: {given}")
@@ -92,7 +98,7 @@ def replay_site(
                 else "give one as it was then"
             )
             _refuse_if_changed(record, given, "the given workspace", hint)
-        yield ReplaySite(recorded=recorded, path=given.resolve(), how="given", checked=checkable)
+        yield ReplaySite(recorded=recorded, path=given.resolve(), how="given", checked=checked)
         return
     if record is not None and record.kind == "snapshot":
         with _temporary(recorded) as folder:
@@ -109,14 +115,14 @@ def replay_site(
         hint = "give one as it was then with --workspace DIR (a fresh checkout, say)"
         _refuse_if_changed(record, source, "the recorded workspace", hint)
     if not writes:
-        yield ReplaySite(recorded=recorded, path=recorded, how="recorded", checked=checkable)
+        yield ReplaySite(recorded=recorded, path=recorded, how="recorded", checked=checked)
         return
     with _temporary(source) as copy:
         try:
             shutil.copytree(source, copy, symlinks=True, ignore=_special_files)
         except (OSError, shutil.Error) as exc:
             raise UsageError(f"cannot copy the recorded workspace {source}: {exc}") from None
-        yield ReplaySite(recorded=source, path=copy, how="copy", checked=checkable)
+        yield ReplaySite(recorded=source, path=copy, how="copy", checked=checked)
 
 
 def _refuse_if_changed(record: StartRecord, folder: Path, which: str, hint: str) -> None:
