@@ -22,6 +22,8 @@ USER_REPLACEMENT = "<normalized>"
 
 @dataclass(frozen=True)
 class Rule:
+    """A pattern (ASCII digits and word boundaries: ``_rule``) and what a match becomes."""
+
     name: str
     pattern: re.Pattern[str]
     replacement: str
@@ -30,32 +32,27 @@ class Rule:
         return self.pattern.sub(self.replacement, text)
 
 
+def _rule(name: str, pattern: str, replacement: str) -> Rule:
+    return Rule(name, re.compile(pattern, re.ASCII), replacement)
+
+
 _UNITS = r"(?:ns|us|µs|ms|s|sec|secs|seconds)"
 _BASH_REPORTS = r"(?:Killed|Terminated|Aborted|Segmentation fault|Bus error|Hangup|Quit)"
 
 DEFAULT_RULES = (
     # pytest's "in 0.12s" (and "in 62.34s (0:01:02)"), unittest's "in 0.001s", "12.5 ms"
-    Rule(
-        "duration",
-        re.compile(rf"\b\d+\.\d+ ?{_UNITS}\b(?: \(\d+:\d\d:\d\d(?:\.\d+)?\))?"),
-        "<duration>",
-    ),
-    Rule("duration", re.compile(r"\b\d+m\d+\.\d+s\b"), "<duration>"),  # bash's time: 0m0.003s
+    _rule("duration", rf"\b\d+\.\d+ ?{_UNITS}\b(?: \(\d+:\d\d:\d\d(?:\.\d+)?\))?", "<duration>"),
+    _rule("duration", r"\b\d+m\d+\.\d+s\b", "<duration>"),  # bash's time: 0m0.003s
     # /tmp/pytest-of-root/pytest-3/x, /var/folders/… (macOS): up to a space, quote or bracket
-    Rule(
+    _rule(
         "temporary path",
-        re.compile(
-            r"(?<![\w./-])/(?:private/)?(?:tmp|var/tmp|var/folders)(?=/|\b)"
-            r"[^\s'\"`:,;()\[\]{}<>|]*"
-        ),
+        r"(?<![\w./-])/(?:private/)?(?:tmp|var/tmp|var/folders)(?=/|\b)[^\s'\"`:,;()\[\]{}<>|]*",
         "<tmp>",
     ),
-    Rule("pid", re.compile(r"\b(pid|PID|Pid)([ =:#]*)\d+\b"), r"\1\2<pid>"),
-    Rule("pid", re.compile(r"/proc/\d+\b"), "/proc/<pid>"),
-    Rule(
-        "pid", re.compile(rf"(: +)\d+( +{_BASH_REPORTS})"), r"\1<pid>\2"
-    ),  # bash: line 1: 42 Killed
-    Rule("object address", re.compile(r"\bat 0x[0-9a-fA-F]+\b"), "at 0x<address>"),
+    _rule("pid", r"\b(pid|PID|Pid)([ =:#]*)\d+\b", r"\1\2<pid>"),
+    _rule("pid", r"/proc/\d+\b", "/proc/<pid>"),
+    _rule("pid", rf"(: +)\d+( +{_BASH_REPORTS})", r"\1<pid>\2"),  # line 1: 42 Killed
+    _rule("object address", r"\bat 0x[0-9a-fA-F]+\b", "at 0x<address>"),
 )
 
 
