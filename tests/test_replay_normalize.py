@@ -74,6 +74,7 @@ def test_workspaces_become_one_name_and_user_patterns_apply_last() -> None:
     normal = Normalizer([r"seed=\d+"]).with_workspaces("/tmp/replay-1/ws", "/home/me/ws")
     assert normal.text("/home/me/ws/calc.py seed=4") == "<workspace>/calc.py <normalized>"
     assert normal.text("/tmp/replay-1/ws/calc.py") == "<workspace>/calc.py"
+    assert normal.text("/home/me/ws2/x and /home/me/ws.") == "/home/me/ws2/x and <workspace>."
     assert Normalizer(defaults=False).text("in 0.5s") == "in 0.5s"
 
 

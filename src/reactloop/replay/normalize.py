@@ -74,6 +74,7 @@ class Normalizer:
         user = tuple(Rule("user", compile_pattern(p), USER_REPLACEMENT) for p in patterns)
         self.rules: tuple[Rule, ...] = (DEFAULT_RULES if defaults else ()) + user
         self.workspaces = tuple(sorted({w for w in workspaces if len(w) > 1}, key=len)[::-1])
+        self._paths = _paths_pattern(self.workspaces)
 
     def with_workspaces(self, *paths: str) -> Normalizer:
         copy = Normalizer(defaults=False, workspaces=(*self.workspaces, *paths))
@@ -81,8 +82,8 @@ class Normalizer:
         return copy
 
     def text(self, text: str) -> str:
-        for path in self.workspaces:
-            text = text.replace(path, "<workspace>")
+        if self._paths is not None:
+            text = self._paths.sub("<workspace>", text)
         for rule in self.rules:
             text = rule.apply(text)
         return text
@@ -96,6 +97,13 @@ class Normalizer:
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]
         return value
+
+
+def _paths_pattern(paths: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The paths, longest first, each where it is a whole path (``/w`` is not in ``/work``)."""
+    if not paths:
+        return None
+    return re.compile("(?:" + "|".join(map(re.escape, paths)) + r")(?![\w-]|\.\w)")
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
