@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reactloop import Agent, Journal, ScriptedModel
+from reactloop.cli.trace import replay as replay_command
 from reactloop.errors import UsageError
 from reactloop.replay.compare import compare
 from reactloop.replay.difference import cut_window, first_difference, lines_of
 from reactloop.replay.normalize import Normalizer
+from reactloop.tools.registry import ToolContext, build_tools
 
 NORMAL = Normalizer()
 
@@ -225,3 +230,28 @@ def test_a_real_divergence_shows_the_first_difference_with_lines_around_it() -> 
         "line 43",
     ]
     assert divergence.expected["output"].startswith("line 0\n")  # the raw values are kept
+
+
+def test_the_cli_takes_patterns_to_normalise_and_refuses_one_that_is_no_regex(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    command = "echo token=$(head -c8 /dev/urandom | od -An -tx8 | tr -d ' ')"
+    turns: list[Any] = [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, "ok"]
+    config = {"tools": ["bash"], "workspace": str(workspace), "read_only": False}
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        tools = build_tools(("bash",), ToolContext(workspace=workspace))
+        Agent(ScriptedModel(turns), tools, journal=journal, config=config).run("a token")
+    runner = CliRunner()
+    differs = runner.invoke(replay_command, [str(trace)])
+    assert differs.exit_code == 1 and "token=" in differs.stdout  # a new random token
+    same = runner.invoke(replay_command, [str(trace), "--normalize", "token=[0-9a-f]+"])
+    assert same.exit_code == 0 and same.stdout.startswith("identical"), same.output
+    bad = runner.invoke(replay_command, [str(trace), "--normalize", "token=("])
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == (
+        "reactloop: error: --normalize 'token=(' is not a regular expression: "
+        "missing ), unterminated subpattern at position 6"
+    )
