@@ -25,12 +25,9 @@ are the harness's, and grow after the run.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import io
 import os
 import stat
-import tarfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -158,11 +155,14 @@ def describe(path: Path, mode: int) -> str:
     data = _read(path)
     if data is None:
         return "unreadable"
-    return _file_entry(mode, hashlib.sha256(data).hexdigest())
+    return _file_entry(mode, data)
 
 
 def snapshot_of(listed: Iterable[Listed]) -> tuple[dict[str, str], str] | None:
     """The entries and a gzipped tar of them, in base64; None when a file cannot be read."""
+    import base64
+    import tarfile  # here: only a run that records a workspace pays for loading it
+
     entries: dict[str, str] = {}
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as archive:
@@ -183,13 +183,15 @@ def snapshot_of(listed: Iterable[Listed]) -> tuple[dict[str, str], str] | None:
                 if read is None:
                     return None
                 data, info.size = read, len(read)
-                entries[item.relative] = _file_entry(item.mode, hashlib.sha256(data).hexdigest())
+                entries[item.relative] = _file_entry(item.mode, data)
             archive.addfile(info, io.BytesIO(data) if info.isfile() else None)
     return entries, base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _file_entry(mode: int, digest: str) -> str:
-    return f"{'exec' if mode & stat.S_IXUSR else 'file'} {digest}"
+def _file_entry(mode: int, data: bytes) -> str:
+    import hashlib  # here, as tarfile: a run that records no workspace does not load them
+
+    return f"{'exec' if mode & stat.S_IXUSR else 'file'} {hashlib.sha256(data).hexdigest()}"
 
 
 def _link(path: Path) -> str | None:
