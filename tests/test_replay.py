@@ -290,8 +290,9 @@ EDIT_TURNS: list[Any] = [
 ]  # fmt: skip
 
 
-def edit_run(tmp_path: Path) -> tuple[Path, Path]:
-    """A run whose edit_file changed calc.py in its workspace, then calc.py put back."""
+def edit_run(tmp_path: Path, *, put_back: bool = True) -> tuple[Path, Path]:
+    """A run whose edit_file changed calc.py in its workspace, then (``put_back``) calc.py put
+    back as it was."""
     workspace = tmp_path / "repo"
     workspace.mkdir()
     (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")
@@ -302,12 +303,39 @@ def edit_run(tmp_path: Path) -> tuple[Path, Path]:
         result = Agent(ScriptedModel(EDIT_TURNS), tools, journal=journal, config=config).run("a=2")
     assert result.answer == "Done: a is 2."
     assert (workspace / "calc.py").read_text(encoding="utf-8") == "a = 2\n"
-    (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")  # as `git checkout` would
+    if put_back:
+        (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")  # as `git checkout` would
     return trace, workspace
 
 
-def test_replaying_an_edit_leaves_the_recorded_workspace_unchanged(tmp_path: Path) -> None:
+def without_workspace_record(trace: Path) -> None:
+    """The journal as an older reactloop wrote it: its run_start records no workspace."""
+    events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        event.pop("workspace", None)
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+
+
+def test_replaying_an_edit_starts_from_the_snapshot_and_leaves_the_workspace_alone(
+    tmp_path: Path,
+) -> None:
+    trace, workspace = edit_run(tmp_path, put_back=False)
+    plans: list[Any] = []
+    report = replay(trace, announce=plans.append)
+    assert report.identical, report.describe()  # from a = 1, as the run started, not a = 2
+    assert (workspace / "calc.py").read_text(encoding="utf-8") == "a = 2\n"
+    (plan,) = plans
+    assert plan.site.how == "snapshot" and plan.site.recorded == workspace
+    assert plan.site.path != workspace and not plan.site.path.exists()  # removed afterwards
+    assert [(c.step, c.tool) for c in plan.will_run] == [(1, "edit_file")]
+    assert "restored from the journal's snapshot of" in plan.describe()
+
+
+def test_a_journal_without_a_workspace_record_replays_in_a_copy_and_says_so(
+    tmp_path: Path,
+) -> None:
     trace, workspace = edit_run(tmp_path)
+    without_workspace_record(trace)
     plans: list[Any] = []
     report = replay(trace, announce=plans.append)
     assert report.identical, report.describe()
@@ -315,8 +343,8 @@ def test_replaying_an_edit_leaves_the_recorded_workspace_unchanged(tmp_path: Pat
     (plan,) = plans
     assert plan.site.how == "copy" and plan.site.recorded == workspace
     assert plan.site.path != workspace and not plan.site.path.exists()  # removed afterwards
-    assert [(c.step, c.tool) for c in plan.will_run] == [(1, "edit_file")]
     assert "temporary copy of" in plan.describe()
+    assert "cannot check that it starts from there" in plan.describe()
 
 
 def test_replay_in_a_given_workspace_edits_that_one(tmp_path: Path) -> None:
@@ -336,6 +364,7 @@ def test_replay_in_a_given_workspace_edits_that_one(tmp_path: Path) -> None:
 
 def test_a_replay_refuses_when_the_recorded_workspace_is_gone(tmp_path: Path) -> None:
     trace, workspace = edit_run(tmp_path)
+    without_workspace_record(trace)  # with a snapshot, it replays from that (tested above)
     (workspace / "calc.py").unlink()
     workspace.rmdir()
     with pytest.raises(UsageError, match=r"is gone.*--workspace DIR"):
@@ -428,3 +457,11 @@ def test_a_conversation_journal_replays_its_first_run_and_says_so(tmp_path: Path
     assert report.identical, report.describe()
     assert report.result is not None and report.result.answer == "5"
     assert any("holds 2 runs" in note for note in report.notes)
+
+
+def test_a_run_whose_tools_use_no_workspace_says_so_and_checks_nothing(tmp_path: Path) -> None:
+    trace = recorded_run(tmp_path)  # calculator and lookup
+    plans: list[Any] = []
+    assert replay(trace, announce=plans.append).identical
+    assert plans[0].describe().splitlines()[0] == "the tools use no workspace"
+    assert "cannot check" not in plans[0].describe()

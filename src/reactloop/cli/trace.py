@@ -73,6 +73,19 @@ _PRICES = click.option(
     type=click.Choice(["auto", "bwrap", "weak"]),
     help="How the bash tool isolates commands, as for run. [default: auto]",
 )
+@click.option(
+    "--normalize",
+    "patterns",
+    multiple=True,
+    metavar="REGEX",
+    help="Also count text matching REGEX as equal in the tools' results (repeatable); "
+    "durations, temporary paths, pids and object addresses always are.",
+)
+@click.option(
+    "--no-default-normalize",
+    is_flag=True,
+    help="Compare durations, temporary paths, pids and addresses as they are.",
+)
 def replay(
     trace: Path,
     as_json: bool,
@@ -80,12 +93,16 @@ def replay(
     notes: Path | None,
     workspace: Path | None,
     sandbox: str | None,
+    patterns: tuple[str, ...],
+    no_default_normalize: bool,
 ) -> None:
     """Re-run TRACE's model turns against the real tools; report the first divergence.
 
-    Tools that write never run in the recorded workspace: in a temporary copy of it, or in
-    --workspace DIR. What runs again is printed first (on stderr). Exit 0 when identical, 1 when the
-    replay diverged, 2 on a usage error.
+    Tools run in the workspace as the recorded run started (restored from the journal's
+    snapshot, or a copy checked against its digests), or in --workspace DIR (refused when it
+    differs from that start); never in the recorded workspace when they write. What runs again
+    is printed first (on stderr). Exit 0 when identical, 1 when the replay diverged, 2 on a
+    usage error.
     """
 
     try:
@@ -101,6 +118,8 @@ def replay(
             workspace=workspace,
             sandbox=sandbox,
             announce=lambda plan: click.echo(plan.describe(), err=True),
+            normalize=patterns,
+            default_normalize=not no_default_normalize,
         )
     except _BAD_INPUT as exc:
         _fail(str(exc))

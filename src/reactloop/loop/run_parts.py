@@ -5,7 +5,8 @@
   the context keeper (compaction), the budget notices and the completion checks; ``RunFlags``:
   the run's counters and switches between steps;
 - ``opening``: the messages a run starts from; ``with_own_toolbox``: the run's own toolbox;
-  ``run_start_data``: what the ``run_start`` event records;
+  ``run_start_data``: what the ``run_start`` event records (the workspace as the run found it
+  included);
 - ``final_stop``: how the run ends once its journal's state is known; ``run_result``: the
   ``RunResult`` of a stop; ``stop_data``: what the ``stop`` event records.
 """
@@ -17,6 +18,7 @@ from typing import NamedTuple
 
 from reactloop.history import History
 from reactloop.journal.events import Emitter, Observer, micros
+from reactloop.journal.workspace_record import record_for
 from reactloop.limits import StopReason
 from reactloop.loop.budget import Budget, BudgetNotices
 from reactloop.loop.compaction import ContextKeeper
@@ -115,7 +117,8 @@ def run_start_data(
     settings: RunSettings, task: str, prior: int, continues: str | None
 ) -> dict[str, object]:
     """The ``run_start`` event's data; ``prior``: how many messages of earlier runs it
-    continues (``continues`` names their journal, when they had one)."""
+    continues (``continues`` names their journal, when they had one). A first run whose tools
+    use a workspace records it as it is now, before any tool ran (``workspace_record``)."""
     data: dict[str, object] = {
         "task": task,
         "model": settings.model.name,
@@ -129,6 +132,8 @@ def run_start_data(
         data["output_schema"] = settings.output.schema
     if prior:
         data["continues"] = {"trace": continues, "messages": prior}
+    elif (workspace := record_for(settings.config)) is not None:
+        data["workspace"] = workspace
     return data
 
 

@@ -2,10 +2,16 @@
 
 - ``rerun.py``: ``replay(trace)`` and its ``ReplayReport`` (identical, or the first divergence).
 - ``compare.py``: ``compare(recorded, replayed)`` finds that divergence (``Divergence``).
+- ``normalize.py``: ``Normalizer``, what changes by itself from run to run (durations,
+  temporary paths, pids), made alike before comparing; ``--normalize REGEX`` adds patterns.
+- ``difference.py``: the first lines that differ, with context, cut around the difference.
 - ``model.py``: ``ReplayModel``, a journal used as a model (``--model replay:TRACE``).
 - ``rebuild.py``: what a replay rebuilds from ``run_start``: tools, limits, notes, all checked.
-- ``workspace.py``: where the tools run (a temporary copy of the recorded workspace, or one
-  given), never in the recorded one when they can write.
+- ``workspace.py``: where the tools run (restored from the journal's snapshot, a checked
+  temporary copy of the recorded workspace, or one given), never in the recorded one when
+  they can write.
+- ``start.py``: the workspace as the recorded run started (``run_start``'s ``workspace``, made
+  by ``reactloop.journal.workspace_record``): restored, or compared with a folder.
 - ``plan.py``: ``ReplayPlan``, what the replay runs again and what not, said before it runs.
 """
 

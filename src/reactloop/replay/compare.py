@@ -1,4 +1,9 @@
-"""Compare two runs' events: the first tool result (or stop) where the replay did otherwise."""
+"""Compare two runs' events: the first tool result (or stop) where the replay did otherwise.
+
+Tool results are compared after a ``Normalizer`` (``normalize.py``) took out what changes from
+run to run by itself; a divergence keeps the raw values and shows the first normalised
+difference with lines around it (``difference.py``).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactloop.messages import not_executed
+from reactloop.replay.difference import first_difference, lines_of
+from reactloop.replay.normalize import Normalizer
 from reactloop.usage.steps import step_of
 
 # Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
 _UNSTABLE_CONTENT_KEYS = ("full_output",)
 _CANCELLED = {"ok": False, "error": "cancelled"}
+_ONE_LINE = 100  # values this short, on one line each, are shown whole
+_SHOWN = 500  # a result only one side has is cut after this many characters
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,7 +31,9 @@ class Divergence:
 
     ``kind``: ``tool_result`` (a tool returned something else), ``missing_result`` (the
     recorded run had more tool results), ``extra_result`` (the replay had more), ``stop``
-    (same tool results, but the run ended differently).
+    (same tool results, but the run ended differently). ``expected`` and ``actual`` are what
+    the tools returned; ``difference``: the first normalised difference between them, with
+    lines around it (empty when both are short enough to be shown whole).
     """
 
     kind: str
@@ -31,14 +42,19 @@ class Divergence:
     arguments: str | None = None
     expected: Any = None
     actual: Any = None
+    difference: tuple[str, ...] = ()
 
     def describe(self) -> str:
         where = f"step {self.step}" + (f", tool {self.tool}" if self.tool else "")
         lines = [f"diverged at {where} ({self.kind})"]
         if self.arguments is not None:
             lines.append(f"  arguments: {self.arguments}")
-        lines.append(f"  expected:  {_show(self.expected)}")
-        lines.append(f"  actual:    {_show(self.actual)}")
+        if self.difference:
+            lines.append("  first difference (- recorded, + replayed, after normalising):")
+            lines.extend(f"    {line}" for line in self.difference)
+        else:
+            lines.append(f"  expected:  {_show(self.expected)}")
+            lines.append(f"  actual:    {_show(self.actual)}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,17 +62,21 @@ class Divergence:
 
 
 def compare(
-    recorded: Sequence[Mapping[str, Any]], replayed: Sequence[Mapping[str, Any]]
+    recorded: Sequence[Mapping[str, Any]],
+    replayed: Sequence[Mapping[str, Any]],
+    normalizer: Normalizer | None = None,
 ) -> tuple[Divergence | None, int]:
     """The first divergence between two runs' events, and how many tool results matched.
 
-    A recorded run without a ``stop`` event was interrupted: the replay may go further.
+    Tool results are compared after ``normalizer`` (default: ``Normalizer()``, the default
+    rules). A recorded run without a ``stop`` event was interrupted: the replay may go further.
     """
+    normal = normalizer if normalizer is not None else Normalizer()
     old = _tool_results(recorded)
     new = _tool_results(replayed)
     for count, (before, after) in enumerate(zip(old, new, strict=False)):
-        if _comparable(before) != _comparable(after):
-            return _result_divergence(before, after), count
+        if _comparable(before, normal) != _comparable(after, normal):
+            return _result_divergence(before, after, normal), count
     interrupted = not any(e.get("type") == "stop" for e in recorded)
     matched = min(len(old), len(new))
     if len(old) > matched:
@@ -120,11 +140,14 @@ def is_cancellation(error: Any) -> bool:
     )
 
 
-def _comparable(item: Mapping[str, Any]) -> tuple[Any, ...]:
-    return item["tool"], item["arguments"], json.dumps(item["content"], sort_keys=True, default=str)
+def _comparable(item: Mapping[str, Any], normal: Normalizer) -> tuple[Any, ...]:
+    content = json.dumps(normal.value(item["content"]), sort_keys=True, default=str)
+    return item["tool"], item["arguments"], content
 
 
-def _result_divergence(before: Mapping[str, Any], after: Mapping[str, Any]) -> Divergence:
+def _result_divergence(
+    before: Mapping[str, Any], after: Mapping[str, Any], normal: Normalizer
+) -> Divergence:
     return Divergence(
         kind="tool_result",
         step=before["step"],
@@ -134,7 +157,16 @@ def _result_divergence(before: Mapping[str, Any], after: Mapping[str, Any]) -> D
         arguments=before["arguments"],
         expected=before["content"],
         actual=after["content"],
+        difference=difference_of(before["content"], after["content"], normal),
     )
+
+
+def difference_of(expected: Any, actual: Any, normal: Normalizer) -> tuple[str, ...]:
+    """The first normalised difference, or () when both values are short enough to show."""
+    old, new = lines_of(normal.value(expected)), lines_of(normal.value(actual))
+    if len(old) == len(new) == 1 and max(len(old[0]), len(new[0])) <= _ONE_LINE:
+        return ()
+    return tuple(first_difference(old, new))
 
 
 def _stop_divergence(
@@ -149,7 +181,13 @@ def _stop_divergence(
     actual = {k: new.get(k) for k in keys}
     if expected == actual:
         return None
-    return Divergence(kind="stop", step=int(new.get("step") or 0), expected=expected, actual=actual)
+    return Divergence(
+        kind="stop",
+        step=int(new.get("step") or 0),
+        expected=expected,
+        actual=actual,
+        difference=difference_of(expected, actual, Normalizer(defaults=False)),
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -157,4 +195,5 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

@@ -2,9 +2,10 @@
 
 The model's side is fixed (``ReplayModel`` plays the journal's turns); the tools run for real,
 with new notes or in another workspace if asked, and never in the recorded workspace when they
-can write to it (``workspace.py``); what runs again is said first (``plan.py``).
-``replay`` reports ``identical`` or the first divergence: the step, the tool, the arguments,
-and what the tool returned then and now. A replay after a tool changed shows what changed.
+can write to it, and from the workspace as the recorded run started (``workspace.py``); what
+runs again is said first (``plan.py``). ``replay`` reports ``identical`` or the first
+divergence: the step, the tool, the arguments, what the tool returned then and now, and the
+first difference between them once what changes by itself was normalised (``normalize.py``).
 
     report = replay("runs/run.jsonl")
     print(report.describe())
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from reactloop.limits import Limits
 from reactloop.messages import ToolCall
 from reactloop.models.replay import ReplayModel, turns_from_events
 from reactloop.replay.compare import Divergence, compare
+from reactloop.replay.normalize import Normalizer
 from reactloop.replay.plan import (
     CancelPoints,
     ReplayPlan,
@@ -42,7 +45,13 @@ from reactloop.replay.rebuild import (
     run_start_of,
     tools_from_config,
 )
-from reactloop.replay.workspace import replay_site, writes_workspace
+from reactloop.replay.start import StartRecord
+from reactloop.replay.workspace import (
+    WRITING_FAMILIES,
+    ReplaySite,
+    replay_site,
+    writes_workspace,
+)
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool
 
@@ -86,16 +95,23 @@ def replay(
     workspace: str | Path | None = None,
     sandbox: str | None = None,
     announce: Callable[[ReplayPlan], None] | None = None,
+    normalize: Iterable[str] = (),
+    default_normalize: bool = True,
 ) -> ReplayReport:
     """Re-run a journal's turns against ``tools`` (default: rebuilt from the run's config).
 
     ``notes`` and ``workspace`` replace the recorded run's (new notes, a fresh copy of the
-    repository); without ``workspace``, tools that write run in a temporary copy of the
-    recorded workspace, never in it (``reactloop.replay.workspace``). ``announce`` gets the
-    ``ReplayPlan`` (what will run again, and where) before anything runs. ``journal`` names
-    a file for the replay's own journal. Raises ``JournalError`` when the trace cannot be
-    read and ``UsageError`` when it cannot be replayed (no ``run_start``, no workspace).
+    repository, which must be as the recorded run's workspace was when it started); without
+    ``workspace``, tools run in the workspace restored from the journal's snapshot, or in a
+    temporary copy of the recorded one when they write, never in it
+    (``reactloop.replay.workspace``). ``announce`` gets the ``ReplayPlan`` (what will run
+    again, and where) before anything runs. ``journal`` names a file for the replay's own
+    journal. Tool results are compared after ``normalize.DEFAULT_RULES`` (unless
+    ``default_normalize=False``) and the regular expressions of ``normalize``. Raises
+    ``JournalError`` when the trace cannot be read and ``UsageError`` when it cannot be
+    replayed (no ``run_start``, no workspace or one that differs, a pattern that is no regex).
     """
+    normalizer = Normalizer(normalize, defaults=default_normalize)
     path = Path(trace_path)
     recorded, runs = first_run(read_journal(path))
     start = run_start_of(recorded, path)
@@ -105,9 +121,7 @@ def replay(
     families = families_of(config)
     limits = limits_from(object_or_empty(start, "limits"))  # a bad journal fails before a word
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
-    given = Path(workspace) if workspace is not None else None
-    writes = tools is None and writes_workspace(config, families)
-    with replay_site(recorded_workspace(config), given, writes=writes) as site:
+    with _site(start, config, families, tools_given=tools is not None, workspace=workspace) as site:
         if site.path is not None:
             config["workspace"] = str(site.path)
         extra = {"sandbox_mode": sandbox} if sandbox is not None else {}
@@ -116,14 +130,44 @@ def replay(
         if announce is not None:
             announce(chosen)
         agent, replayed = _replay_agent(model, limits, start, recorded, tool_list, config)
-        writer = open_journal(journal) if journal is not None else None
-        try:
-            result = agent.run(str(start.get("task") or ""), journal=writer)
-        finally:
-            if writer is not None:
-                writer.close()
-    report = _report(path, start, recorded, tool_list, result, replayed, chosen)
+        result = _run_journaled(agent, str(start.get("task") or ""), journal)
+        normalizer = normalizer.with_workspaces(*_workspace_paths(site))
+    report = _report(path, start, recorded, tool_list, result, replayed, chosen, normalizer)
     return _with_runs_note(report, runs)
+
+
+def _site(
+    start: Mapping[str, Any],
+    config: Mapping[str, Any],
+    families: tuple[str, ...],
+    *,
+    tools_given: bool,
+    workspace: str | Path | None,
+) -> AbstractContextManager[ReplaySite]:
+    """Where the tools run (``workspace.replay_site``); given tools run where their maker
+    said, so the journal's record of the workspace is not theirs to check."""
+    return replay_site(
+        recorded_workspace(config),
+        Path(workspace) if workspace is not None else None,
+        writes=not tools_given and writes_workspace(config, families),
+        record=None if tools_given else StartRecord.of(start),
+        uses=any(family in WRITING_FAMILIES for family in families),
+    )
+
+
+def _run_journaled(agent: Agent, task: str, journal: str | Path | None) -> RunResult:
+    writer = open_journal(journal) if journal is not None else None
+    try:
+        return agent.run(task, journal=writer)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _workspace_paths(site: ReplaySite) -> list[str]:
+    """The recorded workspace's path and the replay's, as the tools may print them."""
+    paths = [p for p in (site.recorded, site.path) if p is not None]
+    return [str(p) for p in paths] + [str(p.resolve()) for p in paths]
 
 
 def _replay_agent(
@@ -187,8 +231,9 @@ def _report(
     result: RunResult,
     replayed: Sequence[Mapping[str, Any]],
     chosen: ReplayPlan,
+    normalizer: Normalizer,
 ) -> ReplayReport:
-    divergence, compared = compare(recorded, replayed)
+    divergence, compared = compare(recorded, replayed, normalizer)
     notes = _tool_notes(start, tool_list) + limit_notes(object_or_empty(start, "limits"))
     if not any(e.get("type") == "stop" for e in recorded):
         notes.append(
