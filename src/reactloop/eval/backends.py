@@ -3,7 +3,8 @@
 ``dispatch`` holds at most ``concurrency`` episodes in flight, and at most each endpoint's cap
 on that endpoint, filling free slots round-robin over the endpoints so that one slow server does
 not take every slot. A backend runs one episode per ``submit``: ``LocalBackend`` in a thread
-pool, ``RayBackend`` (``reactloop.eval.ray_backend``) as calls to Ray actors.
+pool, ``RayBackend`` (``reactloop.eval.ray_backend``) as calls to Ray actors. Within an episode,
+the local backend's model calls also pass their endpoint's adaptive gate (``throttle.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from reactloop.eval.episode import CancelScope, EpisodeSpec, run_episode
+from reactloop.eval.throttle import EndpointGates
 
 Record = dict[str, Any]
 OnDone = Callable[[EpisodeSpec, "Record | None"], None]
@@ -47,9 +49,11 @@ class LocalBackend:
         concurrency: int,
         traces: Path,
         save: Callable[[EpisodeSpec, Record], None] | None = None,
+        gates: EndpointGates | None = None,
     ) -> None:
         self.traces = traces
         self.save = save
+        self.gates = gates
         self.scope = CancelScope()
         self._pool = futures.ThreadPoolExecutor(concurrency, thread_name_prefix="reactloop-eval")
 
@@ -57,7 +61,8 @@ class LocalBackend:
         return self._pool.submit(self._run, spec)
 
     def _run(self, spec: EpisodeSpec) -> Record | None:
-        record = run_episode(spec, self.traces / f"{spec.file_stem}.jsonl", self.scope)
+        trace = self.traces / f"{spec.file_stem}.jsonl"
+        record = run_episode(spec, trace, self.scope, self.gates)
         if record is not None and self.save is not None:
             self.save(spec, record)
         return record

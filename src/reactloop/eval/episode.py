@@ -33,6 +33,7 @@ from reactloop import (
 )
 from reactloop.eval.health import journal_stats
 from reactloop.eval.tasks import Task, check_answer
+from reactloop.eval.throttle import EndpointGates, GatedModel
 from reactloop.eval.toolset import episode_tools, make_workspace
 from reactloop.usage import Price
 
@@ -61,27 +62,30 @@ class Rung:
     def endpoint(self) -> str:
         return self.base_url or self.label
 
-    def settings(self, seed: int | None, temperature: float | None) -> ModelSettings:
+    def settings(
+        self, seed: int | None, temperature: float | None, retries: int | None = None
+    ) -> ModelSettings:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return ModelSettings(
             base_url=self.base_url,
             api_key=key,
             seed=seed,
             temperature=temperature,
-            max_retries=self.max_retries,
+            max_retries=self.max_retries if retries is None else retries,
         )
 
-    def build(self, episode: EpisodeSpec) -> Model:
-        """The episode's model: from ``factory``, else resolved from ``spec``. A stateful spec
-        (``scripted:``, ``replay:``) is resolved afresh each time; any other is resolved once
-        per thread and settings and reused, as one agent serves many runs."""
+    def build(self, episode: EpisodeSpec, retries: int | None = None) -> Model:
+        """The episode's model: from ``factory``, else resolved from ``spec`` (with
+        ``retries`` instead of ``max_retries`` when given). A stateful spec (``scripted:``,
+        ``replay:``) is resolved afresh each time; any other is resolved once per thread and
+        settings and reused, as one agent serves many runs."""
         if self.factory is not None:
             return self.factory(episode)
-        settings = self.settings(episode.seed, episode.temperature)
+        settings = self.settings(episode.seed, episode.temperature, retries)
         if self.spec.partition(":")[0].strip().lower() in STATEFUL_PROVIDERS:
             return resolve_model(self.spec, settings)
         cache: dict[Any, Model] = _THREAD_MODELS.__dict__.setdefault("models", {})
-        key = (self.spec, self.base_url, episode.seed, episode.temperature)
+        key = (self.spec, self.base_url, episode.seed, episode.temperature, settings.max_retries)
         if key not in cache:
             cache[key] = resolve_model(self.spec, settings)
         return cache[key]
@@ -141,16 +145,20 @@ class CancelScope:
 
 
 def run_episode(
-    spec: EpisodeSpec, trace: Path, scope: CancelScope | None = None
+    spec: EpisodeSpec,
+    trace: Path,
+    scope: CancelScope | None = None,
+    gates: EndpointGates | None = None,
 ) -> dict[str, Any] | None:
-    """Run and check one episode; its journal goes to ``trace``. None when cancelled."""
+    """Run and check one episode; its journal goes to ``trace``. None when cancelled. With
+    ``gates``, its model calls go through its endpoint's gate (``throttle.py``)."""
     if scope is not None and scope.cancelled.is_set():
         return None
     started = time.time()
     workspace = None
     try:
         workspace = make_workspace(spec.task)
-        return _run(spec, trace, workspace, scope, started)
+        return _run(spec, trace, workspace, scope, started, gates)
     except Exception as exc:  # the harness could not run it: errored, retried by --resume
         return base_record(spec, started) | {
             "status": "errored",
@@ -167,9 +175,10 @@ def _run(
     workspace: Path | None,
     scope: CancelScope | None,
     started: float,
+    gates: EndpointGates | None = None,
 ) -> dict[str, Any] | None:
     tools = episode_tools(spec.task, workspace)
-    model = spec.rung.build(spec)
+    model = _model(spec, gates)
     with Journal(trace) as journal:
         agent = Agent(
             model,
@@ -203,6 +212,14 @@ def _run(
     record["status"] = "passed" if verdict.passed else "failed"
     record["check_detail"] = verdict.detail
     return record
+
+
+def _model(spec: EpisodeSpec, gates: EndpointGates | None) -> Model:
+    if gates is None:
+        return spec.rung.build(spec)
+    gate = gates.gate(spec.rung.endpoint)
+    inner = spec.rung.build(spec, retries=0)  # the gate retries, so that it sees each refusal
+    return GatedModel(inner, gate, max_retries=spec.rung.max_retries)
 
 
 def base_record(spec: EpisodeSpec, started: float) -> dict[str, Any]:

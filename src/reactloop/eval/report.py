@@ -26,8 +26,15 @@ EPISODE_COLUMNS = (
 )  # fmt: skip
 
 
-def write_report(out: Path, records: Sequence[dict[str, Any]], *, k: int) -> dict[str, Any]:
-    """Write every report file; returns what ``results.json`` holds."""
+def write_report(
+    out: Path,
+    records: Sequence[dict[str, Any]],
+    *,
+    k: int,
+    endpoints: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """Write every report file; returns what ``results.json`` holds. ``endpoints``: each
+    endpoint's cap history (``throttle.EndpointGate.summary``) in this run."""
     store = ResultsStore(out, fsync=False)
     summary = summarize(records, k)
     data = {
@@ -38,6 +45,7 @@ def write_report(out: Path, records: Sequence[dict[str, Any]], *, k: int) -> dic
             for (rung, protocol), steps in per_step(records).items()
         ],
         "episodes": list(records),
+        "endpoints": list(endpoints),
     }
     store.write_json(out / "results.json", data)
     store.write_text(out / "results.csv", _csv([_episode_row(r) for r in records], EPISODE_COLUMNS))
@@ -82,6 +90,7 @@ def markdown(data: dict[str, Any], *, k: int, charts: Sequence[str] = ()) -> str
     parts += _step_table(data["per_step"])
     parts += _comparison_table(data["comparisons"])
     parts += _errored_list(data["episodes"])
+    parts += _endpoint_table(data.get("endpoints") or ())
     parts += [f"![{name}]({name})" for name in charts]
     return "\n".join(parts) + "\n"
 
@@ -201,3 +210,32 @@ def _errored_list(records: Sequence[dict[str, Any]]) -> list[str]:
     lines = ["## Errored episodes (run again by --resume)", ""]
     lines += [f"- `{r['key']}`: {str(r.get('error') or '')[:200]}" for r in errored]
     return [*lines, ""]
+
+
+def _endpoint_table(endpoints: Sequence[dict[str, Any]]) -> list[str]:
+    if not any(e["overloads"] for e in endpoints):
+        return []
+    header = ["endpoint", "cap", "lowest", "at the end", "refusals (429/503)", "cap over time"]
+    rows = [
+        [
+            e["endpoint"],
+            str(e["max_cap"]),
+            str(e["min_cap"]),
+            str(e["final_cap"]),
+            str(e["overloads"]),
+            _cap_history(e["history"]),
+        ]
+        for e in endpoints
+    ]
+    note = (
+        "Calls in flight per endpoint: halved on each burst of refusals (after the "
+        "Retry-After the server asked for), one more for every cap successes. "
+        "results.json holds each change."
+    )
+    return ["## Endpoint concurrency", "", note, "", *_table(header, rows)]
+
+
+def _cap_history(history: Sequence[dict[str, Any]], shown: int = 12) -> str:
+    points = [f"{p['cap']} ({p['seconds']:.1f} s)" for p in history[:shown]]
+    more = f" … {len(history) - shown} more" if len(history) > shown else ""
+    return " → ".join(points) + more

@@ -24,6 +24,7 @@ from reactloop.eval.report import write_report
 from reactloop.eval.store import ResultsStore, is_final
 from reactloop.eval.suites import load_suite
 from reactloop.eval.tasks import Task
+from reactloop.eval.throttle import EndpointGates
 from reactloop.eval.toolset import EVAL_FAMILIES
 from reactloop.tools.registry import parse_families
 
@@ -56,6 +57,7 @@ class EvalOutcome:
     ran: int
     skipped: int
     repeats: int
+    endpoints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def errored(self) -> int:
@@ -104,8 +106,9 @@ def run_eval(
         if on_record is not None:
             on_record(record)
 
-    backend = _backend(config, store)
     caps = {r.endpoint: r.concurrency for r in config.rungs if r.concurrency is not None}
+    gates = EndpointGates(caps, config.concurrency)
+    backend = _backend(config, store, gates)
     try:
         with progress:
             completed = dispatch(
@@ -121,9 +124,10 @@ def run_eval(
         ran=len(todo),
         skipped=len(specs) - len(todo),
         repeats=config.repeats,
+        endpoints=gates.summaries(),
     )
     if config.report:
-        write_report(config.out, records, k=config.repeats)
+        write_report(config.out, records, k=config.repeats, endpoints=outcome.endpoints)
     return outcome
 
 
@@ -156,7 +160,7 @@ def _check_models(config: EvalConfig) -> None:
             resolve_model(rung.spec, rung.settings(config.seed, config.temperature))
 
 
-def _backend(config: EvalConfig, store: ResultsStore) -> Backend:
+def _backend(config: EvalConfig, store: ResultsStore, gates: EndpointGates) -> Backend:
     def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
         store.save(spec.file_stem, record)
 
@@ -169,7 +173,7 @@ def _backend(config: EvalConfig, store: ResultsStore) -> Backend:
             write=store.write_bytes,
             save=save,
         )
-    return LocalBackend(config.concurrency, store.traces, save)
+    return LocalBackend(config.concurrency, store.traces, save, gates)
 
 
 def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
