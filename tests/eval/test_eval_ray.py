@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,9 @@ import pytest
 
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.tasks import Task
+from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, error_reply
+from reactloop.testing.openai_replies import json_reply
 
 ray = pytest.importorskip("ray")
 
@@ -74,3 +78,35 @@ def test_ray_backend_gives_the_same_results_as_local(local_ray: None, tmp_path: 
     resumed = run_eval(EvalConfig(**{**config("ray", "ray").__dict__, "resume": True}))
     assert (resumed.ran, resumed.skipped) == (1, 17)
     assert deterministic(resumed.records) == deterministic(local.records)
+
+
+def test_ray_actors_gate_their_calls_through_a_429_storm(local_ray: None, tmp_path: Path) -> None:
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def respond(request: RecordedRequest) -> Reply:
+        task = request.json["messages"][-1]["content"]
+        with lock:
+            count = seen[task] = seen.get(task, 0) + 1
+        if count <= 3:  # more refusals than the two retries an episode had before the gate
+            return error_reply(429, {"error": {"message": "slow"}}, headers={"retry-after": "0"})
+        return json_reply(completion("The total is 391."))
+
+    tasks = tuple(Task(id=f"t{n}", task=f"What is 17 * 23? ({n})", expected=391) for n in range(6))
+    with FakeOpenAIServer(responder=respond) as server:
+        rung = Rung(label="fake", spec="vllm:fake", base_url=server.base_url)
+        outcome = run_eval(
+            EvalConfig(
+                suite="storm",
+                rungs=(rung,),
+                out=tmp_path / "out",
+                repeats=1,
+                tasks=tasks,
+                backend="ray",
+                concurrency=4,
+                fsync=False,
+            )
+        )
+    assert [r["status"] for r in outcome.records] == ["passed"] * 6
+    assert sorted(e["actor"] for e in outcome.endpoints) == [0, 1]
+    assert sum(e["overloads"] for e in outcome.endpoints) == 6 * 3

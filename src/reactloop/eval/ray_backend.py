@@ -16,19 +16,21 @@ from typing import Any
 
 from reactloop.errors import MissingDependency
 from reactloop.eval.episode import CancelScope, EpisodeSpec, run_episode
+from reactloop.eval.throttle import EndpointGates
 
 Record = dict[str, Any]
 
 
 class _EpisodeActor:
-    def __init__(self) -> None:
+    def __init__(self, caps: dict[str, int], default: int) -> None:
         self.scope = CancelScope()
+        self.gates = EndpointGates(caps, default)
         self.folder = Path(tempfile.mkdtemp(prefix="reactloop-ray-"))
 
     def run(self, spec: EpisodeSpec) -> tuple[Record | None, bytes | None]:
         trace = self.folder / f"{spec.file_stem}.jsonl"
         try:
-            record = run_episode(spec, trace, self.scope)
+            record = run_episode(spec, trace, self.scope, self.gates)
             journal = trace.read_bytes() if trace.exists() else None
         finally:
             trace.unlink(missing_ok=True)
@@ -37,9 +39,13 @@ class _EpisodeActor:
     def cancel(self) -> None:
         self.scope.cancel()
 
+    def endpoints(self) -> list[dict[str, Any]]:
+        return self.gates.summaries()
+
 
 class RayBackend:
-    """``actors`` Ray actors sharing ``concurrency`` threads; Ray is started when not running."""
+    """``actors`` Ray actors sharing ``concurrency`` threads; Ray is started when not running.
+    Each actor keeps its own endpoint gates, with its share of each endpoint's cap."""
 
     def __init__(
         self,
@@ -50,6 +56,7 @@ class RayBackend:
         actors: int = 2,
         write: Callable[[Path, bytes], None],
         save: Callable[[EpisodeSpec, Record], None],
+        caps: dict[str, int] | None = None,
     ) -> None:
         try:
             import ray
@@ -63,9 +70,11 @@ class RayBackend:
         self.traces = traces
         self.write = write
         self.save = save
+        actors = max(1, actors)
         threads = math.ceil(concurrency / actors)
-        remote = self.ray.remote(num_cpus=0, max_concurrency=threads + 1)(_EpisodeActor)
-        self.actors = [remote.remote() for _ in range(max(1, actors))]
+        shares = {e: math.ceil(cap / actors) for e, cap in (caps or {}).items()}
+        remote = self.ray.remote(num_cpus=0, max_concurrency=threads + 2)(_EpisodeActor)
+        self.actors = [remote.remote(shares, threads) for _ in range(actors)]
         self._next = 0
 
     def submit(self, spec: EpisodeSpec) -> Any:
@@ -94,6 +103,11 @@ class RayBackend:
     def cancel(self) -> None:
         for actor in self.actors:
             actor.cancel.remote()
+
+    def endpoints(self) -> list[dict[str, Any]]:
+        """Each actor's gates, the actor's number added to each endpoint's summary."""
+        found = self.ray.get([actor.endpoints.remote() for actor in self.actors])
+        return [s | {"actor": n} for n, summaries in enumerate(found) for s in summaries]
 
     def close(self) -> None:
         for actor in self.actors:

@@ -114,6 +114,7 @@ def run_eval(
             completed = dispatch(
                 backend, todo, concurrency=config.concurrency, caps=caps, on_done=done
             )
+        endpoints = backend.endpoints() if isinstance(backend, RayBackend) else gates.summaries()
     finally:
         backend.close()
     records = [recorded[s.key] for s in specs if s.key in recorded]
@@ -124,7 +125,7 @@ def run_eval(
         ran=len(todo),
         skipped=len(specs) - len(todo),
         repeats=config.repeats,
-        endpoints=gates.summaries(),
+        endpoints=endpoints,
     )
     if config.report:
         write_report(config.out, records, k=config.repeats, endpoints=outcome.endpoints)
@@ -172,6 +173,7 @@ def _backend(config: EvalConfig, store: ResultsStore, gates: EndpointGates) -> B
             actors=config.ray_actors,
             write=store.write_bytes,
             save=save,
+            caps=gates.caps,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
 
