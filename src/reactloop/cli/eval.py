@@ -56,6 +56,11 @@ class EvalUsageError(click.ClickException):
 @click.option("--max-steps", type=click.IntRange(1, 1000), default=8, show_default=True)
 @click.option("--max-tool-calls", type=click.IntRange(1, 1000), default=16, show_default=True)
 @click.option("--max-seconds", type=click.FloatRange(0.1, 86400), default=300, show_default=True)
+@click.option(
+    "--episode-seconds",
+    type=click.FloatRange(0.1, 86400),
+    help="an episode still going after S seconds is stalled: stopped, errored, rerun by --resume",
+)
 @click.option("--limit", type=click.IntRange(1), help="only the first N tasks of the suite")
 @click.option("--progress/--no-progress", default=None, help="default: when stderr is a terminal")
 def eval_command(**options: Any) -> None:
@@ -106,6 +111,7 @@ def _run(options: dict[str, Any]) -> EvalOutcome:
             max_tool_calls=options["max_tool_calls"],
             max_seconds=options["max_seconds"],
         ),
+        episode_seconds=options["episode_seconds"],
         tasks=tuple(tasks),
         progress=sys.stderr.isatty() if progress is None else progress,
     )

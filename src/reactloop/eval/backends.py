@@ -10,15 +10,18 @@ the local backend's model calls also pass their endpoint's adaptive gate (``thro
 from __future__ import annotations
 
 import concurrent.futures as futures
+import threading
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from reactloop.eval.episode import CancelScope, EpisodeSpec, run_episode
+from reactloop.eval.episode import CancelScope, EpisodeSpec, base_record, run_episode, stalled
 from reactloop.eval.throttle import EndpointGates
 
 Record = dict[str, Any]
+STALL_GRACE = 2.0  # seconds past its --episode-seconds before an episode is given up
 OnDone = Callable[[EpisodeSpec, "Record | None"], None]
 
 
@@ -34,15 +37,35 @@ class Backend(Protocol):
         the episode was cancelled."""
         ...
 
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+        """Give up an episode that never came back: its ``stalled`` record, saved (or its
+        own record, when it finished after all)."""
+        ...
+
     def cancel(self) -> None: ...
 
     def close(self) -> None: ...
 
 
+class _Claim:
+    """Who saves an episode's record: its thread when it finishes, or the scheduler when it
+    gives the episode up as stalled; whichever comes first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = False
+
+    def take(self) -> bool:
+        with self._lock:
+            first, self._taken = not self._taken, True
+            return first
+
+
 class LocalBackend:
     """Episodes in a pool of ``concurrency`` threads; journals written straight to ``traces``.
     ``save(spec, record)`` runs in the episode's thread, so that records are written (and
-    flushed to disk) in parallel rather than one by one in the scheduler's thread."""
+    flushed to disk) in parallel rather than one by one in the scheduler's thread. A thread
+    given up as stalled keeps running in the old pool; later episodes get a new pool."""
 
     def __init__(
         self,
@@ -55,15 +78,23 @@ class LocalBackend:
         self.save = save
         self.gates = gates
         self.scope = CancelScope()
-        self._pool = futures.ThreadPoolExecutor(concurrency, thread_name_prefix="reactloop-eval")
+        self.concurrency = concurrency
+        self._claims: dict[Any, _Claim] = {}
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> futures.ThreadPoolExecutor:
+        return futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="reactloop-eval")
 
     def submit(self, spec: EpisodeSpec) -> futures.Future[Record | None]:
-        return self._pool.submit(self._run, spec)
+        claim = _Claim()
+        handle = self._pool.submit(self._run, spec, claim)
+        self._claims[handle] = claim
+        return handle
 
-    def _run(self, spec: EpisodeSpec) -> Record | None:
+    def _run(self, spec: EpisodeSpec, claim: _Claim) -> Record | None:
         trace = self.traces / f"{spec.file_stem}.jsonl"
         record = run_episode(spec, trace, self.scope, self.gates)
-        if record is not None and self.save is not None:
+        if record is not None and claim.take() and self.save is not None:
             self.save(spec, record)
         return record
 
@@ -72,14 +103,30 @@ class LocalBackend:
         return list(done)
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+        self._claims.pop(handle, None)
         result: Record | None = handle.result()
         return result
+
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+        claim = self._claims.pop(handle)
+        if not claim.take():  # it finished as we gave up on it
+            return self.outcome(handle, spec)
+        record = stalled_record(spec, journal="incomplete: its thread never came back")
+        if self.save is not None:
+            self.save(spec, record)
+        self._pool.shutdown(wait=False)
+        self._pool = self._new_pool()
+        return record
 
     def cancel(self) -> None:
         self.scope.cancel()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def stalled_record(spec: EpisodeSpec, journal: str) -> Record:
+    return base_record(spec, time.time() - (spec.episode_seconds or 0.0)) | stalled(spec, journal)
 
 
 def dispatch(
@@ -90,20 +137,25 @@ def dispatch(
     caps: dict[str, int],
     on_done: OnDone,
 ) -> bool:
-    """Run every episode; False when Ctrl-C stopped it (in-flight episodes are drained)."""
+    """Run every episode; False when Ctrl-C stopped it (in-flight episodes are drained).
+
+    An episode still in flight ``STALL_GRACE`` seconds after its ``episode_seconds`` (its
+    model or a tool ignored the run's deadline) is given up: recorded ``stalled``."""
     queues: dict[str, deque[EpisodeSpec]] = defaultdict(deque)
     for spec in specs:
         queues[spec.rung.endpoint].append(spec)
     running: dict[Any, EpisodeSpec] = {}
     busy: dict[str, int] = defaultdict(int)
+    started: dict[Any, float] = {}
     try:
         while queues or running:
-            _fill(backend, queues, running, busy, concurrency, caps)
-            _collect(backend, running, busy, on_done)
+            for handle in _fill(backend, queues, running, busy, concurrency, caps):
+                started[handle] = time.monotonic()
+            _collect(backend, running, busy, on_done, started)
     except KeyboardInterrupt:
         backend.cancel()
         while running:
-            _collect(backend, running, busy, on_done)
+            _collect(backend, running, busy, on_done, started)
         return False
     return True
 
@@ -115,8 +167,8 @@ def _fill(
     busy: dict[str, int],
     concurrency: int,
     caps: dict[str, int],
-) -> None:
-    added = True
+) -> list[Any]:
+    added, handles = True, []
     while added and len(running) < concurrency:
         added = False
         for endpoint in list(queues):
@@ -127,15 +179,30 @@ def _fill(
             spec = queues[endpoint].popleft()
             if not queues[endpoint]:
                 del queues[endpoint]
-            running[backend.submit(spec)] = spec
+            handle = backend.submit(spec)
+            running[handle] = spec
+            handles.append(handle)
             busy[endpoint] += 1
             added = True
+    return handles
 
 
 def _collect(
-    backend: Backend, running: dict[Any, EpisodeSpec], busy: dict[str, int], on_done: OnDone
+    backend: Backend,
+    running: dict[Any, EpisodeSpec],
+    busy: dict[str, int],
+    on_done: OnDone,
+    started: dict[Any, float],
 ) -> None:
     for handle in backend.wait(list(running), timeout=0.5):
         spec = running.pop(handle)
+        started.pop(handle, None)
         busy[spec.rung.endpoint] -= 1
         on_done(spec, backend.outcome(handle, spec))
+    now = time.monotonic()
+    for handle, spec in list(running.items()):
+        limit = spec.episode_seconds
+        if limit is not None and now - started[handle] > limit + STALL_GRACE:
+            del running[handle], started[handle]
+            busy[spec.rung.endpoint] -= 1
+            on_done(spec, backend.abandon(handle, spec))

@@ -3,12 +3,15 @@ with its own journal, then checked. The record it returns is plain JSON.
 
 ``errored`` (the provider failed: ``model_error``, or the harness could not run the episode)
 is kept apart from ``failed`` (the model's answer or trajectory did not solve the task, or its
-history outgrew the model's context). A
-cancelled episode returns None: it is not recorded, so ``--resume`` runs it again.
+history outgrew the model's context). An episode that outlasts ``episode_seconds`` (shorter
+than its own time limit) is stopped by the run's deadline, its journal complete, and recorded
+``errored`` with ``reason: stalled``. A cancelled episode returns None: it is not recorded, so
+``--resume`` runs it again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -109,6 +112,7 @@ class EpisodeSpec:
     seed: int | None = None
     temperature: float | None = None
     limits: Limits = field(default_factory=Limits)
+    episode_seconds: float | None = None
 
     @property
     def key(self) -> str:
@@ -117,6 +121,18 @@ class EpisodeSpec:
     @property
     def file_stem(self) -> str:
         return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.key.replace("/", "__"))
+
+    @property
+    def stall_limited(self) -> bool:
+        """Whether ``episode_seconds`` ends the run before its own ``max_seconds`` would."""
+        own = self.limits.max_seconds
+        return self.episode_seconds is not None and (own is None or self.episode_seconds < own)
+
+    def run_limits(self) -> Limits:
+        """The run's limits, its time cut to ``episode_seconds`` when that is shorter."""
+        if not self.stall_limited:
+            return self.limits
+        return dataclasses.replace(self.limits, max_seconds=self.episode_seconds)
 
 
 class CancelScope:
@@ -183,7 +199,7 @@ def _run(
         agent = Agent(
             model,
             tools,
-            limits=spec.limits,
+            limits=spec.run_limits(),
             journal=journal,
             protocol="text" if spec.protocol == "text" else "native",
         )
@@ -202,6 +218,8 @@ def _run(
     if result.stop_reason in ERRORED_STOPS and result.error_kind != "context_length":
         record["status"] = "errored"
         return record
+    if result.stop_reason == StopReason.TIMEOUT and spec.stall_limited:
+        return record | stalled(spec)
     verdict = check_answer(
         spec.task,
         result.answer,
@@ -220,6 +238,16 @@ def _model(spec: EpisodeSpec, gates: EndpointGates | None) -> Model:
     gate = gates.gate(spec.rung.endpoint)
     inner = spec.rung.build(spec, retries=0)  # the gate retries, so that it sees each refusal
     return GatedModel(inner, gate, max_retries=spec.rung.max_retries)
+
+
+def stalled(spec: EpisodeSpec, journal: str = "complete") -> dict[str, Any]:
+    """What marks an episode stopped by ``--episode-seconds``: errored, run again by --resume."""
+    return {
+        "status": "errored",
+        "reason": "stalled",
+        "error": f"stalled: no end within --episode-seconds {spec.episode_seconds:g}",
+        "journal": journal,
+    }
 
 
 def base_record(spec: EpisodeSpec, started: float) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import MissingDependency
+from reactloop.eval.backends import stalled_record
 from reactloop.eval.episode import CancelScope, EpisodeSpec, run_episode
 from reactloop.eval.throttle import EndpointGates
 
@@ -99,6 +100,13 @@ class RayBackend:
                 self.write(self.traces / f"{spec.file_stem}.jsonl", journal)
             self.save(spec, record)
         return record  # type: ignore[no-any-return]
+
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+        """The actor's thread stays busy; the episode is recorded ``stalled`` and a late
+        result from it is never collected."""
+        record = stalled_record(spec, journal="incomplete: the actor never sent it back")
+        self.save(spec, record)
+        return record
 
     def cancel(self) -> None:
         for actor in self.actors:

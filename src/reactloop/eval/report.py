@@ -20,9 +20,9 @@ from reactloop.eval.summary import comparisons, per_step, summarize
 
 EPISODE_COLUMNS = (
     "key", "rung", "model", "server_model", "protocol", "task_id", "repeat", "seed",
-    "temperature", "status", "stop_reason", "forced", "answer", "expected", "check_detail",
-    "error", "model_calls", "tool_calls", "input_tokens", "cached_tokens", "output_tokens",
-    "cost", "seconds", "reactloop_version", "tools", "trace",
+    "temperature", "status", "reason", "stop_reason", "forced", "answer", "expected",
+    "check_detail", "error", "model_calls", "tool_calls", "input_tokens", "cached_tokens",
+    "output_tokens", "cost", "seconds", "reactloop_version", "tools", "trace",
 )  # fmt: skip
 
 

@@ -43,6 +43,7 @@ class EvalConfig:
     seed: int | None = None
     temperature: float | None = None
     limits: Limits = field(default_factory=lambda: Limits(max_seconds=300.0))
+    episode_seconds: float | None = None
     tasks: tuple[Task, ...] | None = None
     progress: bool = False
     report: bool = True
@@ -76,6 +77,7 @@ def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
             seed=None if config.seed is None else config.seed + repeat,
             temperature=config.temperature,
             limits=config.limits,
+            episode_seconds=config.episode_seconds,
         )
         for repeat in range(config.repeats)
         for task in tasks
@@ -137,6 +139,8 @@ def _validate(config: EvalConfig) -> None:
         raise UsageError("--repeats must be at least 1")
     if config.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    if config.episode_seconds is not None and not config.episode_seconds > 0:
+        raise UsageError("--episode-seconds must be more than 0")
     if not config.rungs:
         raise UsageError("name at least one model: --model SPEC or --models FILE")
     if config.backend not in ("local", "ray"):
@@ -197,6 +201,7 @@ def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
         "seed": config.seed,
         "temperature": config.temperature,
         "concurrency": config.concurrency,
+        "episode_seconds": config.episode_seconds,
         "backend": config.backend,
         "reactloop_version": reactloop.__version__,
         "python": sys.version.split()[0],
