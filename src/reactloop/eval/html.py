@@ -25,11 +25,24 @@ _SUMMARY = ("rung", "protocol", "episodes", "passed", "failed", "errored", "succ
             "ci_low", "ci_high", "pass_at_k", "pass_hat_k")  # fmt: skip
 
 
-def write_html(out: Path, data: dict[str, Any], *, charts: Sequence[str] = ()) -> Path:
+def write_pages(out: Path, episodes: Sequence[dict[str, Any]]) -> dict[str, str | None]:
+    """Each episode's viewer page (rendered when missing or stale), by key."""
     store = ResultsStore(out, fsync=False)
-    pages = out / "pages"
-    pages.mkdir(exist_ok=True)
-    links = {r["key"]: render_page(out, r, store) for r in data["episodes"]}
+    (out / "pages").mkdir(exist_ok=True)
+    return {r["key"]: render_page(out, r, store) for r in episodes}
+
+
+def write_html(
+    out: Path,
+    data: dict[str, Any],
+    *,
+    charts: Sequence[str] = (),
+    links: dict[str, str | None] | None = None,
+) -> Path:
+    """``index.html``; ``links``: the pages ``write_pages`` wrote (else it writes them)."""
+    store = ResultsStore(out, fsync=False)
+    if links is None:
+        links = write_pages(out, data["episodes"])
     body = [
         "<h1>Evaluation</h1>",
         '<p><a href="report.md">report.md</a> · <a href="results.csv">results.csv</a> · '

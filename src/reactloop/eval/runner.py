@@ -16,8 +16,10 @@ from typing import Any
 import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
-from reactloop.eval.backends import Backend, LocalBackend, dispatch
+from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.chart_process import ChartProcess
 from reactloop.eval.episode import EpisodeSpec, Rung
+from reactloop.eval.html import render_page
 from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
 from reactloop.eval.report import write_report
@@ -108,17 +110,14 @@ def run_eval(
         if on_record is not None:
             on_record(record)
 
-    caps = {r.endpoint: r.concurrency for r in config.rungs if r.concurrency is not None}
-    gates = EndpointGates(caps, config.concurrency)
-    backend = _backend(config, store, gates)
+    charts = ChartProcess() if config.report else None  # imports matplotlib meanwhile
     try:
         with progress:
-            completed = dispatch(
-                backend, todo, concurrency=config.concurrency, caps=caps, on_done=done
-            )
-        endpoints = backend.endpoints() if isinstance(backend, RayBackend) else gates.summaries()
-    finally:
-        backend.close()
+            completed, endpoints = _run_episodes(config, store, todo, done)
+    except BaseException:
+        if charts is not None:
+            charts.close()
+        raise
     records = [recorded[s.key] for s in specs if s.key in recorded]
     outcome = EvalOutcome(
         out=config.out,
@@ -130,8 +129,25 @@ def run_eval(
         endpoints=endpoints,
     )
     if config.report:
-        write_report(config.out, records, k=config.repeats, endpoints=outcome.endpoints)
+        write_report(
+            config.out, records, k=config.repeats, endpoints=endpoints, chart_process=charts
+        )
     return outcome
+
+
+def _run_episodes(
+    config: EvalConfig, store: ResultsStore, todo: list[EpisodeSpec], done: OnDone
+) -> tuple[bool, list[dict[str, Any]]]:
+    """Whether every episode ran, and each endpoint's cap history."""
+    caps = {r.endpoint: r.concurrency for r in config.rungs if r.concurrency is not None}
+    gates = EndpointGates(caps, config.concurrency)
+    backend = _backend(config, store, gates)
+    try:
+        completed = dispatch(backend, todo, concurrency=config.concurrency, caps=caps, on_done=done)
+        endpoints = backend.endpoints() if isinstance(backend, RayBackend) else gates.summaries()
+    finally:
+        backend.close()
+    return completed, endpoints
 
 
 def _validate(config: EvalConfig) -> None:
@@ -166,8 +182,15 @@ def _check_models(config: EvalConfig) -> None:
 
 
 def _backend(config: EvalConfig, store: ResultsStore, gates: EndpointGates) -> Backend:
+    if config.report:
+        (config.out / "pages").mkdir(exist_ok=True)
+
     def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
+        """In the episode's thread (local backend): the record, and its viewer page while
+        other episodes wait for their model, so that the report has none left to render."""
         store.save(spec.file_stem, record)
+        if config.report:
+            render_page(config.out, record, store)
 
     if config.backend == "ray":
         return RayBackend(
