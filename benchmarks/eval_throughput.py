@@ -1,22 +1,28 @@
-"""``reactloop eval`` throughput against a fake OpenAI server that answers in 50 ms.
+"""``reactloop eval`` throughput against a fake OpenAI server whose calls take a set latency.
 
-    python benchmarks/eval_throughput.py [--episodes 300] [--latency 0.05] [--no-ray]
+    python benchmarks/eval_throughput.py [--latency 1.0 0.05] [--concurrency 32 128 512]
+                                         [--waves 1 3] [--storm] [--rss 1000 20000]
 
-Each episode makes two model calls (a calculator call, then the answer), so the ideal wall time
-at concurrency C is episodes × 2 × latency / C. The fake server (``reactloop.testing``) runs in
-a child process, so that its threads do not share this process's interpreter; what this process
-spends is the harness's own CPU (model adapter, loop, tools, journal, per-episode records).
-The "in-process" rows replace the server by a model that sleeps 50 ms per call and spends no
-CPU: what the scheduler and the per-episode bookkeeping alone reach. The Ray rows run the same
-episodes as Ray actor calls on a local Ray (started before timing).
-The server's sockets get TCP_NODELAY: without it each keep-alive reply waits about 40 ms for
-the client's delayed ACK (Nagle), which would swamp the 50 ms being measured.
+Each episode makes two model calls (a calculator call, then the answer), so at concurrency C
+the ideal steady rate is C / (2 × latency) episodes a second. The steady rate is measured as
+the marginal one between a small and a large eval (``--waves``: C × 1 and C × 3 episodes), so
+start-up and the report (the fixed cost, printed apart) do not count. The floor is a bare
+client: the SDK's own ``AsyncOpenAI`` in a minimal loop, no harness, making the same calls at
+the same concurrency against the same server. The harness's CPU per model call is this
+process's CPU during the large eval divided by its calls (it includes the SDK's). The fake
+server (``reactloop.testing``) runs in a child process with a listen backlog of 2,048, so its
+threads share neither this interpreter nor its accept queue. ``--storm``: every third call
+refused with ``Retry-After: 1`` for 10 s. ``--rss``: the driver's RSS after N episodes.
+Figures taken on a loaded machine say so: the load average is printed with each row.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -24,28 +30,31 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reactloop import FunctionModel, ModelRequest, ModelTurn, ToolCall
 from reactloop.eval import EvalConfig, Rung, run_eval
-from reactloop.eval.report import write_report
 from reactloop.eval.tasks import Task
 
 SERVER = """
-import socketserver, sys
-socketserver.StreamRequestHandler.disable_nagle_algorithm = True  # else ~40 ms per reply
+import sys, threading, time
 from reactloop.testing import FakeOpenAIServer, completion, tool_call
-from reactloop.testing.openai_replies import json_reply
+from reactloop.testing.openai_replies import error_reply, json_reply
 
-latency = float(sys.argv[1])
+latency, storm = float(sys.argv[1]), float(sys.argv[2])
+count, lock, start = [0], threading.Lock(), [None]
 
 def respond(request):
-    messages = request.json["messages"]
-    if any(m["role"] == "tool" for m in messages):
-        body = completion("The total is 391.")
-    else:
-        body = completion(tool_calls=[tool_call("calculator", {"expression": "17 * 23"})])
+    with lock:
+        count[0] += 1
+        number = count[0]
+        start[0] = start[0] or time.monotonic()
+    if storm and number % 3 == 0 and time.monotonic() - start[0] < storm:
+        return error_reply(429, {"error": {"message": "rate limited"}},
+                           headers={"retry-after": "1"})
+    if any(m["role"] == "tool" for m in request.json["messages"]):
+        return json_reply(completion("The total is 391."), delay=latency)
+    body = completion(tool_calls=[tool_call("calculator", {"expression": "17 * 23"})])
     return json_reply(body, delay=latency)
 
-with FakeOpenAIServer(responder=respond) as server:
+with FakeOpenAIServer(responder=respond, backlog=2048) as server:
     print(server.base_url, flush=True)
     sys.stdin.read()
 """
@@ -54,35 +63,28 @@ CALLS_PER_EPISODE = 2
 
 def tasks(count: int) -> tuple[Task, ...]:
     return tuple(
-        Task(id=f"t{n:04d}", task=f"What is 17 * 23? (case {n})", expected=391)
+        Task(id=f"t{n:05d}", task=f"What is 17 * 23? (case {n})", expected=391)
         for n in range(count)
     )
 
 
-class SleepyModel:
-    """A model that takes ``latency`` seconds and no CPU per call: the scheduler's ceiling."""
+class Server:
+    def __init__(self, latency: float, storm: float = 0.0) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(latency), str(storm)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip()
 
-    def __init__(self, latency: float) -> None:
-        self.latency = latency
-
-    def __call__(self, episode: object) -> FunctionModel:
-        return FunctionModel(self.reply)
-
-    def reply(self, request: ModelRequest) -> ModelTurn:
-        time.sleep(self.latency)
-        if any(m.role == "tool" for m in request.messages):
-            return ModelTurn(text="The total is 391.")
-        call = ToolCall(id="c1", name="calculator", arguments='{"expression": "17 * 23"}')
-        return ModelTurn(tool_calls=(call,), finish_reason="tool_calls")
+    def close(self) -> None:
+        self.process.communicate("")
 
 
-def measure(
-    base_url: str | None, episodes: int, concurrency: int, backend: str, latency: float = 0.05
-) -> dict[str, Any]:
-    if base_url is None:
-        rung = Rung(label="sleepy", spec="function", factory=SleepyModel(latency))
-    else:
-        rung = Rung(label="fake", spec="vllm:fake", base_url=base_url, max_retries=0)
+def eval_once(base_url: str, episodes: int, concurrency: int) -> dict[str, Any]:
+    rung = Rung(label="fake", spec="vllm:fake", base_url=base_url)
     with tempfile.TemporaryDirectory() as folder:
         config = EvalConfig(
             suite="bench",
@@ -91,63 +93,128 @@ def measure(
             repeats=1,
             tasks=tasks(episodes),
             concurrency=concurrency,
-            backend=backend,
-            report=False,
+            fsync=False,
         )
+        last = [0.0]
         cpu, wall = time.process_time(), time.perf_counter()
-        outcome = run_eval(config)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        report_start = time.perf_counter()
-        write_report(config.out, outcome.records, k=1)
-        report_seconds = time.perf_counter() - report_start
-    passed = sum(r["status"] == "passed" for r in outcome.records)
+        outcome = run_eval(config, on_record=lambda r: last.__setitem__(0, time.perf_counter()))
+        end = time.perf_counter()
+        return {
+            "wall": end - wall,
+            "report": end - last[0],
+            "cpu": time.process_time() - cpu,
+            "statuses": sorted({r["status"] for r in outcome.records}),
+            "errored": outcome.errored,
+            "endpoints": outcome.endpoints,
+        }
+
+
+async def _bare(base_url: str, episodes: int, concurrency: int) -> float:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    gate = asyncio.Semaphore(concurrency)
+    tool: Any = {"type": "function", "function": {"name": "calculator", "parameters": {}}}
+
+    async def episode(n: int) -> None:
+        async with gate:
+            messages: list[Any] = [{"role": "user", "content": f"What is 17 * 23? ({n})"}]
+            first = await client.chat.completions.create(
+                model="fake", messages=messages, tools=[tool]
+            )
+            call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
+            messages += [
+                first.choices[0].message.model_dump(exclude_none=True),
+                {"role": "tool", "tool_call_id": call.id, "content": '{"ok": true}'},
+            ]
+            await client.chat.completions.create(model="fake", messages=messages, tools=[tool])
+
+    start = time.perf_counter()
+    await asyncio.gather(*(episode(n) for n in range(episodes)))
+    await client.close()
+    return time.perf_counter() - start
+
+
+def bare_client(base_url: str, episodes: int, concurrency: int) -> float:
+    return asyncio.run(_bare(base_url, episodes, concurrency))
+
+
+def steady(base_url: str, latency: float, concurrency: int, waves: list[int]) -> dict[str, Any]:
+    small, large = (concurrency * w for w in waves)
+    a, b = eval_once(base_url, small, concurrency), eval_once(base_url, large, concurrency)
+    rate = (large - small) / (b["wall"] - a["wall"])
+    bare_a, bare_b = (bare_client(base_url, n, concurrency) for n in (small, large))
+    floor = (large - small) / (bare_b - bare_a)
+    ideal = concurrency / (CALLS_PER_EPISODE * latency)
     return {
-        "model": "fake OpenAI server" if base_url else "in-process, sleeps",
-        "backend": backend,
+        "latency_s": latency,
         "concurrency": concurrency,
-        "episodes": episodes,
-        "passed": passed,
-        "wall_s": round(wall, 3),
-        "cpu_ms_per_episode": round(1000 * cpu / episodes, 2),
-        "report_s": round(report_seconds, 2),
+        "episodes": [small, large],
+        "wall_s": [round(a["wall"], 2), round(b["wall"], 2)],
+        "fixed_s": round(a["wall"] - small / rate, 2),
+        "report_s": round(a["report"], 2),
+        "rate": round(rate, 1),
+        "ideal": round(ideal, 1),
+        "floor": round(floor, 1),
+        "of_ideal": round(rate / ideal, 3),
+        "of_floor": round(rate / floor, 3),
+        "cpu_ms_per_call": round(1000 * b["cpu"] / (large * CALLS_PER_EPISODE), 3),
+        "errored": a["errored"] + b["errored"],
+        "load": round(os.getloadavg()[0], 1),
     }
+
+
+def storm(concurrency: int) -> dict[str, Any]:
+    server = Server(0.05, storm=10.0)
+    try:
+        run = eval_once(server.base_url, 128, concurrency)
+    finally:
+        server.close()
+    (endpoint,) = run["endpoints"]
+    return {
+        "storm": "every third call 429, Retry-After 1, for 10 s",
+        "episodes": 128,
+        "statuses": run["statuses"],
+        "errored": run["errored"],
+        "refusals": endpoint["overloads"],
+        "min_cap": endpoint["min_cap"],
+        "wall_s": round(run["wall"], 2),
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
+def rss_curve(points: list[int], concurrency: int) -> dict[str, Any]:
+    server = Server(0.0)
+    curve = {}
+    try:
+        for episodes in points:
+            eval_once(server.base_url, episodes, concurrency)
+            curve[episodes] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    finally:
+        server.close()
+    return {"rss_mb_after": curve, "load": round(os.getloadavg()[0], 1)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--episodes", type=int, default=300)
-    parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--latency", type=float, nargs="+", default=[1.0, 0.05])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128, 512])
+    parser.add_argument("--waves", type=int, nargs=2, default=[1, 3])
+    parser.add_argument("--storm", action="store_true")
+    parser.add_argument("--rss", type=int, nargs="*")
     args = parser.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(args.latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    base_url = server.stdout.readline().strip()
-    rows = []
-    try:
-        measure(base_url, 8, 4, "local")  # warm-up: imports, the first client
-        for concurrency in (32, 128):
-            rows.append(measure(base_url, args.episodes, concurrency, "local"))
-        for concurrency in (32, 128):
-            rows.append(measure(None, args.episodes, concurrency, "local", args.latency))
-        if not args.no_ray:
-            import ray
-
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-            measure(base_url, 8, 4, "ray")
-            rows.append(measure(base_url, args.episodes, 32, "ray"))
-            ray.shutdown()
-    finally:
-        server.communicate("")
-    for row in rows:
-        ideal = row["episodes"] * CALLS_PER_EPISODE * args.latency / row["concurrency"]
-        row["ideal_s"] = round(ideal, 3)
-        row["of_ideal"] = round(ideal / row["wall_s"], 3)
-        print(json.dumps(row))
+    for latency in args.latency:
+        server = Server(latency)
+        try:
+            eval_once(server.base_url, 8, 4)  # warm-up: imports, the first clients
+            for concurrency in args.concurrency:
+                print(json.dumps(steady(server.base_url, latency, concurrency, args.waves)))
+        finally:
+            server.close()
+    if args.storm:
+        print(json.dumps(storm(64)))
+    if args.rss:
+        print(json.dumps(rss_curve(args.rss, 64)))
 
 
 if __name__ == "__main__":

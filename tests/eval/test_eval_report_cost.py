@@ -1,6 +1,6 @@
-"""The report's fixed cost moved off the end of the eval: each viewer page is written by its
-episode's thread as it finishes, and the charts are drawn by a child process that imported
-matplotlib while the episodes ran (or here, when the child cannot)."""
+"""The report's slow parts off the eval's process: each viewer page is rendered by a child
+process as its episode finishes, and the charts by the same child, which imported matplotlib
+while the episodes ran (or here, when the child cannot)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.chart_process import ChartProcess
+from reactloop.eval import EvalConfig, Rung, html, load_suite, report_process, run_eval
 from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.report_process import ReportProcess
 
 pytest.importorskip("matplotlib")
 
@@ -23,17 +23,18 @@ DATA: dict[str, Any] = {
 }  # fmt: skip
 
 
-def test_each_page_exists_when_its_episode_is_recorded_and_is_not_rendered_again(
-    tmp_path: Path,
+def test_the_pages_are_rendered_by_the_child_not_by_the_eval_s_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    rendered: list[Path] = []
+    real = getattr(html, "render_html")  # noqa: B009  (the viewer's, as html imported it)
+
+    def counted(path: Path) -> str:
+        rendered.append(path)
+        return str(real(path))
+
+    monkeypatch.setattr(html, "render_html", counted)
     out = tmp_path / "out"
-    seen: list[tuple[Path, float]] = []
-
-    def recorded(record: dict[str, Any]) -> None:
-        page = out / "pages" / (Path(record["trace"]).stem + ".html")
-        assert page.is_file(), f"no page yet for {record['key']}"
-        seen.append((page, page.stat().st_mtime_ns))
-
     rung = Rung(label="o", spec="oracle", factory=OracleFactory())
     config = EvalConfig(
         suite="arithmetic",
@@ -43,16 +44,43 @@ def test_each_page_exists_when_its_episode_is_recorded_and_is_not_rendered_again
         tasks=tuple(load_suite("arithmetic")[:3]),
         fsync=False,
     )
-    run_eval(config, on_record=recorded)
-    assert len(seen) == 6
-    assert all(page.stat().st_mtime_ns == mtime for page, mtime in seen)
+    outcome = run_eval(config)
+    assert rendered == []  # each page came from the child, as its episode finished
     index = (out / "index.html").read_text()
-    assert all(f"pages/{page.name}" in index for page, _ in seen)
+    for record in outcome.records:
+        page = out / "pages" / (Path(record["trace"]).stem + ".html")
+        assert page.stat().st_size > 0 and f"pages/{page.name}" in index
     assert (out / "success.png").stat().st_size > 0 and "success.png" in index
 
 
+def test_without_the_child_the_eval_s_process_renders_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered: list[Path] = []
+    real = getattr(html, "render_html")  # noqa: B009  (the viewer's, as html imported it)
+
+    def counted(path: Path) -> str:
+        rendered.append(path)
+        return str(real(path))
+
+    monkeypatch.setattr(html, "render_html", counted)
+    monkeypatch.setattr(report_process.ReportProcess, "_start", lambda self: None)
+    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
+    config = EvalConfig(
+        suite="arithmetic",
+        rungs=(rung,),
+        out=tmp_path / "out",
+        repeats=1,
+        tasks=tuple(load_suite("arithmetic")[:3]),
+        fsync=False,
+    )
+    run_eval(config)
+    assert len(rendered) == 3
+    assert (tmp_path / "out" / "steps.png").stat().st_size > 0
+
+
 def test_the_child_draws_the_charts(tmp_path: Path) -> None:
-    process = ChartProcess()
+    process = ReportProcess()
     assert process._process is not None
     process.draw(tmp_path, DATA)
     assert process.names() == ["success.png", "steps.png"]
@@ -60,7 +88,7 @@ def test_the_child_draws_the_charts(tmp_path: Path) -> None:
 
 
 def test_a_child_that_died_leaves_the_charts_to_this_process(tmp_path: Path) -> None:
-    process = ChartProcess()
+    process = ReportProcess()
     process.close()  # as if it had crashed
     process.draw(tmp_path, DATA)
     assert process.names() == ["success.png", "steps.png"]

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.chart_process import ChartProcess
 from reactloop.eval.health_table import HEALTH_NOTE, health_rows, percent
 from reactloop.eval.html import write_html, write_pages
+from reactloop.eval.report_process import ReportProcess
 from reactloop.eval.store import ResultsStore
 from reactloop.eval.summary import comparisons, per_step, summarize
 
@@ -32,11 +32,11 @@ def write_report(
     *,
     k: int,
     endpoints: Sequence[dict[str, Any]] = (),
-    chart_process: ChartProcess | None = None,
+    report_process: ReportProcess | None = None,
 ) -> dict[str, Any]:
     """Write every report file; returns what ``results.json`` holds. ``endpoints``: each
     endpoint's cap history (``throttle.EndpointGate.summary``) in this run;
-    ``chart_process``: draws the charts in a child while the rest is written."""
+    ``report_process``: the child that rendered the pages and draws the charts meanwhile."""
     store = ResultsStore(out, fsync=False)
     summary = summarize(records, k)
     data = {
@@ -49,14 +49,14 @@ def write_report(
         "episodes": list(records),
         "endpoints": list(endpoints),
     }
-    charts = chart_process or ChartProcess.here()
+    charts = report_process or ReportProcess.here()
     charts.draw(out, data)
     store.write_json(out / "results.json", data)
     store.write_text(out / "results.csv", _csv([_episode_row(r) for r in records], EPISODE_COLUMNS))
     columns = tuple(summary[0]) if summary else ("rung", "protocol")
     store.write_text(out / "summary.csv", _csv(summary, columns))
+    names = charts.names()  # the child's pages done: write_pages renders only what it missed
     links = write_pages(out, records)
-    names = charts.names()
     store.write_text(out / "report.md", markdown(data, k=k, charts=names))
     write_html(out, data, charts=names, links=links)
     return data

@@ -17,12 +17,11 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
-from reactloop.eval.chart_process import ChartProcess
 from reactloop.eval.episode import EpisodeSpec, Rung
-from reactloop.eval.html import render_page
 from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
 from reactloop.eval.report import write_report
+from reactloop.eval.report_process import ReportProcess
 from reactloop.eval.store import ResultsStore, is_final
 from reactloop.eval.suites import load_suite
 from reactloop.eval.tasks import Task
@@ -110,13 +109,13 @@ def run_eval(
         if on_record is not None:
             on_record(record)
 
-    charts = ChartProcess() if config.report else None  # imports matplotlib meanwhile
+    report = ReportProcess() if config.report else None  # pages and charts on another core
     try:
         with progress:
-            completed, endpoints = _run_episodes(config, store, todo, done)
+            completed, endpoints = _run_episodes(config, store, todo, done, report)
     except BaseException:
-        if charts is not None:
-            charts.close()
+        if report is not None:
+            report.close()
         raise
     records = [recorded[s.key] for s in specs if s.key in recorded]
     outcome = EvalOutcome(
@@ -130,18 +129,22 @@ def run_eval(
     )
     if config.report:
         write_report(
-            config.out, records, k=config.repeats, endpoints=endpoints, chart_process=charts
+            config.out, records, k=config.repeats, endpoints=endpoints, report_process=report
         )
     return outcome
 
 
 def _run_episodes(
-    config: EvalConfig, store: ResultsStore, todo: list[EpisodeSpec], done: OnDone
+    config: EvalConfig,
+    store: ResultsStore,
+    todo: list[EpisodeSpec],
+    done: OnDone,
+    report: ReportProcess | None,
 ) -> tuple[bool, list[dict[str, Any]]]:
     """Whether every episode ran, and each endpoint's cap history."""
     caps = {r.endpoint: r.concurrency for r in config.rungs if r.concurrency is not None}
     gates = EndpointGates(caps, config.concurrency)
-    backend = _backend(config, store, gates)
+    backend = _backend(config, store, gates, report)
     try:
         completed = dispatch(backend, todo, concurrency=config.concurrency, caps=caps, on_done=done)
         endpoints = backend.endpoints() if isinstance(backend, RayBackend) else gates.summaries()
@@ -181,16 +184,17 @@ def _check_models(config: EvalConfig) -> None:
             resolve_model(rung.spec, rung.settings(config.seed, config.temperature))
 
 
-def _backend(config: EvalConfig, store: ResultsStore, gates: EndpointGates) -> Backend:
-    if config.report:
+def _backend(
+    config: EvalConfig, store: ResultsStore, gates: EndpointGates, report: ReportProcess | None
+) -> Backend:
+    if report is not None:
         (config.out / "pages").mkdir(exist_ok=True)
 
     def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
-        """In the episode's thread (local backend): the record, and its viewer page while
-        other episodes wait for their model, so that the report has none left to render."""
+        """The record; its viewer page is rendered by the report's child meanwhile."""
         store.save(spec.file_stem, record)
-        if config.report:
-            render_page(config.out, record, store)
+        if report is not None:
+            report.page(config.out, record)
 
     if config.backend == "ray":
         return RayBackend(

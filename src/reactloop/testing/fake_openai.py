@@ -53,7 +53,11 @@ class FakeOpenAIServer:
         *,
         responder: Responder | None = None,
         model: str = "fake-model",
+        backlog: int = 128,
     ) -> None:
+        """``backlog``: connections waiting to be accepted (the standard library's 5 drops
+        the connects of a client opening hundreds at once, each then retried a second later)."""
+        self.backlog = backlog
         self._replies = [as_reply(r) for r in replies]
         self._responder = responder
         self.model = model
@@ -89,7 +93,8 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": self.backlog})
+        self._server = server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever,

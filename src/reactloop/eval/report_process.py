@@ -1,0 +1,139 @@
+"""The report's slow parts in a child process, started when the eval starts: each episode's
+viewer page as the episode finishes, and the charts at the end.
+
+Rendering a viewer page costs 3-8 ms of CPU an episode and importing matplotlib 1-1.7 s;
+done in the eval's own process they take the interpreter from the episodes (or, at the end,
+make the fixed cost of every eval). A ``ReportProcess`` takes them to another core: ``page``
+queues a finished episode (a feeder thread writes it to the child's stdin, so an episode's
+thread never waits on the pipe); ``draw`` sends the summary and the per-step table; ``names``
+waits for the child to finish the pages and the charts and answers the charts it wrote. When
+there is no child (``here()``, or it could not start, or it died), ``names`` draws the charts
+in this process and ``write_pages`` renders the pages the child did not.
+
+    python -m reactloop.eval.report_process     # the child: one JSON job a line on stdin
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from reactloop.eval.charts import write_charts
+from reactloop.eval.html import render_page
+from reactloop.eval.store import ResultsStore
+
+_END = None
+
+
+class ReportProcess:
+    def __init__(self, *, child: bool = True) -> None:
+        self._process: subprocess.Popen[str] | None = None
+        self._job: tuple[Path, dict[str, Any]] | None = None
+        self._jobs: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._feeder: threading.Thread | None = None
+        if child:
+            self._start()
+
+    @classmethod
+    def here(cls) -> ReportProcess:
+        """No child: the charts drawn in this process when ``names`` is called."""
+        return cls(child=False)
+
+    def _start(self) -> None:
+        env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "reactloop.eval.report_process"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=env,
+            )
+        except OSError:
+            return
+        self._feeder = threading.Thread(target=self._feed, daemon=True, name="reactloop-report")
+        self._feeder.start()
+
+    def _feed(self) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        stdin = self._process.stdin
+        try:
+            while (line := self._jobs.get()) is not _END:
+                stdin.write(line + "\n")
+                stdin.flush()
+        except OSError:  # the child died: names() does what it did not
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+    def page(self, out: Path, record: dict[str, Any]) -> None:
+        """Render the viewer page of ``record`` (in the child; thread-safe, never waits)."""
+        if self._feeder is not None:
+            job = {"page": {"out": str(out), "key": record["key"], "trace": record["trace"]}}
+            self._jobs.put(json.dumps(job))
+
+    def draw(self, out: Path, data: dict[str, Any]) -> None:
+        """Draw the charts of ``data`` into ``out``; ``names`` waits for them."""
+        self._job = (out, data)
+        charts = {"out": str(out), "data": {k: data[k] for k in ("summary", "per_step")}}
+        self._jobs.put(json.dumps({"charts": charts}, default=str))
+        self._jobs.put(_END)
+
+    def names(self) -> list[str]:
+        """The charts written, once the child has finished every page and the charts."""
+        assert self._job is not None, "draw() first"
+        out, data = self._job
+        if self._process is not None:
+            process, self._process = self._process, None
+            answer = process.stdout.read() if process.stdout is not None else ""
+            process.wait()
+            try:
+                found = json.loads(answer or "null")
+            except ValueError:
+                found = None
+            if isinstance(found, list) and all(isinstance(name, str) for name in found):
+                return found
+        return write_charts(out, data)
+
+    def close(self) -> None:
+        """Stop the child (an eval that ends without a report)."""
+        self._jobs.put(_END)
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+
+def _child() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(5)  # the episodes come first
+    if importlib.util.find_spec("matplotlib") is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+    for line in sys.stdin:
+        job = json.loads(line)
+        if "page" in job:
+            out = Path(job["page"]["out"])
+            render_page(out, job["page"], ResultsStore(out, fsync=False))
+        elif "charts" in job:
+            if importlib.util.find_spec("matplotlib") is None:
+                print("null")  # the eval's process draws none and says why
+                return
+            print(json.dumps(write_charts(Path(job["charts"]["out"]), job["charts"]["data"])))
+            return
+
+
+if __name__ == "__main__":
+    _child()
