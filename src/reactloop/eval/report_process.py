@@ -115,8 +115,6 @@ class ReportProcess:
 
 
 def _child() -> None:
-    with contextlib.suppress(OSError):
-        os.nice(5)  # the episodes come first
     if importlib.util.find_spec("matplotlib") is not None:
         import matplotlib
 
