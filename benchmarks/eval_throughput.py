@@ -5,8 +5,9 @@
 
 Each episode makes two model calls (a calculator call, then the answer), so at concurrency C
 the ideal steady rate is C / (2 × latency) episodes a second. The steady rate is measured as
-the marginal one between a small and a large eval (``--waves``: C × 1 and C × 3 episodes), so
-start-up and the report (the fixed cost, printed apart) do not count. The floor is a bare
+the marginal one between a small and a large eval (``--waves``: C × 1 and C × 3 episodes, or
+C × 4 and C × 12 below 0.5 s), so start-up and the report (the fixed cost: ``fixed_s``, and
+``report_s`` from the last record to the end) do not count. The floor is a bare
 client: the SDK's own ``AsyncOpenAI`` in a minimal loop, no harness, making the same calls at
 the same concurrency against the same server. The harness's CPU per model call is this
 process's CPU during the large eval divided by its calls (it includes the SDK's). The fake
@@ -199,7 +200,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, nargs="+", default=[1.0, 0.05])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128, 512])
-    parser.add_argument("--waves", type=int, nargs=2, default=[1, 3])
+    parser.add_argument("--waves", type=int, nargs=2, help="default: 1 3 (4 12 below 0.5 s)")
     parser.add_argument("--storm", action="store_true")
     parser.add_argument("--rss", type=int, nargs="*")
     args = parser.parse_args()
@@ -208,7 +209,8 @@ def main() -> None:
         try:
             eval_once(server.base_url, 8, 4)  # warm-up: imports, the first clients
             for concurrency in args.concurrency:
-                print(json.dumps(steady(server.base_url, latency, concurrency, args.waves)))
+                waves = args.waves or ([1, 3] if latency >= 0.5 else [4, 12])
+                print(json.dumps(steady(server.base_url, latency, concurrency, waves)))
         finally:
             server.close()
     if args.storm:
