@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reactloop.eval import EvalConfig, Rung, html, load_suite, report_process, run_eval
+from reactloop.eval import EvalConfig, Rung, html, load_suite, report_process, run_eval, runner
 from reactloop.eval.oracle import OracleFactory
 from reactloop.eval.report_process import ReportProcess
 
@@ -34,6 +34,7 @@ def test_the_pages_are_rendered_by_the_child_not_by_the_eval_s_process(
         return str(real(path))
 
     monkeypatch.setattr(html, "render_html", counted)
+    monkeypatch.setattr(runner, "REPORT_CHILD_FROM", 1)
     out = tmp_path / "out"
     rung = Rung(label="o", spec="oracle", factory=OracleFactory())
     config = EvalConfig(
@@ -65,6 +66,7 @@ def test_without_the_child_the_eval_s_process_renders_them(
 
     monkeypatch.setattr(html, "render_html", counted)
     monkeypatch.setattr(report_process.ReportProcess, "_start", lambda self: None)
+    monkeypatch.setattr(runner, "REPORT_CHILD_FROM", 1)
     rung = Rung(label="o", spec="oracle", factory=OracleFactory())
     config = EvalConfig(
         suite="arithmetic",
@@ -93,3 +95,24 @@ def test_a_child_that_died_leaves_the_charts_to_this_process(tmp_path: Path) -> 
     process.draw(tmp_path, DATA)
     assert process.names() == ["success.png", "steps.png"]
     assert (tmp_path / "success.png").stat().st_size > 0
+
+
+def test_a_small_eval_makes_its_report_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report_process.ReportProcess, "_start", _no_child)
+    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
+    config = EvalConfig(
+        suite="arithmetic",
+        rungs=(rung,),
+        out=tmp_path / "out",
+        repeats=1,
+        tasks=tuple(load_suite("arithmetic")[:2]),
+        fsync=False,
+    )
+    run_eval(config)
+    assert (tmp_path / "out" / "index.html").is_file()
+
+
+def _no_child(self: object) -> None:
+    raise AssertionError("a child process for a report of two episodes")

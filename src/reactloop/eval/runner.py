@@ -29,6 +29,10 @@ from reactloop.eval.throttle import EndpointGates
 from reactloop.eval.toolset import EVAL_FAMILIES
 from reactloop.tools.registry import parse_families
 
+REPORT_CHILD_FROM = 64
+"""Episodes to run from which the report's pages and charts are made in a child process (its
+start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class EvalConfig:
@@ -109,7 +113,9 @@ def run_eval(
         if on_record is not None:
             on_record(record)
 
-    report = ReportProcess() if config.report else None  # pages and charts on another core
+    report = None
+    if config.report:  # pages and charts on another core, when they are worth its start-up
+        report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
     try:
         with progress:
             completed, endpoints = _run_episodes(config, store, todo, done, report)
