@@ -51,7 +51,7 @@ def write_report(
     }
     charts = report_process or ReportProcess.here()
     charts.draw(out, data)
-    store.write_json(out / "results.json", data)
+    store.write_json_streamed(out / "results.json", data)
     store.write_text(out / "results.csv", _csv([_episode_row(r) for r in records], EPISODE_COLUMNS))
     columns = tuple(summary[0]) if summary else ("rung", "protocol")
     store.write_text(out / "summary.csv", _csv(summary, columns))

@@ -66,15 +66,31 @@ class ResultsStore:
 
     def write_bytes(self, path: Path, data: bytes) -> None:
         """Write ``path`` whole or not at all (a temporary file renamed over it)."""
-        with self._lock:
-            self._counter += 1
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.{self._counter}.tmp")
+        temporary = self._temporary(path)
         with temporary.open("wb") as handle:
             handle.write(data)
-            if self.fsync:
-                handle.flush()
-                os.fsync(handle.fileno())
+            self._flush(handle)
         os.replace(temporary, path)
+
+    def write_json_streamed(self, path: Path, data: Any) -> None:
+        """``write_json`` for a large value: encoded piece by piece into the file, never held
+        whole as one string (results.json of 20,000 episodes is some 60 MB of text)."""
+        temporary = self._temporary(path)
+        with temporary.open("w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=1, default=str)
+            handle.write("\n")
+            self._flush(handle)
+        os.replace(temporary, path)
+
+    def _temporary(self, path: Path) -> Path:
+        with self._lock:
+            self._counter += 1
+            return path.with_name(f".{path.name}.{os.getpid()}.{self._counter}.tmp")
+
+    def _flush(self, handle: Any) -> None:
+        if self.fsync:
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 def is_final(record: dict[str, Any] | None) -> bool:
