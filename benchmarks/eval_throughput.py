@@ -198,7 +198,7 @@ def rss_curve(points: list[int], concurrency: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--latency", type=float, nargs="+", default=[1.0, 0.05])
+    parser.add_argument("--latency", type=float, nargs="*", default=[1.0, 0.05])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128, 512])
     parser.add_argument("--waves", type=int, nargs=2, help="default: 1 3 (4 12 below 0.5 s)")
     parser.add_argument("--storm", action="store_true")
