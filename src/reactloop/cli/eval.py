@@ -48,6 +48,13 @@ class EvalUsageError(click.ClickException):
 @click.option("--concurrency", type=click.IntRange(1, 4096), default=4, show_default=True)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="results folder")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="local backend: worker processes sharing --concurrency (every core: its count)",
+)
 @click.option("--ray-address", help="an existing Ray cluster (default: start a local Ray)")
 @click.option("--ray-actors", type=click.IntRange(1, 1024), default=2, show_default=True)
 @click.option("--resume", is_flag=True, help="keep recorded episodes, rerun errored ones")
@@ -103,6 +110,7 @@ def _run(options: dict[str, Any]) -> EvalOutcome:
         backend=options["backend"],
         ray_address=options["ray_address"],
         ray_actors=options["ray_actors"],
+        workers=options["workers"],
         resume=options["resume"],
         seed=options["seed"],
         temperature=options["temperature"],

@@ -77,6 +77,7 @@ class RayBackend:
         remote = self.ray.remote(num_cpus=0, max_concurrency=threads + 2)(_EpisodeActor)
         self.actors = [remote.remote(shares, threads) for _ in range(actors)]
         self._next = 0
+        self._endpoints: list[dict[str, Any]] | None = None
 
     def submit(self, spec: EpisodeSpec) -> Any:
         actor = self.actors[self._next % len(self.actors)]
@@ -113,10 +114,17 @@ class RayBackend:
             actor.cancel.remote()
 
     def endpoints(self) -> list[dict[str, Any]]:
-        """Each actor's gates, the actor's number added to each endpoint's summary."""
-        found = self.ray.get([actor.endpoints.remote() for actor in self.actors])
-        return [s | {"actor": n} for n, summaries in enumerate(found) for s in summaries]
+        """Each actor's gates, the actor's number added to each endpoint's summary (kept by
+        ``close``, so also after it)."""
+        if self._endpoints is None:
+            try:
+                found = self.ray.get([actor.endpoints.remote() for actor in self.actors])
+            except self.ray.exceptions.RayError:  # an actor died: its history with it
+                found = []
+            self._endpoints = [s | {"actor": n} for n, sums in enumerate(found) for s in sums]
+        return self._endpoints
 
     def close(self) -> None:
+        self.endpoints()
         for actor in self.actors:
             self.ray.kill(actor)

@@ -18,6 +18,7 @@ from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
 from reactloop.eval.episode import EpisodeSpec, Rung
+from reactloop.eval.process_backend import ProcessBackend
 from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
 from reactloop.eval.report import write_report
@@ -44,6 +45,7 @@ class EvalConfig:
     backend: str = "local"
     ray_address: str | None = None
     ray_actors: int = 2
+    workers: int = 1
     resume: bool = False
     seed: int | None = None
     temperature: float | None = None
@@ -104,18 +106,20 @@ def run_eval(
     specs = plan(config, tasks)
     todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
     progress = EvalProgress(len(specs), recorded, [s.key for s in specs], enabled=config.progress)
+    report = None
+    if config.report:  # pages and charts on another core, when they are worth its start-up
+        report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
 
     def done(spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
         if record is None:
             return
+        if report is not None:
+            report.page(config.out, record)  # rendered by the report's child meanwhile
         recorded[spec.key] = record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
 
-    report = None
-    if config.report:  # pages and charts on another core, when they are worth its start-up
-        report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
     try:
         with progress:
             completed, endpoints = _run_episodes(config, store, todo, done, report)
@@ -153,10 +157,11 @@ def _run_episodes(
     backend = _backend(config, store, gates, report)
     try:
         completed = dispatch(backend, todo, concurrency=config.concurrency, caps=caps, on_done=done)
-        endpoints = backend.endpoints() if isinstance(backend, RayBackend) else gates.summaries()
     finally:
         backend.close()
-    return completed, endpoints
+    if isinstance(backend, RayBackend | ProcessBackend):
+        return completed, backend.endpoints()  # kept by close, for each actor or worker
+    return completed, gates.summaries()
 
 
 def _validate(config: EvalConfig) -> None:
@@ -164,6 +169,8 @@ def _validate(config: EvalConfig) -> None:
         raise UsageError("--repeats must be at least 1")
     if config.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    if config.workers < 1:
+        raise UsageError("--workers must be at least 1")
     if config.episode_seconds is not None and not config.episode_seconds > 0:
         raise UsageError("--episode-seconds must be more than 0")
     if not config.rungs:
@@ -197,11 +204,10 @@ def _backend(
         (config.out / "pages").mkdir(exist_ok=True)
 
     def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
-        """The record; its viewer page is rendered by the report's child meanwhile."""
         store.save(spec.file_stem, record)
-        if report is not None:
-            report.page(config.out, record)
 
+    if config.workers > 1 and config.backend == "local":
+        return ProcessBackend(config.workers, config.concurrency, store.traces, save, gates.caps)
     if config.backend == "ray":
         return RayBackend(
             config.concurrency,
@@ -236,6 +242,7 @@ def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "episode_seconds": config.episode_seconds,
         "backend": config.backend,
+        "workers": config.workers,
         "reactloop_version": reactloop.__version__,
         "python": sys.version.split()[0],
     }
