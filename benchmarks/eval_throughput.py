@@ -2,6 +2,7 @@
 
     python benchmarks/eval_throughput.py [--latency 1.0 0.05] [--concurrency 32 128 512]
                                          [--waves 1 3] [--storm] [--rss 1000 20000]
+                                         [--workers 1]
 
 Each episode makes two model calls (a calculator call, then the answer), so at concurrency C
 the ideal steady rate is C / (2 × latency) episodes a second. The steady rate is measured as
@@ -10,7 +11,8 @@ C × 4 and C × 12 below 0.5 s), so start-up and the report (the fixed cost: ``f
 ``report_s`` from the last record to the end) do not count. The floor is a bare
 client: the SDK's own ``AsyncOpenAI`` in a minimal loop, no harness, making the same calls at
 the same concurrency against the same server. The harness's CPU per model call is this
-process's CPU during the large eval divided by its calls (it includes the SDK's). The fake
+process's CPU during the large eval divided by its calls (it includes the SDK's; with
+``--workers`` above 1 the workers' CPU is not in it). The fake
 server (``reactloop.testing``) runs in a child process with a listen backlog of 2,048, so its
 threads share neither this interpreter nor its accept queue. ``--storm``: every third call
 refused with ``Retry-After: 1`` for 10 s. ``--rss``: the driver's RSS after N episodes.
@@ -84,6 +86,9 @@ class Server:
         self.process.communicate("")
 
 
+WORKERS = [1]
+
+
 def eval_once(base_url: str, episodes: int, concurrency: int) -> dict[str, Any]:
     rung = Rung(label="fake", spec="vllm:fake", base_url=base_url)
     with tempfile.TemporaryDirectory() as folder:
@@ -94,6 +99,7 @@ def eval_once(base_url: str, episodes: int, concurrency: int) -> dict[str, Any]:
             repeats=1,
             tasks=tasks(episodes),
             concurrency=concurrency,
+            workers=WORKERS[0],
             fsync=False,
         )
         last = [0.0]
@@ -159,6 +165,7 @@ def steady(base_url: str, latency: float, concurrency: int, waves: list[int]) ->
         "floor": round(floor, 1),
         "of_ideal": round(rate / ideal, 3),
         "of_floor": round(rate / floor, 3),
+        "workers": WORKERS[0],
         "cpu_ms_per_call": round(1000 * b["cpu"] / (large * CALLS_PER_EPISODE), 3),
         "errored": a["errored"] + b["errored"],
         "load": round(os.getloadavg()[0], 1),
@@ -203,7 +210,9 @@ def main() -> None:
     parser.add_argument("--waves", type=int, nargs=2, help="default: 1 3 (4 12 below 0.5 s)")
     parser.add_argument("--storm", action="store_true")
     parser.add_argument("--rss", type=int, nargs="*")
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
+    WORKERS[0] = args.workers
     for latency in args.latency:
         server = Server(latency)
         try:

@@ -32,9 +32,11 @@ Record = dict[str, Any]
 Save = Callable[[EpisodeSpec, Record], None]
 
 
-def _worker(connection: Connection, traces: Path, threads: int, caps: dict[str, int]) -> None:
+def _worker(
+    connection: Connection, traces: Path, threads: int, caps: dict[str, int], fsync: bool
+) -> None:
     """The child: run each (number, spec) it gets; answer (number, record) when it ends."""
-    store = ResultsStore(traces.parent, fsync=True)
+    store = ResultsStore(traces.parent, fsync=fsync)
     gates = EndpointGates(caps, threads)
     backend = LocalBackend(threads, traces, lambda s, r: store.save(s.file_stem, r), gates)
     lock = threading.Lock()
@@ -84,6 +86,7 @@ class ProcessBackend:
         traces: Path,
         save: Save,
         caps: dict[str, int] | None = None,
+        fsync: bool = True,
     ) -> None:
         context = multiprocessing.get_context("spawn")
         threads = math.ceil(concurrency / workers)
@@ -94,7 +97,7 @@ class ProcessBackend:
         for _ in range(workers):
             mine, theirs = context.Pipe()
             process = context.Process(
-                target=_worker, args=(theirs, traces, threads, shares), daemon=True
+                target=_worker, args=(theirs, traces, threads, shares, fsync), daemon=True
             )
             process.start()
             theirs.close()

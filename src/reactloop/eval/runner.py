@@ -207,7 +207,9 @@ def _backend(
         store.save(spec.file_stem, record)
 
     if config.workers > 1 and config.backend == "local":
-        return ProcessBackend(config.workers, config.concurrency, store.traces, save, gates.caps)
+        return ProcessBackend(
+            config.workers, config.concurrency, store.traces, save, gates.caps, config.fsync
+        )
     if config.backend == "ray":
         return RayBackend(
             config.concurrency,
