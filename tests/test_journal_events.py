@@ -53,6 +53,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         ).to_dict()
     },
     "tool_call": {"call": ToolCall(id="c1", name="t", arguments=HOSTILE).to_dict()},
+    "tool_start": {"call_id": "c1", "name": "t", "arguments": HOSTILE},
     "tool_result": {
         "result": ToolResult(
             call_id="c1", name="t", ok=False, error=HOSTILE, executed=False, seconds=0.25
@@ -72,6 +73,19 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "check": {"kind": "verify", "passed": False, "output": HOSTILE},
     "budget_notice": {"line": HOSTILE},
+    "resume": {
+        "why": "no_stop",
+        "from_step": 3,
+        "calls": [{"call_id": "c1", "name": "t", "state": "uncertain", "started_at": HOSTILE}],
+        "torn": None,
+    },
+    "approval": {
+        "call_id": "c1",
+        "decision": "deny",
+        "reason": HOSTILE,
+        "who": "me",
+        "at": "2026-01-01T00:00:00+00:00",
+    },
     "stop": {
         "stop_reason": "final_answer",
         "answer": HOSTILE,
@@ -127,8 +141,9 @@ def test_a_real_run_journals_every_event_type(tmp_path: Path) -> None:
         result = Agent(model, [echo], journal=journal).run("echo a twice")
     events = read_journal(path)
     # compaction, check and budget_notice come only with the features that make them
-    # (tests/test_compaction.py, test_premature_stop.py, test_budget_notices.py).
-    optional = {"compaction", "check", "budget_notice"}
+    # (tests/test_compaction.py, test_premature_stop.py, test_budget_notices.py), resume
+    # with a resumed run (tests/test_resume.py).
+    optional = {"compaction", "check", "budget_notice", "resume", "approval"}
     assert {e["type"] for e in events} == set(EVENT_TYPES) - optional
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "stop"
     assert events[-1]["answer"] == result.answer == "done"
@@ -220,7 +235,7 @@ def test_every_event_is_on_disk_before_each_model_call_and_tool_run(tmp_path: Pa
     assert [where for where, _ in seen] == ["model", "tool"] * 3 + ["model"]
     for where, kinds in seen:
         assert kinds == final[: len(kinds)]
-        assert kinds[-1] == ("request" if where == "model" else "tool_call")
+        assert kinds[-1] == ("request" if where == "model" else "tool_start")  # write-ahead
     assert [kinds.count("tool_result") for where, kinds in seen if where == "model"] == [0, 1, 2, 3]
 
 
@@ -388,8 +403,8 @@ def test_sigkill_mid_run_leaves_a_readable_journal(tmp_path: Path, fsync: bool) 
     events = read_journal(path)
     kinds = [e["type"] for e in events]
     assert kinds[0] == "run_start" and "stop" not in kinds
-    assert kinds.count("tool_result") == 2 and kinds[-1] == "tool_call"
-    assert events[-1]["call"]["name"] == "block"
+    assert kinds.count("tool_result") == 2 and kinds[-2:] == ["tool_call", "tool_start"]
+    assert events[-2]["call"]["name"] == events[-1]["name"] == "block"  # written ahead
 
 
 def test_missing_and_empty_journals_are_clear_errors(tmp_path: Path) -> None:

@@ -1,9 +1,12 @@
 """Events the loop emits as a run goes: the journal, the console and user hooks observe them.
 
 Event types, in the order a run emits them: ``run_start``, then per step ``request``,
-``response`` (the raw provider reply, when the adapter gives one), ``turn``, ``tool_call`` and
-``tool_result`` for each call, ``warning`` (loop, wind-down, truncation, format error) as they
-happen, and one ``stop``. Each event's ``data`` is plain JSON.
+``response`` (the raw provider reply, when the adapter gives one), ``turn``, ``tool_call``,
+``tool_start`` (written ahead of a call that runs) and ``tool_result`` for each call,
+``warning`` (loop, wind-down, truncation, format error) as they happen, and one ``stop``. A
+resumed run (``reactloop.resume``) appends a ``resume`` event, and its run goes on in the
+same journal to the stop that ends it; ``approval`` records a person's decision on a call
+that waits for one. Each event's ``data`` is plain JSON.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ EVENT_TYPES = (
     "response",
     "turn",
     "tool_call",
+    "tool_start",
     "tool_result",
     "warning",
     "compaction",
     "check",
     "budget_notice",
     "stop",
+    "resume",
+    "approval",
 )
 
 

@@ -166,6 +166,7 @@ def stop_data(stop: Stop, result: RunResult) -> dict[str, object]:
         "usage": result.usage.to_dict(),
         "cost": result.cost,
         "seconds": micros(result.seconds),
+        **({"pending": [call.to_dict() for call in stop.pending]} if stop.pending else {}),
     }
 
 
@@ -187,6 +188,7 @@ def run_result(
         forced=stop.forced,
         output=stop.output,
         error_kind=stop.error_kind,
+        pending=stop.pending,
     )
 
 

@@ -62,6 +62,11 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._turns) - self._next
 
+    def resume_at(self, turns: int) -> None:
+        """Continue from turn ``turns`` (a resumed run: the turns before it were played)."""
+        with self._lock:
+            self._next = max(0, min(turns, len(self._turns)))
+
     def exhausted_message(self) -> str:
         return f"scripted model has no more turns (all {len(self._turns)} used)"
 

@@ -109,6 +109,17 @@ def _validation_error() -> type[ValidationError]:
     return ValidationError
 
 
-Approver = Callable[[PreparedCall, Tool], "bool | str"]
-"""``approve(call, tool)``: True runs the call; False or a reason string declines it. ``call``
-is the prepared call: ``call.arguments`` holds the decoded arguments that will run."""
+class Defer(NamedTuple):
+    """An approver's answer that puts the decision off: the call does not run now, and the run
+    stops ``awaiting_approval`` with it pending, for a person to decide later
+    (``reactloop approve``, then ``reactloop resume``; or ``Agent.resume(decisions=...)``)."""
+
+    reason: str = "waits for a person's approval"
+
+
+Approver = Callable[[PreparedCall, Tool], "bool | str | Defer"]
+"""``approve(call, tool)``: True runs the call; False or a reason string declines it; a
+``Defer()`` puts it off (the run stops ``awaiting_approval``). ``call`` is the prepared call:
+``call.arguments`` holds the decoded arguments that will run. An approver asked about a call
+of a resumed run that may already have run is given ``note=`` (why) when it takes that
+keyword."""

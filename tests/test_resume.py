@@ -1,0 +1,229 @@
+"""Agent.resume: a run continued from its journal, cut at every event boundary as a kill would
+cut it (the real kills: tests/test_resume_kill.py). Each resumed run ends with one ``stop``,
+no call with a recorded result runs again, an uncertain call runs again only when its tool
+is read-only or idempotent or someone approves it, and the history is the uninterrupted one
+apart from the marked interruptions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, Journal, Limits, ScriptedModel, tool
+from reactloop.errors import UsageError
+from reactloop.journal.writer import read_journal
+from reactloop.messages import Message
+from reactloop.tools.base import Tool
+from reactloop.tools.prepared import PreparedCall
+
+LIMITS = Limits(max_model_calls=40, max_tool_calls=40, max_seconds=None)
+UNCERTAIN = "may already have run"
+
+
+class Tools:
+    """A side-effect tool, an idempotent one and a read-only one, counting their runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+        @tool
+        def bump(n: int) -> int:
+            """Add one (a side effect).
+
+            Args:
+                n: a number
+            """
+            self.runs.append(f"bump {n}")
+            return n + 1
+
+        @tool(idempotent=True)
+        def put(key: str) -> str:
+            """Store a key (idempotent).
+
+            Args:
+                key: a key
+            """
+            self.runs.append(f"put {key}")
+            return key
+
+        @tool(read_only=True)
+        def peek(key: str) -> str:
+            """Read a key.
+
+            Args:
+                key: a key
+            """
+            self.runs.append(f"peek {key}")
+            return key.upper()
+
+        self.tools = [bump, put, peek]
+
+
+def script(steps: int) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for i in range(steps):
+        name, arguments = [
+            ("bump", {"n": i}),
+            ("put", {"key": f"k{i}"}),
+            ("peek", {"key": f"p{i}"}),
+        ][i % 3]
+        turns.append(
+            {"content": f"step {i}", "tool_calls": [{"name": name, "arguments": arguments}]}
+        )
+    turns.append({"content": "done"})
+    return turns
+
+
+def recorded(tmp_path: Path, steps: int = 6) -> tuple[Path, list[Message], list[dict[str, Any]]]:
+    path = tmp_path / "full.jsonl"
+    turns = script(steps)
+    with Journal(path) as journal:
+        result = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=LIMITS).run(
+            "go"
+        )
+    assert result.stop_reason == "final_answer"
+    return path, list(result.history), turns
+
+
+def cut(path: Path, lines: int, into: Path, torn: bytes = b"") -> Path:
+    kept = path.read_bytes().split(b"\n")[:lines]
+    into.write_bytes(b"\n".join(kept) + b"\n" + torn)
+    return into
+
+
+def stops_after_last_start(path: Path) -> int:
+    events = read_journal(path)
+    start = max(i for i, e in enumerate(events) if e["type"] == "run_start")
+    return sum(e["type"] == "stop" for e in events[start:])
+
+
+def without_interruptions(history: list[Message]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in history if UNCERTAIN not in m.content]
+
+
+def test_a_journal_cut_at_any_event_resumes_to_the_uninterrupted_history(tmp_path: Path) -> None:
+    path, history, turns = recorded(tmp_path)
+    total = len(path.read_bytes().split(b"\n")) - 1
+    for lines in range(2, total):  # the header and run_start at least; the stop cut off
+        trace = cut(path, lines, tmp_path / f"cut{lines}.jsonl")
+        before = read_journal(trace)
+        results = {e["result"]["call_id"] for e in before if e["type"] == "tool_result"}
+        started = {e["call_id"]: e["name"] for e in before if e["type"] == "tool_start"}
+        tools = Tools()
+        result = Agent(ScriptedModel(turns), tools.tools).resume(trace)
+        assert result.stop_reason == "final_answer" and result.answer == "done", lines
+        assert stops_after_last_start(trace) == 1
+        uncertain = {i: n for i, n in started.items() if i not in results}
+        rerun = [i for i, n in uncertain.items() if n in ("put", "peek")]
+        expected = len(turns) - 1 - len(results) - len(uncertain) + len(rerun)
+        assert len(tools.runs) == expected, lines  # nothing with a result ran again
+        if not any(n == "bump" for n in uncertain.values()):
+            assert [m.to_dict() for m in result.history] == [m.to_dict() for m in history]
+        else:  # the one uncertain side effect was not run again: the model was told so
+            assert without_interruptions(list(result.history)) == [
+                m.to_dict() for m in history if m.tool_call_id not in uncertain
+            ]
+
+
+def test_an_uncertain_side_effect_goes_to_the_approver_with_a_note(tmp_path: Path) -> None:
+    path, history, turns = recorded(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    first_start = next(i for i, line in enumerate(lines) if b'"tool_start"' in line)
+    trace = cut(path, first_start + 1, tmp_path / "cut.jsonl")
+    asked: list[tuple[str, str]] = []
+
+    def approve(call: PreparedCall, tool: Tool, note: str | None = None) -> bool:
+        asked.append((call.id, note or ""))
+        return True
+
+    tools = Tools()
+    result = Agent(ScriptedModel(turns), tools.tools, approve=approve).resume(trace)
+    assert result.answer == "done"
+    assert UNCERTAIN in asked[0][1] and "no result recorded" in asked[0][1]
+    assert tools.runs.count("bump 0") == 1  # approved: it ran again, once
+    assert [m.to_dict() for m in result.history] == [m.to_dict() for m in history]
+    resume = next(e for e in read_journal(trace) if e["type"] == "resume")
+    assert resume["why"] == "no_stop" and resume["calls"][0]["state"] == "uncertain"
+
+
+def test_a_torn_last_line_is_set_aside_and_the_run_goes_on(tmp_path: Path) -> None:
+    path, history, turns = recorded(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    torn = lines[9][: len(lines[9]) // 2]
+    trace = cut(path, 9, tmp_path / "torn.jsonl", torn=torn)
+    result = Agent(ScriptedModel(turns), Tools().tools).resume(trace)
+    assert result.answer == "done"
+    assert (tmp_path / "torn.jsonl.torn").read_bytes() == torn + b"\n"
+    resume = next(e for e in read_journal(trace) if e["type"] == "resume")
+    assert resume["torn"]["bytes"] == len(torn)
+    assert [m.to_dict() for m in result.history] == [m.to_dict() for m in history]
+
+
+def refused(trace: Path, match: str, tools: list[Tool] | None = None) -> None:
+    before = trace.read_bytes()
+    agent = Agent(ScriptedModel(script(6)), Tools().tools if tools is None else tools)
+    with pytest.raises(UsageError, match=match):
+        agent.resume(trace)
+    assert trace.read_bytes() == before  # nothing in it changed
+    assert not trace.with_name(trace.name + ".torn").exists()
+
+
+def test_bad_journals_are_one_clear_error_and_stay_as_they_were(tmp_path: Path) -> None:
+    path, _, _ = recorded(tmp_path)
+    refused(path, "finished")
+    lines = path.read_bytes().split(b"\n")
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"\n".join([*lines[:4], b"{not json", *lines[5:9]]) + b"\n")
+    refused(damaged, "not JSON")
+    header = json.loads(lines[0])
+    other = tmp_path / "v9.jsonl"
+    other.write_bytes(
+        b"\n".join([json.dumps({**header, "version": 9}).encode(), *lines[1:9]]) + b"\n"
+    )
+    refused(other, "version")
+    with pytest.raises(UsageError, match="no such journal"):
+        Agent(ScriptedModel(script(6)), Tools().tools).resume(tmp_path / "absent.jsonl")
+
+
+def test_a_journal_still_being_written_is_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "live.jsonl"
+    with Journal(trace) as journal:
+        Agent(ScriptedModel(["hello"]), [], journal=journal, protocol="text")
+        refused(trace, "live process")
+
+
+def test_other_tools_or_model_are_refused_unless_forced(tmp_path: Path) -> None:
+    path, _, turns = recorded(tmp_path)
+    trace = cut(path, 12, tmp_path / "cut.jsonl")
+    refused(trace, "tools differ", tools=Tools().tools[:2])
+    model = ScriptedModel(turns, name="another")
+    with pytest.raises(UsageError, match="model"):
+        Agent(model, Tools().tools).resume(trace)
+    assert Agent(model, Tools().tools).resume(trace, force=True).answer == "done"
+
+
+def test_limits_raised_on_resume_count_the_run_so_far(tmp_path: Path) -> None:
+    turns = script(6)
+    trace = tmp_path / "limited.jsonl"
+    limits = Limits(max_model_calls=3, max_tool_calls=40, max_seconds=None, wind_down=False)
+    with Journal(trace) as journal:
+        first = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=limits).run("go")
+    assert first.stop_reason == "max_model_calls" and first.model_calls == 3
+    tools = Tools()
+    raised = Limits(max_model_calls=5, max_tool_calls=40, max_seconds=None, wind_down=False)
+    second = Agent(ScriptedModel(turns), tools.tools).resume(trace, limits=raised)
+    assert second.stop_reason == "max_model_calls" and second.model_calls == 5
+    third = Agent(ScriptedModel(turns), Tools().tools).resume(trace, limits=LIMITS)
+    assert third.answer == "done" and third.model_calls == 7 and third.tool_calls == 6
+    events = read_journal(trace)
+    assert [e["why"] for e in events if e["type"] == "resume"] == [
+        "max_model_calls",
+        "max_model_calls",
+    ]
+    assert events[-1]["type"] == "stop" and events[-1]["stop_reason"] == "final_answer"
+    results = [e["result"]["call_id"] for e in events if e["type"] == "tool_result"]
+    executed = [e for e in events if e["type"] == "tool_result" and e["result"]["executed"]]
+    assert len(executed) == 6 and len(set(results)) == 6
