@@ -17,7 +17,7 @@ from reactloop.errors import UsageError
 from reactloop.journal.writer import read_journal
 from reactloop.messages import Message
 from reactloop.tools.base import Tool
-from reactloop.tools.prepared import PreparedCall
+from reactloop.tools.prepared import Defer, PreparedCall
 
 LIMITS = Limits(max_model_calls=40, max_tool_calls=40, max_seconds=None)
 UNCERTAIN = "may already have run"
@@ -227,3 +227,55 @@ def test_limits_raised_on_resume_count_the_run_so_far(tmp_path: Path) -> None:
     results = [e["result"]["call_id"] for e in events if e["type"] == "tool_result"]
     executed = [e for e in events if e["type"] == "tool_result" and e["result"]["executed"]]
     assert len(executed) == 6 and len(set(results)) == 6
+
+
+def test_a_deferred_call_waits_and_runs_once_when_approved(tmp_path: Path) -> None:
+    turns = script(3)
+    trace = tmp_path / "deferred.jsonl"
+
+    def later(call: PreparedCall, tool: Tool) -> Defer:
+        return Defer()
+
+    tools = Tools()
+    with Journal(trace) as journal:
+        agent = Agent(ScriptedModel(turns), tools.tools, journal=journal, limits=LIMITS)
+        agent.approve = later
+        first = agent.run("go")
+    assert first.stop_reason == "awaiting_approval" and first.answer is None
+    assert [(c.name, c.arguments) for c in first.pending] == [("bump", {"n": 0})]
+    assert tools.runs == []
+    stop = read_journal(trace)[-1]
+    assert stop["pending"] == [c.to_dict() for c in first.pending]
+    pending_id = first.pending[0].id
+    second = Agent(ScriptedModel(turns), tools.tools, approve=later).resume(
+        trace, decisions={pending_id: True}
+    )  # the approved call runs; the next call with side effects waits in its turn
+    assert second.stop_reason == "awaiting_approval" and tools.runs == ["bump 0"]
+    assert [c.name for c in second.pending] == ["put"]
+    third = Agent(ScriptedModel(turns), tools.tools, approve=later).resume(
+        trace, decisions={second.pending[0].id: True}
+    )
+    assert third.answer == "done" and tools.runs == ["bump 0", "put k1", "peek p2"]
+    assert third.model_calls == 4 and third.tool_calls == 3
+    approvals = [e for e in read_journal(trace) if e["type"] == "approval"]
+    assert [e["call_id"] for e in approvals] == [pending_id, second.pending[0].id]
+    assert approvals[0]["who"] == "Agent.resume"
+    with pytest.raises(UsageError, match="finished"):
+        Agent(ScriptedModel(turns), tools.tools).resume(trace)
+    assert tools.runs == ["bump 0", "put k1", "peek p2"]
+
+
+def test_a_denied_call_is_answered_with_the_reason_and_never_runs(tmp_path: Path) -> None:
+    turns = script(2)
+    trace = tmp_path / "denied.jsonl"
+    tools = Tools()
+    with Journal(trace) as journal:
+        agent = Agent(ScriptedModel(turns), tools.tools, journal=journal, limits=LIMITS)
+        agent.approve = lambda call, tool: Defer()
+        pending = agent.run("go").pending[0].id
+    result = Agent(ScriptedModel(turns), tools.tools).resume(
+        trace, decisions={pending: "the counter is frozen"}
+    )
+    assert result.answer == "done" and tools.runs == ["put k1"]
+    answer = next(m for m in result.history if m.tool_call_id == pending)
+    assert "the counter is frozen" in answer.content

@@ -23,6 +23,8 @@ COMMANDS = {
     "replay": "reactloop.cli.trace:replay",
     "view": "reactloop.cli.trace:view",
     "cost": "reactloop.cli.trace:cost",
+    "resume": "reactloop.cli.resume:resume",
+    "approve": "reactloop.cli.approve:approve",
 }
 
 
@@ -38,6 +40,10 @@ SUMMARIES = {
     "view": "Write TRACE as one self-contained HTML page (no network needed to open it).",
     "cost": "Tokens per step and per run, the quadratic cost model, money, the cache cost of "
     "each context compaction, and prefix warnings.",
+    "resume": "Continue the run journaled in TRACE (killed, awaiting approval, or stopped by a "
+    "limit).",
+    "approve": "Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of "
+    "them.",
 }
 
 

@@ -60,6 +60,7 @@ class RunOptions:
     cache: bool = False
     no_budget_notices: bool = False
     exit_zero_on_forced: bool = False
+    defer_approval: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:

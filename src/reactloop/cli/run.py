@@ -54,6 +54,12 @@ _PROTOCOL_HELP = (
 @click.option("--read-only", is_flag=True, help="No tools that write.")
 @click.option("--approve", is_flag=True, help="Ask before every call with side effects.")
 @click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
+@click.option(
+    "--defer-approval",
+    is_flag=True,
+    help="Ask nobody now: calls with side effects wait, the run stops awaiting_approval "
+    "(then reactloop approve, reactloop resume).",
+)
 @click.option("--stream", is_flag=True, help="Stream the model's text as it arrives.")
 @click.option("--seed", type=int, help="Sampling seed, where the model supports one.")
 @click.option("--temperature", type=FiniteFloat(min=0), help="Sampling temperature.")

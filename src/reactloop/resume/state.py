@@ -81,6 +81,7 @@ def rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
             raise UsageError(f"the journal's {event.get('type')} event is damaged: {exc}") from None
     if not state.messages:
         state.messages = _opening(run)
+    state.decisions = decisions_in(run)
     state.t_end = _number(run[-1].get("t"))
     state.seconds = max(0.0, _number(run[done].get("t")) - t0)
     if why != "no_stop":
@@ -152,6 +153,21 @@ def _apply(state: ResumeState, event: Mapping[str, Any]) -> None:
         )
     if isinstance(event.get("step"), int):
         state.step = max(state.step, event["step"])
+
+
+def decisions_in(run: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:
+    """The decisions recorded on pending calls (``approval`` events): True, or the reason of
+    a denial. A denial stands: a later approval of the same call does not undo it."""
+    decisions: dict[str, bool | str] = {}
+    for event in run:
+        if event.get("type") != "approval":
+            continue
+        call_id = str(event.get("call_id"))
+        if event.get("decision") == "approve":
+            decisions.setdefault(call_id, True)
+        else:
+            decisions[call_id] = str(event.get("reason") or "denied by the user")
+    return decisions
 
 
 def _on_turn(state: ResumeState, event: Mapping[str, Any]) -> None:

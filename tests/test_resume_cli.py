@@ -1,0 +1,105 @@
+"""``reactloop resume`` and ``reactloop approve``, each in a process of its own: a run stops
+``awaiting_approval``; another process approves one call and denies another; the resume runs
+exactly the approved one; a second resume runs nothing again."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from reactloop import read_journal
+
+
+def reactloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "reactloop", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+def write(path: str, content: str, call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+def test_deferred_approval_across_processes(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    turns = [
+        {"tool_calls": [write("a.txt", "A", "w_a"), write("b.txt", "B", "w_b")]},
+        {"content": "wrote what I was allowed to"},
+    ]
+    script.write_text(json.dumps(turns), encoding="utf-8")
+    trace = tmp_path / "run.jsonl"
+    common = ["--tools", "files", "--workspace", str(workspace)]
+    first = reactloop(
+        "run", "write two files", "--model", f"scripted:{script.name}", *common,
+        "--trace", str(trace), "--defer-approval", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    payload = json.loads(first.stdout)
+    assert payload["stop_reason"] == "awaiting_approval"
+    assert [(c["call_id"], c["arguments"]["path"]) for c in payload["pending"]] == [
+        ("w_a", "a.txt"),
+        ("w_b", "b.txt"),
+    ]
+    stop = read_journal(trace)[-1]
+    assert stop["type"] == "stop" and [c["call_id"] for c in stop["pending"]] == ["w_a", "w_b"]
+    assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+
+    approved = reactloop("approve", str(trace), "w_a", "--who", "alice", cwd=tmp_path)
+    assert approved.returncode == 0 and "w_a: approved" in approved.stdout, approved.stderr
+    denied = reactloop("approve", str(trace), "w_b", "--deny", "not b", cwd=tmp_path)
+    assert denied.returncode == 0 and "denied" in denied.stdout, denied.stderr
+    unknown = reactloop("approve", str(trace), "w_zzz", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no pending call w_zzz" in unknown.stderr
+    decisions = [e for e in read_journal(trace) if e["type"] == "approval"]
+    assert [(e["call_id"], e["decision"], e["reason"]) for e in decisions] == [
+        ("w_a", "approve", None),
+        ("w_b", "deny", "not b"),
+    ]
+    assert decisions[0]["who"] == "alice" and decisions[0]["at"]
+
+    resumed = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["answer"] == "wrote what I was allowed to"
+    assert (workspace / "a.txt").read_text() == "A" and not (workspace / "b.txt").exists()
+    events = read_journal(trace)
+    results = {e["result"]["call_id"]: e["result"] for e in events if e["type"] == "tool_result"}
+    assert results["w_a"]["ok"] and "not b" in results["w_b"]["error"]
+    assert [e["type"] for e in events].count("resume") == 1
+    assert events[-1]["type"] == "stop" and events[-1]["stop_reason"] == "final_answer"
+
+    (workspace / "a.txt").write_text("changed after the run")
+    again = reactloop("resume", str(trace), cwd=tmp_path)
+    assert again.returncode == 2 and "finished" in again.stderr
+    assert (workspace / "a.txt").read_text() == "changed after the run"  # nothing ran again
+    assert read_journal(trace) == events
+
+
+def test_resume_of_a_killed_cli_run_with_raised_limits(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": f"{i}+1"}}]}
+             for i in range(4)] + [{"content": "four sums"}]  # fmt: skip
+    script.write_text(json.dumps(turns), encoding="utf-8")
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "sum", "--model", f"scripted:{script}", "--tools", "calculator",
+        "--trace", str(trace), "--max-steps", "2", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert json.loads(first.stdout)["stop_reason"] == "max_model_calls", first.stderr
+    resumed = reactloop("resume", str(trace), "--max-steps", "10", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    payload = json.loads(resumed.stdout)
+    assert payload["answer"] == "four sums" and payload["model_calls"] == 5
+    other = reactloop("resume", str(trace), "--model", "scripted:x.json", cwd=tmp_path)
+    assert other.returncode == 2 and "error" in other.stderr
