@@ -87,6 +87,7 @@ class ResumedLoop(RunLoop):
             if stop is not None:
                 return stop
             batch = []
+            self.budget.tool_calls += 1  # it started: it counts, as it did in the run
             self.calls.report(open_call.call, answer)
         return self._run(batch)
 

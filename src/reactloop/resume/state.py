@@ -82,6 +82,8 @@ def rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
     if not state.messages:
         state.messages = _opening(run)
     state.decisions = decisions_in(run)
+    # an uncertain call counts again when it runs again (or once it is answered without)
+    state.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
     state.t_end = _number(run[-1].get("t"))
     state.seconds = max(0.0, _number(run[done].get("t")) - t0)
     if why != "no_stop":
