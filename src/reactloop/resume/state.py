@@ -53,6 +53,7 @@ class ResumeState:
     format_errors: int = 0
     notices_at: list[tuple[int, int, int]] = field(default_factory=list)
     decisions: dict[str, bool | str] = field(default_factory=dict)  # call id: True or reason
+    started: set[str] = field(default_factory=set)  # ids of the calls with a tool_start
     superseded: str | None = None  # the reason of a stop a later ``resume`` supersedes
 
     @property
@@ -135,7 +136,9 @@ def _apply(state: ResumeState, event: Mapping[str, Any]) -> None:
     elif kind == "turn":
         _on_turn(state, event)
     elif kind == "tool_start":
-        state.tool_calls += 1
+        if event["call_id"] not in state.started:  # a call run again on resume counts once
+            state.started.add(event["call_id"])
+            state.tool_calls += 1
         _set_call(state, str(event["call_id"]), "uncertain", _number(event.get("t")))
     elif kind == "tool_result":
         _on_result(state, event)
