@@ -279,3 +279,32 @@ def test_a_denied_call_is_answered_with_the_reason_and_never_runs(tmp_path: Path
     assert result.answer == "done" and tools.runs == ["put k1"]
     answer = next(m for m in result.history if m.tool_call_id == pending)
     assert "the counter is frozen" in answer.content
+
+
+def test_view_cost_and_replay_read_a_resumed_run_as_one_run(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reactloop.cli import main
+    from reactloop.replay import replay
+
+    turns = script(4)
+    trace = tmp_path / "resumed.jsonl"
+    tight = Limits(max_model_calls=2, max_tool_calls=40, max_seconds=None, wind_down=False)
+    with Journal(trace) as journal:
+        Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=tight).run("go")
+    Agent(ScriptedModel(turns), Tools().tools).resume(trace, limits=LIMITS)
+    page = tmp_path / "page.html"
+    viewed = CliRunner().invoke(main, ["view", str(trace), "-o", str(page)])
+    assert viewed.exit_code == 0, viewed.output
+    html = page.read_text(encoding="utf-8")
+    assert "resumed after it stopped max_model_calls" in html and "final_answer" in html
+    cost = CliRunner().invoke(main, ["cost", str(trace), "--json"])
+    assert cost.exit_code == 0, cost.output
+    report = json.loads(cost.stdout)
+    assert [r["stop_reason"] for r in report["runs"]] == ["final_answer"]
+    assert [(r["why"], r["step"]) for r in report["resumes"]] == [("max_model_calls", 2)]
+    text = CliRunner().invoke(main, ["cost", str(trace)])
+    assert "resumed 1 time(s) (after: max_model_calls)" in text.stdout
+    replayed = replay(trace, tools=Tools().tools)
+    assert replayed.identical and replayed.result is not None
+    assert replayed.result.answer == "done"

@@ -60,6 +60,7 @@ def resume_run(
         settings = dataclasses.replace(settings, journal=journal)
         notes = uncertain_notes(state, recorded.created)
         record = resume_record(state, torn, len(recorded.torn))
+        record["limits"] = vars(settings.limits)
         loop = ResumedLoop(settings, state, record, decisions=known, notes=notes)
         for call_id, decision in given.items():
             if call_id not in state.decisions:
