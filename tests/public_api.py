@@ -10,10 +10,10 @@ from __future__ import annotations
 PUBLIC_API: dict[str, list[str]] = {
     "reactloop": [
         "ERROR_KINDS", "Agent", "AnthropicModel", "Approver", "CommandCheck", "Conversation",
-        "Event", "FunctionModel", "InvalidOutput", "JSONSchema", "Journal", "JournalError",
+        "Defer", "Event", "FunctionModel", "InvalidOutput", "JSONSchema", "Journal", "JournalError",
         "Limits", "LocalLlamaModel", "Message", "MissingDependency", "Model", "ModelError",
-        "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer",
-        "OpenAIChatModel", "PreparedCall", "ProviderError", "ReactLoopError", "ReactTextModel",
+        "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer", "OpenAIChatModel",
+        "PendingCall", "PreparedCall", "ProviderError", "ReactLoopError", "ReactTextModel",
         "RunResult", "RunStream", "ScriptedModel", "StopReason", "TerminalApprover", "Tool",
         "ToolCall", "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError",
         "__version__", "read_checklist", "read_journal", "resolve_model", "tool",

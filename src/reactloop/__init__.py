@@ -36,10 +36,10 @@ from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpe
 from reactloop.models.base import Model, ModelRequest, ModelSettings
 from reactloop.models.react import ReactTextModel
 from reactloop.output.spec import InvalidOutput
-from reactloop.result import RunResult
+from reactloop.result import PendingCall, RunResult
 from reactloop.support import lazy_names
 from reactloop.tools.base import Tool, tool
-from reactloop.tools.prepared import Approver, PreparedCall
+from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see them
@@ -86,6 +86,7 @@ __all__ = [
     "Approver",
     "CommandCheck",
     "Conversation",
+    "Defer",
     "Event",
     "FunctionModel",
     "InvalidOutput",
@@ -104,6 +105,7 @@ __all__ = [
     "OTelObserver",
     "Observer",
     "OpenAIChatModel",
+    "PendingCall",
     "PreparedCall",
     "ProviderError",
     "ReactLoopError",
