@@ -15,7 +15,7 @@ import pytest
 from reactloop import Agent, Journal, Limits, ScriptedModel, tool
 from reactloop.errors import UsageError
 from reactloop.journal.writer import read_journal
-from reactloop.messages import Message
+from reactloop.messages import Message, ToolCall
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Defer, PreparedCall
 
@@ -308,3 +308,79 @@ def test_view_cost_and_replay_read_a_resumed_run_as_one_run(tmp_path: Path) -> N
     replayed = replay(trace, tools=Tools().tools)
     assert replayed.identical and replayed.result is not None
     assert replayed.result.answer == "done"
+
+
+def test_repeats_are_counted_across_a_resume(tmp_path: Path) -> None:
+    same = {"name": "peek", "arguments": {"key": "a"}}
+    turns: list[dict[str, Any]] = [{"tool_calls": [same]} for _ in range(3)] + [
+        {"content": "gave up"}
+    ]
+    path = tmp_path / "full.jsonl"
+    with Journal(path) as journal:
+        full = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=LIMITS).run("go")
+    assert full.stop_reason == "loop_detected"
+    lines = path.read_bytes().split(b"\n")
+    results = [i for i, line in enumerate(lines) if b'"type":"tool_result"' in line]
+    for after in results[:2]:  # cut after the first, then the second identical call
+        trace = cut(path, after + 1, tmp_path / f"cut{after}.jsonl")
+        resumed = Agent(ScriptedModel(turns), Tools().tools).resume(trace)
+        assert resumed.stop_reason == "loop_detected" and resumed.answer == "gave up"
+        assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]
+
+
+def test_a_missing_workspace_is_refused(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    trace = tmp_path / "ws.jsonl"
+    turns = script(2)
+    with Journal(trace) as journal:
+        agent = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=LIMITS)
+        agent.config = {"workspace": str(workspace)}
+        agent.run("go")
+    lines = trace.read_bytes().split(b"\n")
+    trace.write_bytes(b"\n".join(lines[:5]) + b"\n")
+    workspace.rmdir()
+    refused(trace, "workspace .* is missing")
+
+
+def test_the_terminal_approver_shows_the_note_and_no_rule_skips_it() -> None:
+    import io
+
+    from reactloop import TerminalApprover
+    from reactloop.tools.prepared import prepare
+
+    bump = Tools().tools[0]
+    call = prepare(ToolCall(id="c1", name="bump", arguments='{"n": 1}'), bump, "")
+    shown = io.StringIO()
+    approver = TerminalApprover(["tool:bump"], input=io.StringIO("n\n"), output=shown)
+    assert approver(call, bump) is True  # the rule lets it through without a note
+    answer = approver(call, bump, note="this call may already have run (started at 12:00)")
+    assert answer == "declined by the user"
+    assert "note: this call may already have run (started at 12:00)" in shown.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("tight", "reason"),
+    [
+        ({"max_tool_calls": 2}, "max_tool_calls"),
+        ({"max_tokens": 25}, "max_tokens"),
+    ],
+)
+def test_a_run_stopped_by_a_limit_goes_on_under_a_raised_one(
+    tmp_path: Path, tight: dict[str, int], reason: str
+) -> None:
+    turns = script(4)
+    for turn in turns:
+        turn["usage"] = {"input_tokens": 8, "output_tokens": 2}
+    trace = tmp_path / "limited.jsonl"
+    limits = Limits(max_seconds=None, wind_down=False, **tight)
+    with Journal(trace) as journal:
+        first = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=limits).run("go")
+    assert first.stop_reason == reason
+    tools = Tools()
+    second = Agent(ScriptedModel(turns), tools.tools).resume(trace, limits=LIMITS)
+    assert second.answer == "done" and second.tool_calls == 4 and second.model_calls == 5
+    assert second.usage.total_tokens == 50  # the tokens so far are carried over
+    events = read_journal(trace)
+    executed = [e for e in events if e["type"] == "tool_result" and e["result"]["executed"]]
+    assert len(executed) == 4 == len({e["result"]["call_id"] for e in executed})

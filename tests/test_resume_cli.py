@@ -86,7 +86,7 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     assert read_journal(trace) == events
 
 
-def test_resume_of_a_killed_cli_run_with_raised_limits(tmp_path: Path) -> None:
+def test_a_cli_run_stopped_by_its_step_limit_resumes_with_a_raised_one(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": f"{i}+1"}}]}
              for i in range(4)] + [{"content": "four sums"}]  # fmt: skip
@@ -97,9 +97,14 @@ def test_resume_of_a_killed_cli_run_with_raised_limits(tmp_path: Path) -> None:
         "--trace", str(trace), "--max-steps", "2", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert json.loads(first.stdout)["stop_reason"] == "max_model_calls", first.stderr
+    other = tmp_path / "other.json"
+    other.write_text(script.read_text())
+    before = trace.read_bytes()
+    refused = reactloop("resume", str(trace), "--model", f"scripted:{other}", cwd=tmp_path)
+    assert refused.returncode == 2 and "recorded with model" in refused.stderr
+    assert "--force" in refused.stderr and trace.read_bytes() == before
     resumed = reactloop("resume", str(trace), "--max-steps", "10", "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     payload = json.loads(resumed.stdout)
     assert payload["answer"] == "four sums" and payload["model_calls"] == 5
-    other = reactloop("resume", str(trace), "--model", "scripted:x.json", cwd=tmp_path)
-    assert other.returncode == 2 and "error" in other.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1

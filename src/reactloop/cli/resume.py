@@ -24,6 +24,7 @@ from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.options import MAX_SECONDS
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
+from reactloop.journal.events import Event
 from reactloop.limits import Limits
 from reactloop.models import resolve_model
 from reactloop.models.base import ModelSettings
@@ -87,17 +88,20 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     config = config if isinstance(config, Mapping) else {}
     model = resolve_model(_spec(options, config), ModelSettings(base_url=options["base_url"]))
     console = None if options["as_json"] else ConsoleObserver(stderr)
+
+    def announce(event: Event) -> None:  # once every check passed: the resume event is out
+        if event.type == "resume":
+            stderr.print(f"[dim]{describe(state)}[/]")
+
     agent = Agent(
         model,
         tools_from_config(config),
         protocol=_protocol(state, config),
         tool_choice=str(config.get("tool_choice") or "auto"),
         approve=_approver(options),
-        observers=[console] if console is not None else [],
+        observers=[announce, console] if console is not None else [],
         config=dict(config),
     )
-    if console is not None:
-        stderr.print(f"[dim]{describe(state)}[/]")
     result = agent.resume(
         trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]
     )

@@ -165,6 +165,41 @@ def _restore(loop: ResumedLoop, state: ResumeState) -> None:
         for model_calls, tool_calls, tokens in state.notices_at:
             _mark_announced(notes, model_calls, tool_calls, tokens)
     _model_at(loop.settings.model, state.turns)
+    _guard_at(loop, state)
+
+
+def _guard_at(loop: ResumedLoop, state: ResumeState) -> None:
+    """The loop guard as the calls so far left it: each call it had judged, judged again in
+    order, and each executed one recorded with its result (repeats across a resume count)."""
+    calls = loop.calls
+    results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
+    for message in state.messages:
+        for call in message.tool_calls:
+            content = results.get(call.id)
+            if content is None or _never_judged(content):
+                continue
+            prepared = calls.toolbox.prepare(call)
+            calls.guard.check(call, prepared.arguments, key=prepared.key)
+            if call.id in state.executed:
+                tool = prepared.tool
+                calls.guard.record(
+                    prepared.key,
+                    content,
+                    side_effects=tool is None or not tool.read_only,
+                    call=(call.name, prepared.arguments),
+                )
+
+
+_UNJUDGED = (
+    '"error": "not executed: ',
+    '"error": "not run: the tool call limit',
+    '"error": "not run: the time limit',
+)
+
+
+def _never_judged(content: str) -> bool:
+    """A result the loop guard never saw: refused by a budget before it, or never run."""
+    return any(marker in content for marker in _UNJUDGED)
 
 
 def _mark_announced(notes: Any, model_calls: int, tool_calls: int, tokens: int) -> None:

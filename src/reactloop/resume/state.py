@@ -54,6 +54,7 @@ class ResumeState:
     notices_at: list[tuple[int, int, int]] = field(default_factory=list)
     decisions: dict[str, bool | str] = field(default_factory=dict)  # call id: True or reason
     started: set[str] = field(default_factory=set)  # ids of the calls with a tool_start
+    executed: set[str] = field(default_factory=set)  # ids of the calls a tool ran (a result)
     superseded: str | None = None  # the reason of a stop a later ``resume`` supersedes
 
     @property
@@ -199,6 +200,8 @@ def _on_result(state: ResumeState, event: Mapping[str, Any]) -> None:
     result = event["result"]
     call_id, name = str(result["call_id"]), result.get("name")
     content = str(event["content"])
+    if result.get("executed", True):
+        state.executed.add(call_id)
     state.messages.append(Message(role="tool", content=content, tool_call_id=call_id, name=name))
     _set_call(state, call_id, "done", None)
 
