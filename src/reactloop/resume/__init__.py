@@ -11,4 +11,5 @@ The files, in reading order:
                        approver that applies the decisions given
 - ``start.py``         ``resume_run``: the checks (model, tools, workspace), then the run
 - ``decisions.py``     ``record_decisions``: ``reactloop approve`` writes a person's decisions
+- ``one_run.py``       ``as_one_run``: a resumed journal read as the one run it makes (replay)
 """

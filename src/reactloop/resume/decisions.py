@@ -14,9 +14,8 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.journal.events import Event
-from reactloop.journal.writer import Journal
 from reactloop.resume.journal_file import set_aside_torn
-from reactloop.resume.start import decision_data, prepare_resume
+from reactloop.resume.start import decision_data, open_to_append, prepare_resume
 from reactloop.resume.state import ResumeState
 
 
@@ -44,8 +43,8 @@ def record_decisions(
         raise UsageError(f"{recorded.path}: {', '.join(denied)} already denied; a denial stands")
     decision: bool | str = True if deny is None else (deny or "denied by the user")
     events = [decision_data(i, decision, who=who) for i in chosen]
-    set_aside_torn(recorded)
-    with Journal(recorded.path, append=True, t_offset=state.t_end) as journal:
+    with open_to_append(recorded.path, state) as journal:
+        set_aside_torn(recorded)
         for data in events:
             journal(Event("approval", state.step, data))
     return events

@@ -8,6 +8,7 @@ version, or without a run is a ``UsageError`` in one line, and the file is as it
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,8 +47,6 @@ def read_recorded(path: str | Path) -> Recorded:
 
 
 def _created(data: bytes) -> datetime | None:
-    import json
-
     try:
         header = json.loads(data[: data.index(b"\n")])
         return datetime.fromisoformat(header["created"])

@@ -24,7 +24,7 @@ from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import Message, ToolCall, ToolResult
-from reactloop.result import RunResult, Stop
+from reactloop.result import Stop
 from reactloop.resume.state import OpenCall, ResumeState
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
@@ -50,22 +50,21 @@ class ResumedLoop(RunLoop):
         self.decisions = dict(decisions)
         self.notes = dict(notes)
         self.calls.approve = DecidingApprover(settings.approve, self.decisions, self.notes)
+        self.settled: Stop | None = None
         _restore(self, state)
 
-    def execute(self) -> RunResult:
-        try:
-            self.start()
-            stop = self.settle()
-            while stop is None:
-                stop = self.step_once()
-        except KeyboardInterrupt:
-            stop = Stop(StopReason.CANCELLED, None, "interrupted")
-        return self.finish(stop)
-
     def start(self) -> None:
+        """``RunLoop.execute`` calls it first (so a resumed run ends as any run does, Ctrl-C
+        included): the ``resume`` event, then the last turn's calls settled."""
         if not self.state.messages:  # killed before its first request: the task is not there
             self.history.append(Message(role="user", content=self.task, kind="task"))
         self.emit("resume", **self.record)
+        self.settled = self.settle()
+
+    def step_once(self) -> Stop | None:
+        if self.settled is not None:  # settling the calls ended the run
+            return self.settled
+        return super().step_once()
 
     def settle(self) -> Stop | None:
         """The last turn's calls that have no result, each settled in the model's order."""

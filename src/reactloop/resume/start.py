@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reactloop.errors import UsageError
+from reactloop.errors import JournalError, UsageError
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
@@ -54,9 +54,9 @@ def resume_run(
             raise UsageError(f"cannot resume {recorded.path}: {problem} (--force resumes anyway)")
     given = dict(decisions or {})
     known = {**given, **state.decisions}  # a decision in the journal stands
-    torn = set_aside_torn(recorded)
-    journal = Journal(recorded.path, fsync=fsync, append=True, t_offset=state.t_end)
+    journal = open_to_append(recorded.path, state, fsync=fsync)  # locked: then changed
     try:
+        torn = set_aside_torn(recorded)
         settings = dataclasses.replace(settings, journal=journal)
         notes = uncertain_notes(state, recorded.created)
         record = resume_record(state, torn, len(recorded.torn))
@@ -68,6 +68,14 @@ def resume_run(
         return loop.execute()
     finally:
         journal.close()
+
+
+def open_to_append(path: Path, state: ResumeState, *, fsync: bool = False) -> Journal:
+    """The journal, opened to go on (its lock taken); a live writer is a ``UsageError``."""
+    try:
+        return Journal(path, fsync=fsync, append=True, t_offset=state.t_end)
+    except (JournalError, OSError) as exc:
+        raise UsageError(f"cannot resume {path}: {exc}") from None
 
 
 def resumed_settings(

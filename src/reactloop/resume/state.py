@@ -11,6 +11,7 @@ makes them again, the same way, so they are left out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -248,8 +249,6 @@ def _reopen(state: ResumeState, reason: str) -> None:
 
 def _result_of(state: ResumeState, call_id: str) -> str | None:
     """The error of the call's result message, when it is one (``{"ok": false, ...}``)."""
-    import json
-
     for message in reversed(state.messages):
         if message.role == "tool" and message.tool_call_id == call_id:
             try:
