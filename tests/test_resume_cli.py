@@ -108,3 +108,31 @@ def test_a_cli_run_stopped_by_its_step_limit_resumes_with_a_raised_one(tmp_path:
     payload = json.loads(resumed.stdout)
     assert payload["answer"] == "four sums" and payload["model_calls"] == 5
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_resume_keeps_the_recorded_way_of_approving(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    turns = [
+        {"tool_calls": [write("a.txt", "A", "w_a")]},
+        {"tool_calls": [write("b.txt", "B", "w_b")]},
+        {"content": "both written"},
+    ]
+    script.write_text(json.dumps(turns), encoding="utf-8")
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "write", "--model", f"scripted:{script}", "--tools", "files",
+        "--workspace", str(workspace), "--trace", str(trace), "--defer-approval", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 1 and "pending: w_a write_file" in first.stderr, first.stderr
+    assert reactloop("approve", str(trace), cwd=tmp_path).returncode == 0  # every pending call
+    second = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+    payload = json.loads(second.stdout)
+    assert payload["stop_reason"] == "awaiting_approval", second.stderr  # w_b waits in its turn
+    assert [c["call_id"] for c in payload["pending"]] == ["w_b"]
+    assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+    assert reactloop("approve", str(trace), "w_b", cwd=tmp_path).returncode == 0
+    third = reactloop("resume", str(trace), cwd=tmp_path)
+    assert third.returncode == 0 and third.stdout.strip() == "both written", third.stderr
+    assert (workspace / "b.txt").read_text() == "B"

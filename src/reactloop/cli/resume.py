@@ -2,8 +2,9 @@
 
 The agent is rebuilt from the journal's ``run_start``: the tools of its config (in the
 recorded workspace: resume continues the work there), its protocol and tool choice, its
-instructions and limits (raised by the options given), and the model of ``--model``, else
-the spec ``reactloop run`` recorded. Exit codes are ``run``'s.
+instructions and limits (raised by the options given), its approval (``--approve`` or
+``--defer-approval`` as recorded, unless given now), and the model of ``--model``, else the
+spec ``reactloop run`` recorded. Exit codes are ``run``'s.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
         tools_from_config(config),
         protocol=_protocol(state, config),
         tool_choice=str(config.get("tool_choice") or "auto"),
-        approve=_approver(options),
+        approve=_approver(options, config),
         observers=[announce, console] if console is not None else [],
         config=dict(config),
     )
@@ -110,7 +111,8 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     else:
         print_result(stderr, result)
         for call in result.pending:
-            stderr.print(f"pending: {call.id} {call.name} {json.dumps(call.arguments)}")
+            line = f"pending: {call.id} {call.name} {json.dumps(call.arguments)}"
+            stderr.print(line, markup=False)
         if result.answer is not None:
             sys.stdout.write(result.answer + "\n")
     return run_exit_code(result)
@@ -147,9 +149,18 @@ def _limits(state: ResumeState, options: Mapping[str, Any]) -> Limits:
         raise UsageError(f"the limits are invalid: {exc}") from None
 
 
-def _approver(options: Mapping[str, Any]) -> Any:
+def _approver(options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+    """The approval the options ask for, else the one the run was recorded with (a run that
+    asked before each side effect does not go on without asking)."""
     if options["defer_approval"]:
         return defer_approval
     if options["approve"]:
         return TerminalApprover(allow=list(options["allow"]))
+    recorded = config.get("approval")
+    mode = recorded.get("mode") if isinstance(recorded, Mapping) else None
+    if mode == "defer":
+        return defer_approval
+    if mode == "ask":
+        allow = recorded.get("allow") if isinstance(recorded, Mapping) else None
+        return TerminalApprover(allow=[str(a) for a in allow or ()])
     return None

@@ -270,6 +270,7 @@ def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
         "protocol": options.protocol,
         "tool_choice": options.tool_choice,
         "model_spec": _model_spec(options.model),
+        "approval": _approval_mode(options),
     }
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {
@@ -278,6 +279,15 @@ def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
             "config": str(options.mcp_config.resolve()) if options.mcp_config else None,
         }
     return config
+
+
+def _approval_mode(options: RunOptions) -> dict[str, Any] | None:
+    """How calls with side effects were approved, for ``reactloop resume`` to go on alike."""
+    if options.defer_approval:
+        return {"mode": "defer"}
+    if options.approve:
+        return {"mode": "ask", "allow": list(options.allow)}
+    return None
 
 
 def _model_spec(spec: str | None) -> str | None:
@@ -296,5 +306,7 @@ def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
     print_result(stderr, result)
+    for call in result.pending:  # what ``reactloop approve TRACE CALL_ID`` takes
+        stderr.print(f"pending: {call.id} {call.name} {json.dumps(call.arguments)}", markup=False)
     if result.answer is not None:
         sys.stdout.write(result.answer + "\n")
