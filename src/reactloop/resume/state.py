@@ -71,7 +71,15 @@ def last_run(events: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]
 
 
 def rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
-    """The state of the journal's last run; a ``UsageError`` when it cannot go on."""
+    """The state of the journal's last run; a ``UsageError`` when it cannot go on, also for
+    an event of a shape the loop never writes (a journal damaged by hand or by a disk)."""
+    try:
+        return _rebuild(events)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise UsageError(f"the journal is damaged: {type(exc).__name__}: {exc}") from None
+
+
+def _rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
     run = last_run(events)
     why, stop_at = _why(run)
     done = _last_done_point(run, stop_at)
@@ -81,7 +89,8 @@ def rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
         try:
             _apply(state, event)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise UsageError(f"the journal's {event.get('type')} event is damaged: {exc}") from None
+            kind = str(event.get("type"))[:40]
+            raise UsageError(f"the journal's {kind} event is damaged: {exc}") from None
     if not state.messages:
         state.messages = _opening(run)
     state.decisions = decisions_in(run)
