@@ -384,3 +384,21 @@ def test_a_run_stopped_by_a_limit_goes_on_under_a_raised_one(
     events = read_journal(trace)
     executed = [e for e in events if e["type"] == "tool_result" and e["result"]["executed"]]
     assert len(executed) == 4 == len({e["result"]["call_id"] for e in executed})
+
+
+def test_the_viewer_shows_a_call_run_again_on_resume_once(tmp_path: Path) -> None:
+    from reactloop.viewer.page_data import build_views
+
+    path, _, turns = recorded(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    put_start = next(
+        i for i, line in enumerate(lines) if b'"tool_start"' in line and b"put" in line
+    )
+    trace = cut(path, put_start + 1, tmp_path / "cut.jsonl")  # killed while put ran
+    Agent(ScriptedModel(turns), Tools().tools).resume(trace)
+    (view,) = build_views(read_journal(trace))
+    tools = [tool for step in view.steps for tool in step.tools]
+    assert [t.name for t in tools] == ["bump", "put", "peek"] * 2
+    assert all(t.ok for t in tools)
+    resumed = [w for step in view.steps for w in step.warnings if w.kind == "resumed"]
+    assert len(resumed) == 1 and "put: uncertain" in resumed[0].message

@@ -166,7 +166,9 @@ class _Reader:
             self.pending_raw = None
             step.turns.append(turn)
         elif kind == "tool_call":
-            step.tools.append(_tool_call(event))
+            call = _tool_call(event)
+            if not any(t.call_id == call.call_id and t.ok is None for t in step.tools):
+                step.tools.append(call)  # (a resumed run announces a call in flight again)
         elif kind == "tool_result":
             _attach_result(step, event)
         elif kind == "warning":
