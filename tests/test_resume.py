@@ -402,3 +402,33 @@ def test_the_viewer_shows_a_call_run_again_on_resume_once(tmp_path: Path) -> Non
     assert all(t.ok for t in tools)
     resumed = [w for step in view.steps for w in step.warnings if w.kind == "resumed"]
     assert len(resumed) == 1 and "put: uncertain" in resumed[0].message
+
+
+def test_a_run_that_timed_out_goes_on_with_more_time(tmp_path: Path) -> None:
+    import time
+
+    @tool(bounded=True)
+    def slow(n: int) -> int:
+        """Return n once the run's 50 ms are over (it waits on the clock, no sleep).
+
+        Args:
+            n: a number
+        """
+        ends = time.monotonic() + 0.06
+        while time.monotonic() < ends:
+            pass
+        return n
+
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "slow", "arguments": {"n": 1}}]},
+        {"content": "done"},
+    ]
+    trace = tmp_path / "slow.jsonl"
+    with Journal(trace) as journal:
+        limits = Limits(max_seconds=0.05)
+        first = Agent(ScriptedModel(turns), [slow], journal=journal, limits=limits).run("go")
+    assert first.stop_reason == "timeout"
+    again = Agent(ScriptedModel(turns), [slow]).resume(trace)
+    assert again.stop_reason == "timeout"  # the time it had run counts against its limit
+    more = Agent(ScriptedModel(turns), [slow]).resume(trace, limits=Limits(max_seconds=600))
+    assert more.answer == "done" and more.tool_calls == 1 and more.seconds >= 0.05
