@@ -70,7 +70,7 @@ class Killer:
                 die()
             original(journal, line)
 
-        JournalClass._write = write  # type: ignore[method-assign]
+        JournalClass._write = write  # type: ignore[method-assign,assignment]
 
 
 def die() -> None:

@@ -367,7 +367,7 @@ def test_the_terminal_approver_shows_the_note_and_no_rule_skips_it() -> None:
     ],
 )
 def test_a_run_stopped_by_a_limit_goes_on_under_a_raised_one(
-    tmp_path: Path, tight: dict[str, int], reason: str
+    tmp_path: Path, tight: dict[str, Any], reason: str
 ) -> None:
     turns = script(4)
     for turn in turns:

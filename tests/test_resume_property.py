@@ -23,10 +23,9 @@ NAMES = st.sampled_from(["bump", "put", "peek"])
 
 
 def turns_for(names: list[str]) -> list[dict[str, Any]]:
-    arguments = {"bump": lambda i: {"n": i}, "put": lambda i: {"key": f"k{i}"}}
     turns: list[dict[str, Any]] = []
     for i, name in enumerate(names):
-        args = arguments.get(name, lambda i: {"key": f"p{i}"})(i)
+        args: dict[str, Any] = {"n": i} if name == "bump" else {"key": f"{name[0]}{i}"}
         turns.append({"content": f"step {i}", "tool_calls": [{"name": name, "arguments": args}]})
     return [*turns, {"content": "done"}]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -77,7 +77,8 @@ def react_script() -> list[Any]:
     ]
 
 
-Case = tuple[Callable[[list[Any]], Any], Callable[[Any], Any], Callable[[], list[Any]], str]
+Protocol = Literal["native", "text"]
+Case = tuple[Callable[[list[Any]], Any], Callable[[Any], Any], Callable[[], list[Any]], Protocol]
 CASES: dict[str, Case] = {
     "openai": (
         FakeOpenAIServer,
