@@ -432,3 +432,40 @@ def test_a_run_that_timed_out_goes_on_with_more_time(tmp_path: Path) -> None:
     assert again.stop_reason == "timeout"  # the time it had run counts against its limit
     more = Agent(ScriptedModel(turns), [slow]).resume(trace, limits=Limits(max_seconds=600))
     assert more.answer == "done" and more.tool_calls == 1 and more.seconds >= 0.05
+
+
+def test_a_reply_cut_off_and_an_empty_one_resume_with_their_notices(tmp_path: Path) -> None:
+    turns: list[Any] = [
+        {"content": "I will sta", "finish_reason": "length"},
+        {"content": ""},  # an empty reply: a format notice
+        *script(2),
+    ]
+    path = tmp_path / "full.jsonl"
+    limits = Limits(max_model_calls=40, max_tool_calls=40, max_seconds=None)
+    with Journal(path) as journal:
+        full = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=limits).run("go")
+    assert full.answer == "done"
+    assert {m.kind for m in full.history} >= {"truncated", "format_error"}
+    lines = path.read_bytes().split(b"\n")
+    for keep in range(2, len(lines) - 2):
+        trace = cut(path, keep, tmp_path / f"cut{keep}.jsonl")
+        resumed = Agent(ScriptedModel(turns), Tools().tools).resume(trace)
+        assert resumed.answer == "done", keep
+        kept = [m.to_dict() for m in resumed.history if UNCERTAIN not in m.content]
+        told = {m.tool_call_id for m in resumed.history if UNCERTAIN in m.content}
+        assert kept == [m.to_dict() for m in full.history if m.tool_call_id not in told], keep
+
+
+def test_the_calls_of_a_reply_cut_off_are_refused_after_a_resume_too(tmp_path: Path) -> None:
+    cut_off = {"tool_calls": [{"name": "bump", "arguments": {"n": 9}}], "finish_reason": "length"}
+    turns: list[Any] = [cut_off, *script(1)]
+    path = tmp_path / "full.jsonl"
+    with Journal(path) as journal:
+        full = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=LIMITS).run("go")
+    lines = path.read_bytes().split(b"\n")
+    turn_line = next(i for i, line in enumerate(lines) if b'"type":"turn"' in line)
+    tools = Tools()
+    trace = cut(path, turn_line + 1, tmp_path / "cut.jsonl")  # killed right after the turn
+    resumed = Agent(ScriptedModel(turns), tools.tools).resume(trace)
+    assert "bump 9" not in tools.runs and resumed.answer == "done"
+    assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]

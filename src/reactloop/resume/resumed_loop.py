@@ -22,6 +22,7 @@ from typing import Any
 
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
+from reactloop.loop.run_parts import refused
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import Message, ToolCall, ToolResult
 from reactloop.result import Stop
@@ -69,6 +70,14 @@ class ResumedLoop(RunLoop):
     def settle(self) -> Stop | None:
         """The last turn's calls that have no result, each settled in the model's order."""
         state = self.state
+        turn = state.last_turn
+        if turn is not None and not state.turn_handled:  # killed before the loop read it
+            if turn.finish_reason == "content_filter":
+                return Stop(StopReason.CONTENT_FILTER, None, refused(turn))
+            if turn.finish_reason == "length":  # its calls are refused, as the run would have
+                return self.on_truncated(turn)
+            if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
+                return self.on_format_error(turn)
         open_calls = [c for c in state.calls if c.state != "done"]
         if not open_calls:
             turn = state.final_turn
@@ -159,6 +168,7 @@ def _restore(loop: ResumedLoop, state: ResumeState) -> None:
     loop.sent = state.sent
     loop.flags.wound_down = state.wound_down
     loop.flags.format_errors = state.format_errors
+    loop.flags.truncations = state.truncations
     notes = loop.budget_notes
     if notes is not None:
         for model_calls, tool_calls, tokens in state.notices_at:

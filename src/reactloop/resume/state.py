@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.loop.notices import truncated_notice
 from reactloop.messages import Message, ModelTurn, ToolCall, Usage, not_executed
 
 RESUMABLE = ("awaiting_approval", "timeout", "max_model_calls", "max_tool_calls", "max_tokens")
 _DONE_POINTS = {"turn", "tool_call", "tool_start", "tool_result", "approval"}
-_NOTICE_WARNINGS = {"format_error", "empty_reply"}
+_NOTICE_WARNINGS = {"format_error", "empty_reply", "truncated"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,12 +51,16 @@ class ResumeState:
     t_end: float = 0.0  # the journal's last ``t``
     calls: list[OpenCall] = field(default_factory=list)
     final_turn: ModelTurn | None = None  # a last turn that answered, without a stop
+    last_turn: ModelTurn | None = None
+    turn_handled: bool = True  # False: the last turn is journaled, nothing the loop did after
     wound_down: bool = False
-    format_errors: int = 0
+    format_errors: int = 0  # unusable replies in a row
+    truncations: int = 0
     notices_at: list[tuple[int, int, int]] = field(default_factory=list)
     decisions: dict[str, bool | str] = field(default_factory=dict)  # call id: True or reason
     started: set[str] = field(default_factory=set)  # ids of the calls with a tool_start
     executed: set[str] = field(default_factory=set)  # ids of the calls a tool ran (a result)
+    notice: Message | None = None  # a format or truncation notice still to be placed
     superseded: str | None = None  # the reason of a stop a later ``resume`` supersedes
 
     @property
@@ -91,6 +96,7 @@ def _rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             kind = str(event.get("type"))[:40]
             raise UsageError(f"the journal's {kind} event is damaged: {exc}") from None
+    _flush_notice(state)
     if not state.messages:
         state.messages = _opening(run)
     state.decisions = decisions_in(run)
@@ -140,13 +146,17 @@ def _last_done_point(run: Sequence[Mapping[str, Any]], stop_at: int) -> int:
 def _apply(state: ResumeState, event: Mapping[str, Any]) -> None:
     kind = event.get("type")
     if kind == "request":
+        state.notice = None  # it is in the request, where it was put
         new = [Message.from_dict(m) for m in event["messages_new"]]
         start = int(event["n_messages"]) - len(new)
         state.messages[start:] = new
         state.sent = int(event["n_messages"])
     elif kind == "turn":
+        _flush_notice(state)
         _on_turn(state, event)
-    elif kind == "tool_start":
+    elif kind in ("tool_call", "warning", "tool_result", "tool_start", "check"):
+        state.turn_handled = True
+    if kind == "tool_start":
         if event["call_id"] not in state.started:  # a call run again on resume counts once
             state.started.add(event["call_id"])
             state.tool_calls += 1
@@ -186,6 +196,13 @@ def decisions_in(run: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:
     return decisions
 
 
+def _flush_notice(state: ResumeState) -> None:
+    """The notice a turn's warning announced, after the results of that turn's calls."""
+    if state.notice is not None:
+        state.messages.append(state.notice)
+        state.notice = None
+
+
 def _on_turn(state: ResumeState, event: Mapping[str, Any]) -> None:
     turn = ModelTurn.from_dict(event["turn"])
     state.turns += 1
@@ -202,6 +219,9 @@ def _on_turn(state: ResumeState, event: Mapping[str, Any]) -> None:
         )
     )
     state.calls = [OpenCall(call=call, state="not_started") for call in turn.tool_calls]
+    if turn.format_error is None and (turn.tool_calls or turn.answer is not None):
+        state.format_errors = 0
+    state.last_turn, state.turn_handled = turn, False
     answered = not turn.tool_calls and turn.answer is not None and turn.finish_reason == "stop"
     state.final_turn = turn if answered else None
 
@@ -222,11 +242,12 @@ def _on_warning(state: ResumeState, event: Mapping[str, Any]) -> None:
         state.model_calls += 1
     elif kind == "wind_down":
         state.wound_down = True
+    elif kind == "truncated":  # its notice follows the refused calls' results
+        state.truncations += 1
+        state.notice = Message(role="user", content=truncated_notice(), kind="truncated")
     elif kind in _NOTICE_WARNINGS:
         state.format_errors += 1
-        state.messages.append(
-            Message(role="user", content=str(event["message"]), kind="format_error")
-        )
+        state.notice = Message(role="user", content=str(event["message"]), kind="format_error")
 
 
 def _set_call(state: ResumeState, call_id: str, value: str, started: float | None) -> None:
