@@ -19,8 +19,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "__version__", "read_checklist", "read_journal", "resolve_model", "tool",
     ],
     "reactloop.models": [
-        "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "choose_default_model",
-        "resolve_model", "split_spec",
+        "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "ReactFormat",
+        "choose_default_model", "resolve_model", "split_spec",
     ],
     "reactloop.models.openai": ["OpenAIChatModel", "from_spec"],
     "reactloop.models.local": ["LocalLlamaModel", "from_spec"],

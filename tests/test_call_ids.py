@@ -26,6 +26,7 @@ def test_missing_empty_and_duplicate_ids_are_made_unique(seed_tools):
     calls = [c for m in result.history if m.role == "assistant" for c in m.tool_calls]
     ids = [c.id for c in calls]
     assert len(set(ids)) == 4 and all(ids)
-    assert [c.echo_id for c in calls] == ["", "dup", "dup", "dup"]
+    # The provider's ids are kept for echoing; a call it gave no id echoes the loop's.
+    assert [c.echo_id for c in calls] == [ids[0], "dup", "dup", "dup"]
     tool_ids = [m.tool_call_id for m in result.history if m.role == "tool"]
     assert tool_ids == ids

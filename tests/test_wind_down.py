@@ -52,7 +52,8 @@ def test_text_protocol_wind_down_asks_for_finish_only(make_agent):
     agent, model = make_agent(turns, max_model_calls=2, protocol="text")
     result = agent.run("q")
     assert result.answer == "2"
-    assert model.requests[1].extra["react"]["finish_only"] is True
+    react = model.requests[1].react
+    assert react is not None and react.finish_only is True
     assert "last step" in model.requests[1].messages[-1].content
 
 

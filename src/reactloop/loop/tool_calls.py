@@ -17,7 +17,14 @@ from typing import NamedTuple
 from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
 from reactloop.loop.loop_guard import LoopGuard
-from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, not_executed
+from reactloop.messages import (
+    Message,
+    ModelTurn,
+    ToolCall,
+    ToolResult,
+    not_executed,
+    own_call_id,
+)
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
@@ -80,7 +87,7 @@ class CallRunner:
         return dataclasses.replace(turn, tool_calls=tuple(calls))
 
     def _fresh_id(self, step: int, index: int) -> str:
-        candidate = f"call_{step}_{index}"
+        candidate = own_call_id(step, index)
         suffix = 0
         while candidate in self._seen_ids:
             suffix += 1

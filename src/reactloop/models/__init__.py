@@ -14,7 +14,7 @@ them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events),
 
 from typing import TYPE_CHECKING
 
-from reactloop.models.base import Model, ModelRequest, ModelSettings
+from reactloop.models.base import Model, ModelRequest, ModelSettings, ReactFormat
 from reactloop.support import lazy_names
 
 if TYPE_CHECKING:  # loaded on first use, below: a run of a given model needs neither
@@ -36,6 +36,7 @@ __all__ = [
     "Model",
     "ModelRequest",
     "ModelSettings",
+    "ReactFormat",
     "choose_default_model",
     "resolve_model",
     "split_spec",
