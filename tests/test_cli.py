@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from helpers import invoke
 from reactloop import read_journal
-from reactloop.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tea"
 TEA = [
@@ -21,11 +20,6 @@ TEA = [
     "--notes",
     str(EXAMPLES / "notes.json"),
 ]
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_tea_demo_prints_reason_act_observe_and_the_answer(tmp_path):

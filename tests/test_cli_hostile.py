@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from reactloop.cli import main
+from helpers import invoke
 
 # JSON that json.loads refuses with a ValueError or a RecursionError, not a JSONDecodeError.
 UNDECODABLE = ["1" * 5000, "[" * 100_000 + "]" * 100_000]
@@ -22,12 +21,6 @@ SCRIPT = [
     {"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]},
     {"content": "42"},
 ]
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def run_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

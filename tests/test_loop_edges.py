@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from helpers import call
 from reactloop import (
     Agent,
     FunctionModel,
@@ -54,10 +55,6 @@ def write(key: str) -> str:
     """
     ran.append(f"write {key}")
     return "written"
-
-
-def call(name: str, call_id: str = "", **arguments: Any) -> ToolCall:
-    return ToolCall(id=call_id, name=name, arguments=json.dumps(arguments))
 
 
 def turns(*replies: ModelTurn | str) -> ScriptedModel:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
+from helpers import call
 from reactloop import Limits, StopReason, ToolCall, tool
 from reactloop.loop.loop_guard import LoopGuard, canonical_key
-
-
-def call(name: str, **arguments) -> ToolCall:
-    return ToolCall(id="x", name=name, arguments=json.dumps(arguments))
 
 
 def test_canonical_key_ignores_key_order_and_spacing():

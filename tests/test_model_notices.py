@@ -5,19 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reactloop import Agent, Event, ModelTurn, ScriptedModel, ToolCall, tool
-
-
-@tool(read_only=True)
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
-
+from helpers import add
+from reactloop import Agent, Event, ModelTurn, ScriptedModel, ToolCall
 
 SHORT = ("cache_too_short", "nothing was cached")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import call
 from reactloop import Agent, FunctionModel, Limits, ModelTurn, StopReason, ToolCall, tool
 from reactloop.models.base import ModelRequest
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore
@@ -46,7 +47,7 @@ class Reader:
         self.tools_seen.append(tuple(spec.name for spec in request.tools))
         last = request.messages[-1]
         if last.role != "tool":
-            return _call("c1", "fetch_page", {"url": "https://example.org"})
+            return ModelTurn(tool_calls=(call("fetch_page", "c1", url="https://example.org"),))
         output = json.loads(last.content)["output"]
         if last.name == "fetch_page":
             match = MARK.search(output)
@@ -64,15 +65,11 @@ class Reader:
 
     def read(self, start: int) -> ModelTurn:
         arguments = {"handle": self.handle, "start": start}
-        return _call(f"r{len(self.middle)}", READ_OUTPUT, arguments)
+        return ModelTurn(tool_calls=(call(READ_OUTPUT, f"r{len(self.middle)}", **arguments),))
 
     def reassembled(self) -> str:
         middle = "".join(self.middle)
         return self.head + middle[: len(PAGE) - len(self.head) - len(self.tail)] + self.tail
-
-
-def _call(call_id: str, name: str, arguments: dict[str, object]) -> ModelTurn:
-    return ModelTurn(tool_calls=(ToolCall(id=call_id, name=name, arguments=json.dumps(arguments)),))
 
 
 def _run(reader: Reader, toolbox: Toolbox, budget: int) -> Agent:
@@ -120,7 +117,7 @@ def test_the_default_budget_is_the_toolboxs_own() -> None:
         if request.messages[-1].role == "tool":
             seen.append(request.messages[-1].content)
             return ModelTurn(text="done")
-        return _call("c1", "fetch_page", {"url": "u"})
+        return ModelTurn(tool_calls=(call("fetch_page", "c1", url="u"),))
 
     Agent(FunctionModel(model), Toolbox([fetch_page], max_output_chars=1000)).run("go")
     body = json.loads(seen[0])

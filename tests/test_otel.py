@@ -20,15 +20,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from reactloop import Agent, FunctionModel, ModelRequest, ModelTurn, ScriptedModel, ToolCall, tool
+from helpers import add
+from reactloop import Agent, FunctionModel, ModelRequest, ModelTurn, ScriptedModel, ToolCall
 from reactloop.errors import ModelError
 from reactloop.journal.otel import OTelObserver
-
-
-@tool(read_only=True)
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def setup(**options: Any) -> tuple[InMemorySpanExporter, TracerProvider, OTelObserver]:

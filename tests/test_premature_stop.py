@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from helpers import call_turn
 from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason
 from reactloop.journal.writer import read_journal
 from reactloop.loop.command_check import CommandCheck
@@ -32,10 +33,6 @@ def project(tmp_path: Path) -> Path:
     return copy
 
 
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
 def notices_in(history: Any) -> list[str]:
     return [m.content for m in history if m.role == "user" and m.kind == "notice"]
 
@@ -44,10 +41,10 @@ def test_verify_blocks_a_premature_answer_and_lets_the_fixed_one_through(
     project: Path, tmp_path: Path
 ) -> None:
     script: list[str | dict[str, Any]] = [
-        call("read_file", path="test_calc.py"),
+        call_turn("read_file", path="test_calc.py"),
         "Fixed: the tests pass now.",  # premature: nothing was changed
-        call("read_file", path="calc.py"),
-        call("edit_file", **FIX),
+        call_turn("read_file", path="calc.py"),
+        call_turn("edit_file", **FIX),
         "Fixed: average divides by len(numbers); the tests pass.",
     ]
     tools = build_tools(("files",), ToolContext(workspace=project))
@@ -98,7 +95,7 @@ def test_the_checklist_is_shown_once_before_the_first_answer_is_accepted() -> No
     items = ["calc.average handles an empty list", "every test passes"]
     script: list[str | dict[str, Any]] = [
         "done",
-        call("calculator", expression="1+1"),
+        call_turn("calculator", expression="1+1"),
         "done, both items checked",
     ]
     model = ScriptedModel(script)

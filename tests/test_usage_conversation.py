@@ -18,7 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chat_journals import INPUTS, QUESTIONS, chat_journal
-from reactloop import Agent, Journal, ScriptedModel, tool
+from helpers import add
+from reactloop import Agent, Journal, ScriptedModel
 from reactloop.cli.trace import cost as cost_command
 from reactloop.journal.writer import read_journal
 from reactloop.usage import check_prefix, usage_report
@@ -28,12 +29,6 @@ from reactloop.usage.steps import CHARS_PER_TOKEN
 @pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return chat_journal(tmp_path_factory.mktemp("chat"))
-
-
-@tool(read_only=True)
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def test_a_chat_journal_is_one_conversation_of_turns_with_their_own_tokens(chat: Path) -> None:

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from anthropic_cached_usage import FIRST, SECOND
+from browser import DevTools, console_errors, evaluate, needs_chromium, open_page
 from reactloop.cli import main
 from reactloop.journal.writer import read_journal
 from reactloop.models.redacted import redacted_reasoning
@@ -30,7 +31,6 @@ from reactloop.testing import (
     tool_use,
 )
 from reactloop.viewer import render_html
-from test_viewer import DevTools, console_errors, evaluate, needs_chromium, open_page
 
 MODEL = "anthropic:claude-sonnet-4-6"
 THOUGHT = "I should add 2 and 3 with the calculator."

@@ -12,18 +12,12 @@ from typing import Any
 
 import pytest
 
+from browser import DevTools, console_errors, evaluate, needs_chromium, open_page
 from reactloop import Agent, Journal, Limits, ScriptedModel
 from reactloop.journal.writer import read_journal
 from reactloop.viewer import render_events, render_html
 from test_compaction import run as compacted_run
-from test_viewer import (
-    DevTools,
-    console_errors,
-    evaluate,
-    fetch,
-    needs_chromium,
-    open_page,
-)
+from test_viewer import fetch
 
 ITEMS_JS = "[...document.querySelectorAll('#steps > article')].map(e => e.id)"
 

@@ -10,16 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from browser import DevTools, assert_not_blank, console_errors, evaluate, needs_chromium, open_page
 from chat_journals import ANSWERS, INPUTS, QUESTIONS, chat_journal
 from reactloop.viewer import render_html
-from test_viewer import (
-    DevTools,
-    assert_not_blank,
-    console_errors,
-    evaluate,
-    needs_chromium,
-    open_page,
-)
 
 TURNS_JS = """[...document.querySelectorAll('section.turn')].map(s => ({
   id: s.id,

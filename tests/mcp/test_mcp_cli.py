@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
 from mcp_helpers import TIME_SERVER
 
+from helpers import invoke
 from reactloop import read_journal
-from reactloop.cli import main
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_tools_lists_the_servers_tools_with_the_builtin_ones(time_server: object) -> None:

@@ -9,12 +9,9 @@ from zoneinfo import ZoneInfo
 
 from mcp_helpers import child_pids, journaled, tool_results
 
+from helpers import scripted_call
 from reactloop import ScriptedModel, Toolbox, ToolCall
 from reactloop.tools.mcp import MCPServers, ServerConfig, open_mcp_tools
-
-
-def call(name: str, **arguments: object) -> dict[str, object]:
-    return {"name": name, "arguments": arguments}
 
 
 def test_the_journal_shows_the_real_servers_answer(
@@ -22,7 +19,7 @@ def test_the_journal_shows_the_real_servers_answer(
 ) -> None:
     model = ScriptedModel(
         [
-            {"tool_calls": [call("get_current_time", timezone="Europe/Athens")]},
+            {"tool_calls": [scripted_call("get_current_time", timezone="Europe/Athens")]},
             {"content": "It is Tuesday in Athens."},
         ]
     )
@@ -45,8 +42,8 @@ def test_an_is_error_result_is_an_error_observation_and_the_run_goes_on(
 ) -> None:
     model = ScriptedModel(
         [
-            {"tool_calls": [call("get_current_time", timezone="Nowhere/Atlantis")]},
-            {"tool_calls": [call("get_current_time", timezone="Etc/UTC")]},
+            {"tool_calls": [scripted_call("get_current_time", timezone="Nowhere/Atlantis")]},
+            {"tool_calls": [scripted_call("get_current_time", timezone="Etc/UTC")]},
             {"content": "done"},
         ]
     )
@@ -86,7 +83,7 @@ def test_read_only_calls_of_one_turn_run_together(
     zones = ["Europe/Athens", "Asia/Tokyo", "America/New_York", "Europe/Paris"]
     model = ScriptedModel(
         [
-            {"tool_calls": [call("get_current_time", timezone=zone) for zone in zones]},
+            {"tool_calls": [scripted_call("get_current_time", timezone=zone) for zone in zones]},
             {"content": "done"},
         ]
     )
