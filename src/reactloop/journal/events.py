@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from reactloop.errors import describe_exception
+from reactloop.support.fast_init import new_tuple
 
 EVENT_TYPES = (
     "run_start",
@@ -37,7 +38,6 @@ class Event(NamedTuple):
 
 
 Observer = Callable[[Event], None]
-_new_tuple = tuple.__new__
 
 
 def micros(seconds: float) -> float:
@@ -63,9 +63,7 @@ class Emitter:
         self.journal_error: str | None = None
 
     def emit(self, event_type: str, /, **data: Any) -> None:
-        # The tuple made without the named tuple's ``__new__`` (a Python function), as
-        # ``namedtuple`` itself makes it: the loop emits several events a step.
-        event = _new_tuple(Event, (event_type, self.step, data))
+        event = new_tuple(Event, (event_type, self.step, data))
         if self.journal is not None:
             try:
                 self.journal(event)

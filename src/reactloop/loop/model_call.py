@@ -20,6 +20,7 @@ from reactloop.loop.budget import Budget
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
+from reactloop.support.fast_init import new_tuple
 
 Emit = Callable[..., None]
 Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
@@ -31,9 +32,6 @@ class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (
 
     message: str
     kind: str = "other"
-
-
-_new_tuple = tuple.__new__
 
 
 class Asked(NamedTuple):  # a tuple: made on every step, so made cheaply
@@ -90,7 +88,7 @@ def ask(
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
     if turn.notices:
         _pass_on(turn.notices, warn)
-    return _new_tuple(Asked, (turn, seconds))  # without the named tuple's Python ``__new__``
+    return new_tuple(Asked, (turn, seconds))
 
 
 def _pass_on(notices: object, warn: Warn) -> None:

@@ -96,10 +96,7 @@ class CallRunner:
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
         """The turn's calls are in the history: each must get a result, whatever happens."""
-        if len(calls) == 1:  # the common turn, without a comprehension
-            self._open = {calls[0].id: calls[0]}
-        else:
-            self._open = {call.id: call for call in calls}
+        self._open = {call.id: call for call in calls}
         if self._announced:
             self._announced = set()
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.messages import ToolCall
+from reactloop.support.fast_init import new_tuple
 from reactloop.support.json_decode import MAX_DEPTH, JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 from reactloop.tools.base import Tool
@@ -46,9 +47,6 @@ class PreparedCall(NamedTuple):
     @property
     def read_only(self) -> bool:
         return self.tool is not None and self.tool.read_only
-
-
-_new_tuple = tuple.__new__
 
 
 class ArgumentsError(ValueError):
@@ -90,8 +88,7 @@ def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     except Exception as exc:  # a validator of the tool's own that raised something else
         error = f"invalid arguments: {describe_exception(exc)}"
         return PreparedCall(call, tool, arguments, None, error, key)
-    # The common case: the tuple made without the named tuple's ``__new__``, a Python function.
-    return _new_tuple(PreparedCall, (call, tool, arguments, values, None, key))
+    return new_tuple(PreparedCall, (call, tool, arguments, values, None, key))
 
 
 def invalid_arguments(exc: ValidationError) -> str:
