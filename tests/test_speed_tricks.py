@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from reactloop.loop.model_call import _checked_slowly, checked_turn
 from reactloop.messages import ModelTurn, ToolCall, Usage
-from reactloop.support.fast_init import new_tuple
 
 CALL = ToolCall(id="c1", name="t", arguments="{}")
 texts = st.one_of(st.text(max_size=5), st.none(), st.integers(), st.binary(max_size=3))
@@ -46,13 +45,3 @@ def test_a_reply_that_is_not_a_turn_is_judged_by_the_full_check() -> None:
     reply = NotATurn(text="x")
     assert checked_turn(reply) == _checked_slowly(reply)
     assert "not a ModelTurn" in str(checked_turn(reply))
-
-
-class Point(NamedTuple):
-    x: int
-    y: int = 0
-
-
-def test_new_tuple_makes_the_named_tuple_its_constructor_makes() -> None:
-    made = new_tuple(Point, (1, 2))
-    assert made == Point(1, 2) and type(made) is Point and made.y == 2

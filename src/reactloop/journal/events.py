@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from reactloop.errors import describe_exception
-from reactloop.support.fast_init import new_tuple
 
 EVENT_TYPES = (
     "run_start",
@@ -63,7 +62,7 @@ class Emitter:
         self.journal_error: str | None = None
 
     def emit(self, event_type: str, /, **data: Any) -> None:
-        event = new_tuple(Event, (event_type, self.step, data))
+        event = Event(event_type, self.step, data)
         if self.journal is not None:
             try:
                 self.journal(event)

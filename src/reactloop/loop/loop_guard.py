@@ -18,7 +18,6 @@ from typing import Any, Literal, NamedTuple
 from reactloop.limits import Limits
 from reactloop.loop.near_repeat import NearRepeats, NearVerdict
 from reactloop.messages import ToolCall
-from reactloop.support.fast_init import new_tuple
 from reactloop.support.json_decode import JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 
@@ -81,7 +80,7 @@ class LoopGuard:
         else:
             near_verdict = None
         if count < self.limits.repeat_warn and two < 2 and three < 3 and near_verdict is None:
-            return new_tuple(Verdict, ("run", key, "", "", None))
+            return Verdict("run", key, "", "", None)
         verdicts = (
             self._repeat_verdict(call, key, count),
             self._cycle_verdict(call, key),

@@ -20,7 +20,6 @@ from reactloop.loop.budget import Budget
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
-from reactloop.support.fast_init import new_tuple
 
 Emit = Callable[..., None]
 Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
@@ -88,7 +87,7 @@ def ask(
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
     if turn.notices:
         _pass_on(turn.notices, warn)
-    return new_tuple(Asked, (turn, seconds))
+    return Asked(turn, seconds)
 
 
 def _pass_on(notices: object, warn: Warn) -> None:

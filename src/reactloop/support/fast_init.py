@@ -1,10 +1,4 @@
-"""The loop's two ways of making its every-step values faster.
-
-``new_tuple(NamedTupleClass, values)`` makes a named tuple without its ``__new__`` (a Python
-function), as ``namedtuple`` itself does in ``_make``: for the events, the prepared call, the
-loop guard's verdict and a model call's outcome.
-
-``fast_init``: a faster ``__init__`` for the frozen, slotted dataclasses made every step.
+"""``fast_init``: a faster ``__init__`` for the frozen, slotted dataclasses made every step.
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, which looks
 the name up on the class every time; the loop makes a few such values a step (the assistant
@@ -26,8 +20,6 @@ import dataclasses
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-
-new_tuple = tuple.__new__
 
 
 class _Factory:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.messages import ToolCall
-from reactloop.support.fast_init import new_tuple
 from reactloop.support.json_decode import MAX_DEPTH, JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 from reactloop.tools.base import Tool
@@ -88,7 +87,7 @@ def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     except Exception as exc:  # a validator of the tool's own that raised something else
         error = f"invalid arguments: {describe_exception(exc)}"
         return PreparedCall(call, tool, arguments, None, error, key)
-    return new_tuple(PreparedCall, (call, tool, arguments, values, None, key))
+    return PreparedCall(call, tool, arguments, values, None, key)
 
 
 def invalid_arguments(exc: ValidationError) -> str:
