@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from reactloop.errors import UsageError
 from reactloop.tools.mcp import ServerConfig, load_config, stdio_server, url_server
 from reactloop.tools.mcp.config import CALL_SECONDS, parse_config, unique_names
-from reactloop.tools.mcp.start import server_configs
+from reactloop.tools.mcp.opening import server_configs
 
 CLAUDE_STYLE = {
     "mcpServers": {
