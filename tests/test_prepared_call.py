@@ -90,12 +90,13 @@ def test_the_loop_takes_a_frozen_settings_value_not_the_agent() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.limits = Limits()  # type: ignore[misc]
     assert RunLoop(settings, "q").execute().answer == "4"
-    source = Path(reactloop.loop.__file__).read_text(encoding="utf-8")
     imported = {
         node.module
-        for node in ast.walk(ast.parse(source))
+        for path in Path(reactloop.loop.__file__).parent.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.ImportFrom) and node.module
     }
+    assert "reactloop.loop.tool_calls" in imported  # the loop's own files were read
     assert "reactloop.agent" not in imported
 
 
