@@ -16,7 +16,7 @@ from reactloop import Toolbox, ToolCall
 from reactloop.models.schemas.dialects import dialect_schema, inline_schema, normalize_schema
 from reactloop.tools.mcp.schematool import schema_tool
 
-WIRE = Path(__file__).parent.parent / "wire_formats"
+WIRE = Path(__file__).resolve().parents[2] / "wire_formats"
 
 
 def recorded(name: str) -> str:

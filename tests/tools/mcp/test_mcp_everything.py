@@ -22,7 +22,7 @@ from reactloop.tools.mcp import MCPServers, ServerConfig, url_server
 
 pytestmark = pytest.mark.skipif(
     not EVERYTHING_JS.exists(),
-    reason="server-everything is not installed: npm ci --prefix tests/mcp/node",
+    reason="server-everything is not installed: npm ci --prefix tests/tools/mcp/node",
 )
 
 

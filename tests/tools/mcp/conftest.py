@@ -41,5 +41,5 @@ def time_server() -> ServerConfig:
 @pytest.fixture
 def everything() -> Path:
     if not EVERYTHING_JS.exists():
-        pytest.skip("server-everything is not installed: npm ci --prefix tests/mcp/node")
+        pytest.skip("server-everything is not installed: npm ci --prefix tests/tools/mcp/node")
     return EVERYTHING_JS

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from browser import DevTools, console_errors, evaluate, fetch, needs_chromium, open_page
 from reactloop import Agent, Journal, Limits, ScriptedModel
 from reactloop.viewer import render_html
-from test_viewer import DevTools, console_errors, evaluate, fetch, needs_chromium, open_page
 
 CARDS_JS = (
     "[...document.querySelectorAll('.cards .card')]"

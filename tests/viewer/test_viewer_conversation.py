@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chat_journals import ANSWERS, INPUTS, QUESTIONS, chat_journal
-from reactloop.viewer import render_html
-from test_viewer import (
+from browser import (
     DevTools,
     assert_not_blank,
     console_errors,
@@ -20,6 +18,8 @@ from test_viewer import (
     needs_chromium,
     open_page,
 )
+from chat_journals import ANSWERS, INPUTS, QUESTIONS, chat_journal
+from reactloop.viewer import render_html
 
 TURNS_JS = """[...document.querySelectorAll('section.turn')].map(s => ({
   id: s.id,

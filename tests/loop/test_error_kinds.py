@@ -35,7 +35,7 @@ from reactloop.testing import (
     json_reply,
 )
 
-WIRE = Path(__file__).resolve().parent / "wire_formats"
+WIRE = Path(__file__).resolve().parents[1] / "wire_formats"
 
 KINDS = {
     "error_anthropic_400_missing_tool_result.json": "bad_request",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reactloop.journal.writer import read_journal
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "failing_test"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "failing_test"
 
 
 def reactloop(*args: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from reactloop import read_journal
 from reactloop.cli import main
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tea"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tea"
 TEA = [
     "Сколько стоит чай на всех гостей?",
     "--model",

@@ -17,7 +17,7 @@ from reactloop.loop.completion_checks import read_checklist
 from reactloop.tools.base import ToolContext
 from reactloop.tools.registry import build_tools
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "failing_test"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "failing_test"
 FIX = {
     "path": "calc.py",
     "old_text": "return sum(numbers) / (len(numbers) + 1)",

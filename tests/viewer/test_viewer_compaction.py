@@ -12,11 +12,7 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, Journal, Limits, ScriptedModel
-from reactloop.journal.writer import read_journal
-from reactloop.viewer import render_events, render_html
-from test_compaction import run as compacted_run
-from test_viewer import (
+from browser import (
     DevTools,
     console_errors,
     evaluate,
@@ -24,6 +20,10 @@ from test_viewer import (
     needs_chromium,
     open_page,
 )
+from compaction_runs import run as compacted_run
+from reactloop import Agent, Journal, Limits, ScriptedModel
+from reactloop.journal.writer import read_journal
+from reactloop.viewer import render_events, render_html
 
 ITEMS_JS = "[...document.querySelectorAll('#steps > article')].map(e => e.id)"
 

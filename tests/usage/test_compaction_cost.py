@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from compaction_runs import run as compacted_run
 from reactloop.cli.trace import cost as cost_command
 from reactloop.messages import Usage
 from reactloop.usage import Price, PriceTable, check_prefix, usage_from, usage_report
-from test_compaction import run as compacted_run
 
 PRICE = Price(input=2.5, cached_input=0.25, output=10.0)
 

@@ -253,7 +253,7 @@ def test_any_forecast_body_is_a_result_or_a_tool_error(body: Any) -> None:
 
 
 def test_the_bet_example_converts_only_when_it_rained() -> None:
-    script = Path(__file__).parent.parent / "examples" / "bet" / "bet.py"
+    script = Path(__file__).resolve().parents[2] / "examples" / "bet" / "bet.py"
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
     )
