@@ -21,7 +21,7 @@ from reactloop.messages import ToolCall
 from reactloop.sandbox import bwrap, command, landlock, launch, weak
 from reactloop.sandbox.bwrap import bwrap_problem, bwrap_status, interpreter_binds
 from reactloop.sandbox.cgroup import PidsCgroup
-from reactloop.sandbox.command import CommandResult, run_command
+from reactloop.sandbox.command import CommandResult, Mode, run_command
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
 from reactloop.tools.bash import tools
 from reactloop.tools.registry import ToolContext, run_deadline_scope
@@ -48,9 +48,14 @@ Run = Callable[..., CommandResult]
 
 @pytest.fixture(params=MODES)
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
-    mode, use_landlock, sandbox = request.param
     workspace = tmp_path / "workspace"
     workspace.mkdir()
+    return runner(request.param, workspace)
+
+
+def runner(param: tuple[Mode, bool, str], workspace: Path) -> Run:
+    """``run_command`` in ``workspace`` in one of ``MODES``, checking the mode it ran in."""
+    mode, use_landlock, sandbox = param
 
     def call(text: str, **options: Any) -> CommandResult:
         options.setdefault("timeout", 60)
@@ -94,9 +99,11 @@ def test_a_command_that_fills_the_disk_is_stopped_by_the_budget(run: Run) -> Non
 
 def test_a_deleted_file_held_open_counts_against_the_budget(run: Run) -> None:
     """Free space, not a walk of the workspace: an unlinked open file cannot hide its blocks."""
-    hidden = (
-        "exec 3> hidden; rm hidden; for i in $(seq 1 40); do head -c 10000000 /dev/zero >&3; done"
+    # two files of 40 MB: each below the file-size cap (no file may outgrow the budget)
+    fill = (
+        "for i in 1 2 3 4; do head -c 10000000 /dev/zero >&3; head -c 10000000 /dev/zero >&4; done"
     )
+    hidden = f"exec 3> h3 4> h4; rm h3 h4; {fill}; sleep 30"
     result = run(hidden, limits=ResourceLimits(disk_bytes=64 * MIB))
     assert result.stopped is not None and "disk budget exceeded" in result.stopped
 
@@ -104,10 +111,11 @@ def test_a_deleted_file_held_open_counts_against_the_budget(run: Run) -> None:
 @pytest.mark.skipif(shutil.which("fallocate") is None, reason="no fallocate here")
 def test_a_command_that_ends_over_budget_before_a_check_is_reported(run: Run) -> None:
     result = run(
-        "fallocate -l 100M big && echo reserved", limits=ResourceLimits(disk_bytes=32 * MIB)
+        "touch big && fallocate -n -l 100M big && echo reserved",  # -n: RLIMIT_FSIZE misses it
+        limits=ResourceLimits(disk_bytes=32 * MIB),
     )
     assert result.stopped is not None and result.stopped.startswith("disk budget exceeded")
-    if result.stopped.endswith("the command had ended before the check"):
+    if "the command had ended before the check" in result.stopped:
         assert result.exit_code == 0 and "reserved" in result.output
     else:
         assert result.exit_code == 137
