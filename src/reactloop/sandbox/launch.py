@@ -135,9 +135,9 @@ def _private_dirs(temp_dirs: list[Path]) -> PrivateDirs:
 
 
 def _watched(setup: Setup, temp_dirs: list[Path]) -> tuple[Path, ...]:
-    """The workspace, the private folders, and in the weak mode the shared /dev/shm."""
-    shared = [Path("/dev/shm")] if setup.sandbox != "bwrap" and Path("/dev/shm").is_dir() else []
-    return (setup.workspace, *temp_dirs, *shared)
+    """The workspace and the private folders (``/dev/shm`` is a private sized tmpfs, or, in
+    the weak mode without a mount namespace, not writable)."""
+    return (setup.workspace, *temp_dirs)
 
 
 def _bwrap_launch(
@@ -175,6 +175,8 @@ def _weak_launch(
         options += ["--cgroup", str(cgroup.path)]
     if setup.pid_namespace:
         options.append("--pidns")
+    if setup.pid_namespace or os.geteuid() == 0:  # a mount namespace: a user namespace, or root
+        options += ["--private-dev", str(setup.limits.tmp_bytes)]
     if setup.sandbox == "weak" and os.geteuid() == 0:
         options.append("--seal")  # no Landlock: cgroup files and /proc/sys read-only
     if setup.sandbox == "weak+landlock":
