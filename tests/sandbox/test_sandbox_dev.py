@@ -31,11 +31,16 @@ def host_devices() -> list[str]:
     return [f"/dev/{name}" for name in with_blocks if os.path.exists(f"/dev/{name}")]
 
 
-def test_devices_beyond_the_needed_ones_cannot_be_opened_for_writing(run: Run) -> None:  # noqa: F811
+def open_each_for_writing() -> str:
+    """Shell text that opens each host device for appending (writing nothing) and says so."""
     devices = host_devices()
     assert devices, "this machine has none of the usual device nodes"
     probe = "; ".join(f'(exec 3>>{path}) 2>/dev/null && echo "opened {path}"' for path in devices)
-    result = run(f"{probe}; echo done")
+    return f"{probe}; echo done"
+
+
+def test_devices_beyond_the_needed_ones_cannot_be_opened_for_writing(run: Run) -> None:  # noqa: F811
+    result = run(open_each_for_writing())
     assert result.output.endswith("done\n")
     assert [line for line in result.output.splitlines() if line.startswith("opened")] == []
 
@@ -112,3 +117,22 @@ def test_landlock_alone_allows_only_the_needed_device_files(tmp_path: Path) -> N
         assert victim.read_text() == "the host's\n"
     finally:
         victim.unlink(missing_ok=True)
+
+
+def test_without_a_mount_namespace_weak_landlock_runs_and_root_plain_weak_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no mount namespace can be made (a container without CAP_SYS_ADMIN): Landlock
+    still refuses the devices; root's plain weak mode, which could then leave its pids
+    cgroup, is refused with a clear error rather than failing at every command."""
+    from reactloop.errors import ToolError
+    from reactloop.sandbox import command, weak
+
+    monkeypatch.setattr(command, "private_mounts_problem", lambda: "no mounts (test)")
+    monkeypatch.setattr(weak, "private_mounts_problem", lambda: "no mounts (test)")
+    if landlock.abi_version() >= 1:
+        result = command.run_command(open_each_for_writing(), workspace=tmp_path, mode="weak")
+        assert result.sandbox == "weak+landlock" and result.output == "done\n"
+    if os.geteuid() == 0:
+        with pytest.raises(ToolError, match=r"pids cgroup here \(no mount namespace: no mounts"):
+            command.run_command("true", workspace=tmp_path, mode="weak", use_landlock=False)

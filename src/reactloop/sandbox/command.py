@@ -29,7 +29,7 @@ from reactloop.sandbox.launch import Launch, Setup, exited, kill, launched, mini
 from reactloop.sandbox.output import OutputCapture
 from reactloop.sandbox.reclaim import reclaim
 from reactloop.sandbox.rlimits import ResourceLimits
-from reactloop.sandbox.weak import pid_namespace_problem, weak_problem
+from reactloop.sandbox.weak import pid_namespace_problem, private_mounts_problem, weak_problem
 
 __all__ = ["CommandResult", "Mode", "minimal_env", "run_command", "sandbox_mode"]
 
@@ -134,6 +134,7 @@ def run_command(
     setup = Setup(
         workspace=folder, sandbox=sandbox, limits=limits, read_only=read_only_workspace,
         pid_namespace=sandbox != "bwrap" and pid_namespace_problem() is None,
+        private_mounts=sandbox != "bwrap" and private_mounts_problem() is None,
     )  # fmt: skip
     with launched(command, setup) as launch:
         stopped = _pump(launch, capture, started + timeout) or _late(launch.budget)

@@ -45,6 +45,7 @@ class Setup:
     limits: ResourceLimits
     read_only: bool
     pid_namespace: bool = False
+    private_mounts: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,7 +176,7 @@ def _weak_launch(
         options += ["--cgroup", str(cgroup.path)]
     if setup.pid_namespace:
         options.append("--pidns")
-    if setup.pid_namespace or os.geteuid() == 0:  # a mount namespace: a user namespace, or root
+    if setup.private_mounts:
         options += ["--private-dev", str(setup.limits.tmp_bytes)]
     if setup.sandbox == "weak" and os.geteuid() == 0:
         options.append("--seal")  # no Landlock: cgroup files and /proc/sys read-only

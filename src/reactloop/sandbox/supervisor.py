@@ -169,6 +169,8 @@ def _exec_command(config: dict[str, Any], program: list[str]) -> NoReturn:
         _apply_rlimits(config["rlimits"])
         sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib
         writable = list(config["writable"])
+        if config["seal"] and config["private_dev"] is None:
+            raise OSError("--seal needs the mount namespace of --private-dev")
         if config["private_dev"] is not None:
             import mounts
 
