@@ -6,7 +6,8 @@
 - ``Workspace`` (``paths.py``): open files and folders beneath a root, whatever the path says;
 - the rest, by job: ``bwrap.py`` (the strong mode), ``launch.py`` and ``supervisor.py`` (the weak
   mode's process), ``pidns.py``, ``weak.py``, ``mounts.py``, ``cgroup.py``, ``caps.py``,
-  ``landlock.py`` (what confines it), ``budget.py`` (the disk budget), ``output.py`` (bounded
+  ``landlock.py`` (what confines it), ``budget.py`` (the disk budget) and ``reclaim.py`` (what
+  a command stopped by it gives back), ``output.py`` (bounded
   capture of output), ``openat2.py`` (resolving beneath a folder).
 
 Nothing here is loaded by ``import reactloop``.
