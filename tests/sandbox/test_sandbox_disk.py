@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -77,10 +78,20 @@ def test_files_reserved_at_once_are_removed_when_the_budget_stops(
 def test_space_reserved_past_the_end_of_an_older_file_is_given_back(
     run: Run, workspace: Path
 ) -> None:
+    """The file the command grew is cut back to its end (content and times kept); a file of
+    the user's with a preallocation of its own, which the command did not touch, is left be."""
+    theirs = workspace / "prealloc.bin"
+    theirs.write_bytes(b"0123456789")
+    subprocess.run(["fallocate", "-n", "-l", "2M", str(theirs)], check=True)
+    os.utime(theirs, ns=(1_000_000_000, 1_000_000_000))
+    before = theirs.stat()
+    assert before.st_blocks * 512 >= 2 * MIB
     result = run("fallocate -n -l 40M mine.txt", limits=BUDGET)
     assert result.stopped is not None and result.stopped.startswith("disk budget exceeded")
     assert "freed 39 MiB" in result.stopped or "freed 40 MiB" in result.stopped
     assert (workspace / "mine.txt").read_text() == "the user's own words\n"
+    after = theirs.stat()
+    assert (after.st_blocks, after.st_mtime_ns) == (before.st_blocks, before.st_mtime_ns)
     assert allocated(workspace) <= BUDGET.disk_bytes
 
 

@@ -5,9 +5,9 @@ millisecond, and many at once pass any polling interval. So when the budget stop
 (all its processes are dead by then), ``reclaim`` walks the folders it may write to and
 
 - removes every file and folder **born** while the command ran (``statx`` birth time), and
-- frees the blocks reserved past the end of older files (``fallocate --keep-size``, which
-  changes no time stamp, so every older file is looked at; truncating a file to its own size
-  keeps every byte of its content, and gives back a preallocation of the user's too).
+- frees the blocks reserved past the end of older files the command changed (``fallocate
+  --keep-size``; truncating a file to its own size keeps every byte of its content, and its
+  access and modification times are put back).
 
 Older files keep what the command wrote into them: their earlier content is not known, and
 removing them would lose the user's data. Where the file system records no birth time, the
@@ -147,7 +147,8 @@ def _settle(path: str, statx: _Statx, since: int, done: Reclaimed) -> None:
         except OSError:
             done.failed += 1
         return
-    done.freed_bytes += _free_past_end(path)  # keep-size fallocate changes no time stamp
+    if changed > since:  # fallocate changes it, keep-size too; other files are left alone
+        done.freed_bytes += _free_past_end(path)
 
 
 def _free_past_end(path: str) -> int:
@@ -160,6 +161,7 @@ def _free_past_end(path: str) -> int:
         if allocated <= before.st_size + before.st_blksize:
             return 0
         os.truncate(path, before.st_size)  # the same size: the content stays, the rest goes
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns), follow_symlinks=False)
         return max(allocated - os.lstat(path).st_blocks * 512, 0)
     except OSError:
         return 0
