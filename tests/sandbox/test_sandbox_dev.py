@@ -28,7 +28,9 @@ def host_devices() -> list[str]:
     """Nodes no command may open for writing: kernel log, consoles, terminals, block devices."""
     names = ["kmsg", "console", "tty0", "tty1", "ttyS0", "kvm", "fuse", "mem", "port"]
     with_blocks = names + sorted(os.listdir("/sys/block"))[:3]
-    return [f"/dev/{name}" for name in with_blocks if os.path.exists(f"/dev/{name}")]
+    terminals = [f"pts/{name}" for name in sorted(os.listdir("/dev/pts")) if name.isdigit()]
+    found = with_blocks + terminals[:3]  # the host's pseudo-terminals: a user's shell, say
+    return [f"/dev/{name}" for name in found if os.path.exists(f"/dev/{name}")]
 
 
 def open_each_for_writing() -> str:
@@ -64,6 +66,12 @@ def test_the_needed_devices_and_a_private_shm_work(run: Run) -> None:  # noqa: F
     )
     result = run(probe)
     assert result.output.split() == ["null=0", "3", "5", "2", "full=1", "mine", "substituted"]
+
+
+def test_the_command_has_pseudo_terminals_of_its_own(run: Run) -> None:  # noqa: F811
+    opened = "import os, pty; main, side = pty.openpty(); print(os.ttyname(side))"
+    result = run(f"python3 -c '{opened}'")
+    assert result.exit_code == 0 and result.output.startswith("/dev/pts/")
 
 
 def fresh_proc_possible() -> bool:

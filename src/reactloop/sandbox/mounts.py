@@ -8,7 +8,8 @@ capabilities are dropped; without ``CAP_SYS_ADMIN`` afterwards the command canno
 - ``/dev`` is a read-only tmpfs holding only the device nodes a command needs (``DEVICES``,
   bound from the host's, as bubblewrap's ``--dev`` does), the ``fd``/``stdin``/``stdout``/
   ``stderr`` links, and a private ``/dev/shm``: a tmpfs of ``shm_bytes``. Block devices,
-  ``kmsg``, consoles and terminals, ``kvm``, ``fuse`` and the host's ``/dev/shm`` are absent.
+  ``kmsg``, consoles and terminals, ``kvm``, ``fuse`` and the host's ``/dev/shm`` are absent;
+  ``/dev/pts`` is a new instance (the command's own pseudo-terminals), where the kernel allows.
 - ``/proc`` is mounted afresh for the command's PID namespace, so it lists the command's own
   processes only: not the harness's command line nor any other host process's. Where the
   kernel refuses (a ``/proc`` with parts masked, as in some containers) the host's stays.
@@ -84,6 +85,7 @@ def _minimal_dev(libc: ctypes.CDLL, shm_bytes: int) -> None:
             _check(libc.mount(source, target, None, MS_BIND, None), f"cannot bind /dev/{name}")
         for name, points_to in LINKS.items():
             os.symlink(points_to, f"/dev/{name}")
+        _private_pts(libc)
         os.mkdir("/dev/shm")
         size = f"mode=1777,size={max(shm_bytes, 4096)}".encode()
         _check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", flags | MS_NODEV, size), "/dev/shm")
@@ -91,6 +93,15 @@ def _minimal_dev(libc: ctypes.CDLL, shm_bytes: int) -> None:
     finally:
         for fd in nodes.values():
             os.close(fd)
+
+
+def _private_pts(libc: ctypes.CDLL) -> None:
+    """A new ``devpts`` instance, as bubblewrap's ``--dev`` has: pseudo-terminals of the
+    command's own (``pty.openpty``, ``script``), none of the host's. Skipped if refused."""
+    os.mkdir("/dev/pts")
+    options = b"newinstance,ptmxmode=0666,mode=620"
+    if libc.mount(b"devpts", b"/dev/pts", b"devpts", MS_NOSUID | MS_NOEXEC, options) == 0:
+        os.symlink("pts/ptmx", "/dev/ptmx")
 
 
 def _seal(libc: ctypes.CDLL) -> None:

@@ -168,7 +168,7 @@ def _exec_command(config: dict[str, Any], program: list[str]) -> NoReturn:
             signal.signal(signum, signal.SIG_DFL)
         _apply_rlimits(config["rlimits"])
         sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib
-        writable = list(config["writable"])
+        writable, devices = list(config["writable"]), []
         if config["seal"] and config["private_dev"] is None:
             raise OSError("--seal needs the mount namespace of --private-dev")
         if config["private_dev"] is not None:
@@ -176,10 +176,11 @@ def _exec_command(config: dict[str, Any], program: list[str]) -> NoReturn:
 
             mounts.private_system(config["private_dev"], seal=config["seal"])
             writable.append("/dev/shm")  # the private one
+            devices = ["/dev/pts"] if os.path.exists("/dev/pts/ptmx") else []  # its own too
         if config["landlock"]:
             import landlock
 
-            landlock.restrict_self(writable)
+            landlock.restrict_self(writable, devices=(*landlock.DEVICE_FILES, *devices))
         import caps
 
         caps.drop_all_capabilities()
