@@ -3,7 +3,8 @@
 The task enters the SDK's ``Client`` (and, for stdio, the server process) and leaves it when
 told to stop, so every anyio scope is entered and exited by the same task. The start-up limit
 is the deadline of a cancel scope around the whole connection, lifted once the handshake is
-done. The server's stderr goes to a temporary file: its last lines explain a crash.
+done. The server's stderr goes to a temporary file: its last lines explain a crash. A stdio
+server runs under a reaper (``reaper``), so that what it starts goes when it does.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ import concurrent.futures
 import contextlib
 import math
 import os
+import shutil
+import sys
 import tempfile
 from contextlib import AsyncExitStack
 from typing import IO, Any, TextIO, cast
 
 from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.reaper import reaper_argv
 
 STDERR_TAIL = 300
 SSE_IDLE_SECONDS = 86_400.0  # how long the SSE stream may be silent (between calls)
@@ -116,17 +120,31 @@ class Session:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         assert config.command is not None and self._stderr is not None
-        parameters = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=dict(config.env) if config.env is not None else None,
-            cwd=config.cwd,
-        )
+        env = dict(config.env) if config.env is not None else None
+        command, args = _reaped(config.command, list(config.args), env)
+        parameters = StdioServerParameters(command=command, args=args, env=env, cwd=config.cwd)
         return stdio_client(parameters, errlog=cast(TextIO, self._stderr))
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception) and self.garbage is None:
             self.garbage = _garbage_text(message)
+
+
+def _reaped(command: str, args: list[str], env: dict[str, str] | None) -> tuple[str, list[str]]:
+    """The server's command line under a reaper (``reaper``: nothing it starts outlives it).
+
+    A command that cannot be found is left as it is, for the SDK to report as before.
+    """
+    if sys.platform != "linux":
+        return command, args
+    from mcp.client.stdio import get_default_environment
+
+    path = (get_default_environment() | (env or {})).get("PATH", os.defpath)  # as the SDK's
+    found = shutil.which(command, path=path) if os.sep not in command else command
+    if found is None:
+        return command, args
+    first, *rest = reaper_argv(command, args)
+    return first, rest
 
 
 def _garbage_text(exc: Exception) -> str:
