@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from reactloop.errors import ERROR_KINDS, ModelError, describe_exception
 from reactloop.events import micros
 from reactloop.history import History
+from reactloop.interrupts import interruptibly
 from reactloop.limits import Budget
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
@@ -71,7 +72,7 @@ def ask(
     )
     started = time.perf_counter()
     try:
-        reply: Any = settings.model.complete(request)
+        reply: Any = interruptibly(settings.model.complete, request)  # Ctrl-C stops it
     except ModelError as exc:
         kind = getattr(exc, "kind", None)
         kind = kind if isinstance(kind, str) and kind in ERROR_KINDS else "other"

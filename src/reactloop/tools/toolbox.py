@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ToolError, describe_exception
+from reactloop.interrupts import interruptibly
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
 from reactloop.prepared import (
     ArgumentsError,
@@ -129,7 +130,7 @@ class Toolbox:
         if prepared.values is None or prepared.tool is None:
             return self.refused(prepared, started)
         try:
-            output = prepared.tool.function(**prepared.values)
+            output = interruptibly(prepared.tool.function, **prepared.values)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a tool bug, sys.exit included, is an observation
