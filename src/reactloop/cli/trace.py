@@ -158,6 +158,11 @@ def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
 def _print_cost(report: UsageReport, *, priced: bool) -> None:
 
     console = Console(emoji=False)
+    if not report.complete:
+        console.print(
+            "[yellow]the journal has no stop event: the run was interrupted; the accounting "
+            "covers what the journal holds[/]"
+        )
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
     for column in ("call", "step", *report.count_columns()):
         table.add_column(column, justify="right")

@@ -19,7 +19,9 @@ from reactloop.usage.steps import StepUsage, estimated_step_usages, step_usages
 @dataclass(frozen=True, kw_only=True)
 class UsageReport:
     """``steps``: one per model turn; ``total`` adds the compactions' summarising calls, which
-    are not steps (``compactions`` has each one's tokens and cache cost)."""
+    are not steps (``compactions`` has each one's tokens and cache cost). ``complete`` is False
+    for a journal whose run (or last run) has no ``stop`` event: it was interrupted, and the
+    accounting covers only what it holds."""
 
     model: str
     steps: tuple[StepUsage, ...]
@@ -30,6 +32,7 @@ class UsageReport:
     price_name: str | None = None
     money: float | None = None
     compactions: tuple[CompactionCost, ...] = ()
+    complete: bool = True
 
     @property
     def cache_written(self) -> bool:
@@ -71,6 +74,7 @@ class UsageReport:
             "money": self.money,
             "prefix_issues": [issue.to_dict() for issue in self.prefix_issues],
             "compactions": [c.to_dict() for c in self.compactions],
+            "complete": self.complete,
         }
 
 
@@ -102,4 +106,19 @@ def usage_report(
         price_name=price_name,
         money=money,
         compactions=tuple(compactions),
+        complete=is_complete(events),
     )
+
+
+def is_complete(events: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every run of the journal ended with its ``stop`` (a chat holds several)."""
+    open_run = False
+    for event in events:
+        kind = event.get("type")
+        if kind == "run_start":
+            if open_run:
+                return False
+            open_run = True
+        elif kind == "stop":
+            open_run = False
+    return not open_run and any(e.get("type") == "stop" for e in events)
