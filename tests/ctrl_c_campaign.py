@@ -196,7 +196,7 @@ def main() -> None:
     failed: list[str] = []
     signalled = 0
     for index in range(runs):
-        delays = [rng.uniform(0, span * 1.2)]
+        delays = [rng.uniform(0, span * 0.8)]
         if rng.random() < 0.3:  # a second Ctrl-C soon after, often while the run finishes
             delays.append(rng.uniform(0, span * 0.3))
         problems, sent = one_run(mode, folder / f"run{index}.jsonl", delays)

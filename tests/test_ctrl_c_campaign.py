@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 CHILD = Path(__file__).with_name("ctrl_c_campaign.py")
-RUNS = int(os.environ.get("REACTLOOP_CTRL_C_RUNS", "60"))
+RUNS = int(os.environ.get("REACTLOOP_CTRL_C_RUNS", "150"))
 SEED = int(os.environ.get("REACTLOOP_CTRL_C_SEED", "20261201"))
 FIRST = int(os.environ.get("REACTLOOP_CTRL_C_FIRST", "2"))
 
