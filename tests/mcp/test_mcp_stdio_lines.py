@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -104,5 +105,5 @@ def test_an_sdk_without_the_pieces_it_reuses_gets_its_own_transport(
     ours = stdio_client(parameters, errlog=sys.stderr)
     monkeypatch.delattr(sdk, "_drain_stdout")
     theirs = stdio_client(parameters, errlog=sys.stderr)
-    assert ours.gen.__qualname__ == "_linear_stdio"
-    assert theirs.gen.__qualname__ == "stdio_client"
+    assert cast(Any, ours).gen.__qualname__ == "_linear_stdio"
+    assert cast(Any, theirs).gen.__qualname__ == "stdio_client"
