@@ -8,6 +8,7 @@ ending the pytest session.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from reactloop import (
     ModelRequest,
     ScriptedModel,
     StopReason,
+    Tool,
     read_journal,
     tool,
 )
@@ -218,3 +220,23 @@ def test_a_journal_raising_a_base_exception_ends_the_run_loudly(error: BaseExcep
     assert result.stop_reason is StopReason.JOURNAL_ERROR
     assert type(error).__name__ in (result.error or "")
     assert seen[-1] == "stop"
+
+
+def test_a_ctrl_c_just_as_a_tool_returns_keeps_its_result(tmp_path: Path) -> None:
+    """The tool is ``os.kill`` itself (C, no frame of its own): the SIGINT is handled the
+    moment it returns, in ``interruptibly``'s own lines, and the call keeps its result."""
+    press = functools.partial(os.kill, os.getpid(), signal.SIGINT)
+    schema = {"type": "object", "properties": {}}
+    tool_ = Tool.from_schema("press", "Press Ctrl-C.", schema, press, strict=False)
+    model = ScriptedModel([{"tool_calls": [{"name": "press", "arguments": {}}] * 2}, "x"])
+    path = tmp_path / "run.jsonl"
+    with Journal(path) as journal:
+        try:
+            limits = Limits(max_seconds=None, repeat_warn=5, repeat_stop=5)
+            result = Agent(model, [tool_], journal=journal, limits=limits).run("q")
+        except KeyboardInterrupt:
+            pytest.fail("KeyboardInterrupt escaped Agent.run")
+    assert result.stop_reason is StopReason.CANCELLED
+    first, second = (v[0] for v in results_by_call(read_journal(path)).values())
+    assert first["ok"] is True, first  # it ran and returned: its real result
+    assert second["ok"] is False and second["error"].startswith("cancelled")
