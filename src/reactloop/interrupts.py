@@ -20,12 +20,14 @@ handler of its own keeps it. Other threads never get a SIGINT from Python.
 
 from __future__ import annotations
 
-import signal
 import threading
 from collections.abc import Callable
-from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+if TYPE_CHECKING:
+    from types import FrameType
+
+# ``signal`` is imported by the first run, not by ``import reactloop`` (start-up time).
 T = TypeVar("T")
 
 
@@ -59,6 +61,8 @@ class RunInterrupts:
     def release(self) -> None:
         """Give SIGINT back to the handler the run found. A Ctrl-C the C handler has noted but
         Python has not handled yet is handled first (on entering this function), by the run."""
+        import signal
+
         global _active
         _active = None
         signal.signal(signal.SIGINT, self.previous)
@@ -70,6 +74,8 @@ _active: RunInterrupts | None = None
 def guard_run() -> RunInterrupts | None:
     """Take SIGINT for a run; None when the run is not on the main thread, or the program
     has a SIGINT handler of its own, or a run (the one that runs this one) already has it."""
+    import signal
+
     global _active
     if _active is not None or threading.current_thread() is not threading.main_thread():
         return None
