@@ -234,7 +234,7 @@ def test_an_output_without_a_text_form_is_an_observation(output: Any) -> None:
 
 def test_no_tool_starts_after_the_time_limit_ran_out(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [1000.0]
-    monkeypatch.setattr("reactloop.limits.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("reactloop.loop.budget.time.monotonic", lambda: now[0])
 
     @tool
     def slow(key: str) -> str:

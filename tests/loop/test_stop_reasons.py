@@ -61,7 +61,7 @@ def test_max_tokens(make_agent):
 
 def test_timeout(make_agent, monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr("reactloop.limits.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("reactloop.loop.budget.time.monotonic", lambda: now[0])
 
     def slow_model(request):
         now[0] += 30.0
@@ -81,7 +81,7 @@ def test_timeout(make_agent, monkeypatch):
 
 def test_a_model_call_failing_because_the_time_ran_out_is_a_timeout(monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr("reactloop.limits.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("reactloop.loop.budget.time.monotonic", lambda: now[0])
 
     def out_of_time(request):
         now[0] += request.timeout + 1.0

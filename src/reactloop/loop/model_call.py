@@ -20,6 +20,7 @@ from reactloop.loop.budget import Budget
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
+from reactloop.support.interrupts import interruptibly
 
 Emit = Callable[..., None]
 Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
@@ -71,7 +72,7 @@ def ask(
     )
     started = time.perf_counter()
     try:
-        reply: Any = settings.model.complete(request)
+        reply: Any = interruptibly(settings.model.complete, request)  # Ctrl-C stops it
     except ModelError as exc:
         kind = getattr(exc, "kind", None)
         kind = kind if isinstance(kind, str) and kind in ERROR_KINDS else "other"

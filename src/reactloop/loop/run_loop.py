@@ -269,6 +269,10 @@ class RunLoop:
         if isinstance(turn, ModelFailure):
             return Stop(reason, None, f"{error}; then: {turn.message}")
         turn = self.record_turn(turn)
+        if turn.finish_reason == "length":  # a cut reply is never an answer, forced or not
+            return Stop(reason, None, f"{error}; then the reply was cut off at the token limit")
+        if turn.finish_reason == "content_filter":
+            return Stop(reason, None, f"{error}; then: {refused(turn)}")
         answer, output = turn.answer, None
         judged = self.answers.judge(turn) if self.answers is not None else None
         if judged is not None:

@@ -18,6 +18,7 @@ from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
 from reactloop.loop.loop_guard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, not_executed
+from reactloop.support.interrupts import interruptibly
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
@@ -206,8 +207,11 @@ class CallRunner:
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
         try:
-            answer = approve(prepared, tool)
-        except Exception as exc:  # a failing approver declines; it never crashes the run
+            answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
+        except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
+            self.executor.interrupted = True
+            return _refused(prepared.call, "not run: the run was cancelled at its approval")
+        except BaseException as exc:  # a failing approver declines (SystemExit included)
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None

@@ -25,6 +25,7 @@ from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reactloop.messages import ToolResult
+from reactloop.support.interrupts import NotStarted
 from reactloop.tools.async_calls import LoopThread, OwnLoop
 from reactloop.tools.base import run_deadline_scope
 from reactloop.tools.prepared import PreparedCall
@@ -85,6 +86,8 @@ class ToolExecutor:
                     return self._invoker.invoke(prepared)
                 with run_deadline_scope(deadline):
                     return self._invoker.invoke(prepared)
+            except NotStarted:  # a Ctrl-C just before it started
+                return self._not_started(prepared)
             except KeyboardInterrupt:
                 return self._interrupted(prepared, "the run was interrupted while it ran")
         if tool.is_async and OwnLoop.usable():

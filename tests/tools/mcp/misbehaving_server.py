@@ -73,6 +73,22 @@ async def garbage() -> str:
 
 
 @server.tool()
+async def not_utf8() -> str:
+    """Write a line that is not UTF-8 to stdout, then never answer."""
+    import anyio
+
+    os.write(RAW_STDOUT, b"\xff\xfe not UTF-8 \x80\x81\n")
+    await anyio.sleep(3600)
+    return "unreachable"
+
+
+@server.tool(annotations=READ_ONLY)
+def big(megabytes: int) -> str:
+    """A valid answer of ``megabytes`` MB of text."""
+    return "0123456789abcdef" * (megabytes * 65536)
+
+
+@server.tool()
 async def slow(seconds: float) -> str:
     """Answer after some seconds."""
     import anyio

@@ -23,6 +23,7 @@ from typing import IO, Any, TextIO, cast
 from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
 from reactloop.tools.mcp.reaper import reaper_argv
+from reactloop.tools.mcp.stdio import NotUTF8, stdio_client
 
 STDERR_TAIL = 300
 SSE_IDLE_SECONDS = 86_400.0  # how long the SSE stream may be silent (between calls)
@@ -117,7 +118,7 @@ class Session:
             http = create_mcp_http_client(headers=dict(config.headers) or None)
             stack.push_async_callback(http.aclose)
             return streamable_http_client(config.url, http_client=http)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
 
         assert config.command is not None and self._stderr is not None
         env = dict(config.env) if config.env is not None else None
@@ -148,6 +149,9 @@ def _reaped(command: str, args: list[str], env: dict[str, str] | None) -> tuple[
 
 
 def _garbage_text(exc: Exception) -> str:
+    if isinstance(exc, NotUTF8):  # its bytes, as Python writes them
+        shown = repr(exc.line)
+        return shown if len(shown) <= 80 else shown[:77] + "..."
     errors = getattr(exc, "errors", None)
     if callable(errors):
         with contextlib.suppress(Exception):
