@@ -58,6 +58,7 @@ _LAZY = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
+    "OpenAIResponsesModel": "reactloop.models.responses",
     "OTelObserver": "reactloop.otel",
     "CommandCheck": "reactloop.commandcheck",
     "Conversation": "reactloop.conversation",

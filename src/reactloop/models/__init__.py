@@ -4,11 +4,12 @@ A spec is ``PROVIDER[:NAME]`` (``openai:gpt-4o-mini``, ``scripted:demo.json``, `
 Adding a provider is one adapter package with a ``from_spec`` function and one line in
 ``PROVIDERS``. Adapters are imported only when asked for, so ``import reactloop`` stays fast.
 
-Adapters: ``openai/`` (Chat Completions), ``local/`` (the embedded model), ``react/`` (text
-ReAct over any chat model), ``scripted.py``; ``reactloop.replay`` replays a journal. Shared by
-them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events), ``reactloop.safejson``
-(JSON from outside, decoded safely), ``retry.py`` and ``http_deadline.py`` (retries and the
-run's time limit on the wire, for the HTTP adapters).
+Adapters: ``openai/`` (Chat Completions), ``responses/`` (the Responses API), ``local/`` (the
+embedded model), ``react/`` (text ReAct over any chat model), ``scripted.py``;
+``reactloop.replay`` replays a journal. Shared by them: ``base.py`` (the ``Model`` protocol),
+``sse.py`` (Server-Sent Events), ``reactloop.safejson`` (JSON from outside, decoded safely),
+``retry.py`` and ``http_deadline.py`` (retries and the run's time limit on the wire, for the
+HTTP adapters).
 """
 
 from typing import TYPE_CHECKING

@@ -27,6 +27,7 @@ PROVIDERS: dict[str, str] = {
     "llamacpp": "reactloop.models.openai:from_spec",
     "local": "reactloop.models.local:from_spec",
     "anthropic": "reactloop.models.anthropic:from_spec",
+    "responses": "reactloop.models.responses:from_spec",
 }
 # A spec without a known provider that looks like a model name: the spec that was meant.
 _SPEC_HINTS = (
