@@ -155,7 +155,7 @@ def _part_events(where: Item, number: int, part: Mapping[str, Any]) -> list[Item
     refused = part.get("type") == "refusal"
     text = str(part.get("refusal" if refused else "text") or "")
     kind = "response.refusal" if refused else "response.output_text"
-    at = {**where, "content_index": number}
+    at = {**where, "content_index": number, **({} if refused else {"logprobs": []})}
     events: list[Item] = [{"type": "response.content_part.added", **at, "part": dict(part)}]
     events.extend({"type": f"{kind}.delta", **at, "delta": piece} for piece in _pieces(text))
     events.append({"type": f"{kind}.done", **at, ("refusal" if refused else "text"): text})
@@ -209,7 +209,7 @@ def responses_fixture_replies(path: str | Path) -> list[Reply]:
 def _usage(input_tokens: int = 10, output_tokens: int = 5) -> Item:
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": input_tokens + output_tokens,

@@ -23,6 +23,7 @@ A ``function_call`` item keeps its ``call_id`` as the call's ``wire_id``; the it
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -148,17 +149,22 @@ def reasoning_text(items: Iterable[Mapping[str, Any]]) -> str | None:
 
 
 def parse_usage(usage: Any) -> Usage:
-    """Token counts of a Responses ``usage`` (the chat reader's rules: 0 for what is odd)."""
+    """Token counts of a Responses ``usage`` (the chat reader's rules: 0 for what is odd);
+    ``input_tokens_details.cache_write_tokens`` is the part written to the prompt cache."""
     if not isinstance(usage, Mapping):
         return Usage()
-    return parse_chat_usage(
+    details = usage.get("input_tokens_details")
+    written = details.get("cache_write_tokens") if isinstance(details, Mapping) else None
+    counted = parse_chat_usage(
         {
             "prompt_tokens": usage.get("input_tokens"),
             "completion_tokens": usage.get("output_tokens"),
-            "prompt_tokens_details": usage.get("input_tokens_details"),
+            "prompt_tokens_details": details,
             "completion_tokens_details": usage.get("output_tokens_details"),
         }
     )
+    write = parse_chat_usage({"prompt_tokens": written}).input_tokens
+    return dataclasses.replace(counted, cache_write_tokens=write) if write else counted
 
 
 def _of_type(items: Iterable[Any], *kinds: str) -> list[Mapping[str, Any]]:
