@@ -49,6 +49,7 @@ class ResponseStream:
         """Apply one event; the visible text it adds (``""`` for most events)."""
         self.events += 1
         kind = event.get("type")
+        kind = kind if isinstance(kind, str) else ""  # a list or a dict is no event name
         if kind == "error":
             raise stream_error(self.provider, _error_of(event))
         if kind in TERMINAL:
@@ -69,7 +70,7 @@ class ResponseStream:
             return ""
         return self._grow(kind, index, event)
 
-    def _grow(self, kind: Any, index: int, event: Mapping[str, Any]) -> str:
+    def _grow(self, kind: str, index: int, event: Mapping[str, Any]) -> str:
         delta = event.get("delta")
         if kind in TEXT_DELTAS and isinstance(delta, str):
             self._texts.setdefault((index, TEXT_DELTAS[kind]), []).append(delta)
