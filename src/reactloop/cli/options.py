@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
-from reactloop.models import Model, ModelSettings, resolve_model, split_spec
+from reactloop.models import PROVIDERS, Model, ModelSettings, resolve_model, split_spec
 from reactloop.models.default import choose_default_model
 
 MAX_SECONDS = 365 * 24 * 3600.0  # a year; far longer deadlines overflow the platform's time_t
@@ -57,6 +58,8 @@ class RunOptions:
     thinking: int | None = None
     cache: bool = False
     no_budget_notices: bool = False
+    api: str | None = None
+    server_state: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -81,8 +84,30 @@ def model_settings(options: RunOptions, spec: str) -> ModelSettings:
         seed=options.seed,
         temperature=options.temperature,
         max_output_tokens=options.max_output_tokens,
-        extra=_anthropic_extra(options, spec),
+        extra={**_anthropic_extra(options, spec), **_responses_extra(options, spec)},
     )
+
+
+def _responses_extra(options: RunOptions, spec: str) -> dict[str, Any]:
+    """``--server-state``, which only the Responses API takes."""
+    if not options.server_state:
+        return {}
+    if options.api != "responses" and split_spec(spec)[0] != "responses":
+        raise UsageError(f"--server-state is for the Responses API (--api responses), not {spec!r}")
+    return {"server_state": True}
+
+
+def _resolve(options: RunOptions, spec: str) -> Model:
+    """``spec``'s model; with ``--api responses``, its provider's Responses endpoint."""
+    settings = model_settings(options, spec)
+    provider, name = split_spec(spec)
+    if options.api != "responses" or provider == "responses":
+        if options.api == "chat" and provider == "responses":
+            raise UsageError(f"--api chat and {spec!r} disagree: use openai:{name}")
+        return resolve_model(spec, settings)
+    module, _, function = PROVIDERS["responses"].partition(":")  # loaded only when asked for
+    model: Model = getattr(importlib.import_module(module), function)(provider, name, settings)
+    return model
 
 
 def _anthropic_extra(options: RunOptions, spec: str) -> dict[str, Any]:
@@ -100,7 +125,6 @@ def _anthropic_extra(options: RunOptions, spec: str) -> dict[str, Any]:
 def pick_model(options: RunOptions) -> tuple[Model, str]:
     """The model ``--model`` names, else the default one, and why it was chosen."""
     if options.model is not None:
-        settings = model_settings(options, options.model)
-        return resolve_model(options.model, settings), "chosen with --model"
+        return _resolve(options, options.model), "chosen with --model"
     spec, reason = choose_default_model()
-    return resolve_model(spec, model_settings(options, spec)), reason
+    return _resolve(options, spec), reason
