@@ -91,3 +91,18 @@ def test_cost_prices_cached_and_reasoning_tokens_of_a_responses_run(tmp_path: Pa
     assert report["total"]["cached_tokens"] == 1200 and report["total"]["reasoning_tokens"] == 300
     # two calls of 400 fresh + 600 cached input tokens and 200 output tokens each
     assert report["money"] == pytest.approx(2 * (400 * 0.25 + 600 * 0.025 + 200 * 2) / 1e6)
+
+
+def test_reasoning_without_a_summary_is_shown_as_redacted(tmp_path: Path) -> None:
+    hidden = reasoning_item(encrypted_content="x" * 28)
+    call = function_call("calculator", {"expression": "2+3"})
+    trace = tmp_path / "run.jsonl"
+    with FakeResponsesServer([response(reasoning=[hidden], calls=[call]), "5"]) as server:
+        result = CliRunner().invoke(
+            main, ["run", "2+3?", "--model", "responses:o4-mini", "--base-url", server.base_url,
+                   "--trace", str(trace)],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    placeholder = "redacted by the provider: 28 bytes of opaque data, echoed back unchanged"
+    assert f"thinking: {placeholder}" in result.stderr
+    assert server.requests[1].json["input"][1]["encrypted_content"] == "x" * 28
