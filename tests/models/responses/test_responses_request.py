@@ -173,3 +173,23 @@ def test_a_stateless_history_is_compacted_and_every_request_stays_valid() -> Non
     last = server.requests[-1].json["input"]
     outputs = [i["output"] for i in last if i.get("type") == "function_call_output"]
     assert len(outputs) == 4 and any(len(o) < 400 for o in outputs)  # trimmed, still paired
+
+
+def test_a_reasoning_item_with_nothing_to_echo_is_left_out() -> None:
+    bare = response(reasoning=[reasoning_item("only a summary")], calls=[
+        function_call("calculator", {"expression": "1"})])  # fmt: skip
+    history = [Message(role="user", content="q"), assistant(bare), tool("call_0", "1")]
+    assert [i.get("type") for i in render_input(history)[1][1:]] == [
+        "function_call", "function_call_output",
+    ]  # fmt: skip
+
+
+def test_a_reply_that_used_all_its_output_tokens_is_cut_whatever_its_status() -> None:
+    """llama-server answers ``completed`` for a reply cut at ``max_output_tokens``."""
+    used = {"input_tokens": 5, "output_tokens": 16}
+    call = function_call("calculator", '{"expression": "1')
+    with FakeResponsesServer([response(calls=[call], usage=used), "42"]) as server:
+        model = OpenAIResponsesModel(model="fake", base_url=server.base_url, max_output_tokens=16)
+        result = Agent(model, [calculator_tool()]).run("q")
+    assert result.answer == "42" and result.tool_calls == 0
+    assert server.requests[0].json["max_output_tokens"] == 16

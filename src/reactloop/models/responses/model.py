@@ -14,6 +14,7 @@ server and sends only what is new after ``previous_response_id`` (``state.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import threading
 import time
@@ -42,6 +43,7 @@ from reactloop.models.tls import shared_tls_context
 
 REASONING_MODELS = ("o1", "o3", "o4", "gpt-5", "gpt-oss", "codex")
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
+FINISHED = ("stop", "tool_calls")
 
 
 class OpenAIResponsesModel:
@@ -99,6 +101,7 @@ class OpenAIResponsesModel:
             request.on_raw(self._journal_entry(body, request))
         deadline = time.monotonic() + request.timeout if request.timeout else None
         turn = self.retry.run(lambda: self._attempt(body, request, deadline), deadline=deadline)
+        turn = cut_at_limit(turn, self._options.get("max_output_tokens"))
         if self.state is not None:
             self.state.remember(request.messages, turn)
         return turn
@@ -209,6 +212,15 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIRespon
         extra_body=extra_body or None,
         http_client=http_client,
     )
+
+
+def cut_at_limit(turn: ModelTurn, limit: Any) -> ModelTurn:
+    """A reply that used all of ``max_output_tokens`` was cut, whatever its ``status`` says:
+    llama-server answers ``completed`` with the cut text and no ``incomplete_details``."""
+    used = turn.usage.output_tokens
+    if isinstance(limit, int) and used >= limit > 0 and turn.finish_reason in FINISHED:
+        return dataclasses.replace(turn, finish_reason="length", format_error=None)
+    return turn
 
 
 def _options(

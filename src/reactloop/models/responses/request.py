@@ -4,9 +4,11 @@
 - an assistant message this adapter parsed (``Message.raw`` = ``{"response_id", "output"}``)
   is echoed as the output items the server sent, reasoning items with their
   ``encrypted_content``, so that a reasoning model keeps its chain across tool calls while the
-  server stores nothing (``store: false``). Its ``function_call`` items carry the neutral
-  calls' ids, names and argument text (arguments that are not a JSON object become ``"{}"``,
-  as for chat). Any other assistant message is rendered from its text and calls.
+  server stores nothing (``store: false``); a reasoning item with neither
+  ``encrypted_content`` nor ``content`` is left out (OpenAI cannot find it unstored, and
+  llama-server refuses it: *"item['content'] is not an array"*). Its ``function_call`` items
+  carry the neutral calls' ids, names and argument text (arguments that are not a JSON object
+  become ``"{}"``, as for chat). Any other assistant message is rendered from its text and calls.
 - every ``function_call`` gets exactly one ``function_call_output`` right after its
   assistant's items, in call order: results are moved up, a call never answered gets a "not
   executed" result, and a result answering no call becomes a user note (the chat rules, in
@@ -94,7 +96,7 @@ def assistant_items(message: Message) -> list[Item]:
         kind = item.get("type")
         if kind == "function_call":
             items.append({**item, **_call_fields(next(calls))})
-        elif kind == "reasoning":
+        elif kind == "reasoning" and (item.get("encrypted_content") or item.get("content")):
             items.append({k: v for k, v in item.items() if v is not None})
         elif kind == "message":
             items.append(dict(item))
