@@ -20,12 +20,18 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import ModelTurn
 from reactloop.models.base import ModelRequest
 from reactloop.models.http_deadline import ReplyDeadline
-from reactloop.models.openai.endpoints import PLACEHOLDER_KEY, get_service, resolve_endpoint
+from reactloop.models.openai.endpoints import (
+    OPENAI_HOST,
+    PLACEHOLDER_KEY,
+    get_service,
+    resolve_endpoint,
+)
 from reactloop.models.openai.errors import provider_error
 from reactloop.models.registry import ModelSettings
 from reactloop.models.responses.reply import parse_body
@@ -50,9 +56,11 @@ class OpenAIResponsesModel:
     """A model behind a ``/responses`` endpoint (``native_tools``).
 
     ``include_reasoning`` asks for reasoning items' ``encrypted_content`` (None: for the
-    reasoning models by name, since OpenAI refuses it for the others); ``reasoning`` is sent
-    as is (``{"effort": "low", "summary": "auto"}``); ``extra_body`` adds request fields;
-    ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for tests.
+    reasoning models by name, since OpenAI refuses it for the others); ``answers_json_schema``
+    asks for typed answers with ``text.format`` (None: on OpenAI's own host only);
+    ``reasoning`` is sent as is (``{"effort": "low", "summary": "auto"}``); ``extra_body``
+    adds request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for
+    tests.
     """
 
     native_tools = True
@@ -70,6 +78,7 @@ class OpenAIResponsesModel:
         max_output_tokens: int | None = None,
         reasoning: dict[str, Any] | None = None,
         include_reasoning: bool | None = None,
+        answers_json_schema: bool | None = None,
         timeout: float | None = None,
         max_retries: int = 2,
         extra_body: dict[str, Any] | None = None,
@@ -84,6 +93,10 @@ class OpenAIResponsesModel:
         self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
         self.state = ServerState(self.name) if server_state else None
         self.holds_history = server_state  # the server holds it: no compaction, no edits
+        # a typed answer as a reply constrained by ``text.format`` where that is known to work
+        # with tools (OpenAI's own API); elsewhere the run's final_answer tool asks for it
+        official = urlsplit(self.base_url).hostname == OPENAI_HOST
+        self.answers_json_schema = official if answers_json_schema is None else answers_json_schema
         self._options = _options(temperature, max_output_tokens, reasoning)
         self._options.update(extra_body or {})
         if include_reasoning is None:
@@ -121,6 +134,8 @@ class OpenAIResponsesModel:
             body["tools"] = render_tools(request.tools)
             body["tool_choice"] = render_tool_choice(request.tool_choice, request.tools)
             body["parallel_tool_calls"] = True
+        if request.answer_schema is not None and self.answers_json_schema:
+            body["text"] = {"format": answer_format(request.answer_schema)}
         if self._include:
             body["include"] = [ENCRYPTED_REASONING]
         if self.stream:
@@ -212,6 +227,12 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIRespon
         extra_body=extra_body or None,
         http_client=http_client,
     )
+
+
+def answer_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``text.format`` that asks for a typed answer's JSON (not ``strict``, as for chat:
+    strict mode would change the type; the run validates the answer either way)."""
+    return {"type": "json_schema", "name": "final_answer", "schema": schema, "strict": False}
 
 
 def cut_at_limit(turn: ModelTurn, limit: Any) -> ModelTurn:
