@@ -4,6 +4,7 @@ tools (OpenAI's own API), else through the run's ``final_answer`` tool."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -27,11 +28,11 @@ def population(name: str) -> int:
     return 2_100_000
 
 
-ANSWER = {"name": "Paris", "population": 2100000}
+ANSWER: dict[str, Any] = {"name": "Paris", "population": 2100000}
 
 
 def test_a_typed_answer_is_asked_for_with_text_format() -> None:
-    script = [response(calls=[function_call("population", {"name": "Paris"})]),
+    script: list[Any] = [response(calls=[function_call("population", {"name": "Paris"})]),
               json.dumps(ANSWER)]  # fmt: skip
     with FakeResponsesServer(script) as server:
         model = OpenAIResponsesModel(model="m", base_url=server.base_url, answers_json_schema=True)
