@@ -183,3 +183,16 @@ def test_error_bodies_are_the_chat_adapters_provider_errors(path: Path) -> None:
     error = provider_error("t", data["status"], data["headers"], json.dumps(data["body"]))
     assert error.retryable is RETRYABLE[path.name]
     assert data["body"]["error"]["message"][:40] in str(error)
+
+
+@pytest.mark.parametrize("path", BODIES, ids=lambda p: p.name)
+def test_events_named_only_by_item_id_assemble_the_same_turn(path: Path) -> None:
+    """llama-server's events have no ``output_index``: items are found by their ids."""
+    body = json.loads(path.read_text())
+    events = []
+    for event in response_events(body):
+        event = {k: v for k, v in event.items() if k not in ("output_index", "sequence_number")}
+        if "response" in event and event["type"] != "response.created":
+            event["response"] = {**event["response"], "output": []}
+        events.append(event)
+    assert meaning(lambda: streamed(events)) == meaning(lambda: parse_response(body, provider="t"))

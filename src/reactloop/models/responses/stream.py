@@ -84,13 +84,18 @@ class ResponseStream:
         return ""
 
     def _index(self, event: Mapping[str, Any]) -> int:
+        """The item an event is about: its ``output_index``, else (llama-server sends none) the
+        item of its ``item_id``, else a new item for ``output_item.added``, else the last."""
         index = event.get("output_index")
         if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 1 << 20:
             return index
-        item_id = event.get("item_id")
-        for number, item in self._items.items():
-            if item_id is not None and item.get("id") == item_id:
+        item = event.get("item")
+        item_id = item.get("id") if isinstance(item, Mapping) else event.get("item_id")
+        for number, known in self._items.items():
+            if item_id is not None and known.get("id") == item_id:
                 return number
+        if event.get("type") == "response.output_item.added":
+            return max(self._items, default=-1) + 1
         return max(self._items, default=0)
 
     def _drop_fragments(self, index: int) -> None:
