@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from reactloop.cli import main
 from reactloop.testing import FakeResponsesServer, function_call, reasoning_item, response
+from reactloop.viewer import render_html
 
 USAGE = {
     "input_tokens": 1000,
@@ -50,6 +51,7 @@ def test_a_responses_run_answers_and_shows_the_reasoning(tmp_path: Path, stream:
     turns = [e for e in events if e.get("type") == "turn"]
     assert turns[0]["turn"]["raw_message"]["response_id"] == "resp_1"
     assert events[-1]["type"] == "stop"
+    assert "Add two and three." in render_html(trace)  # the viewer shows it too
 
 
 def test_api_responses_speaks_it_to_an_openai_compatible_provider(tmp_path: Path) -> None:
