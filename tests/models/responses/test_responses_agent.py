@@ -30,9 +30,13 @@ from reactloop.tools.calculator import calculator_tool
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 
 
+SLEPT: list[float] = []
+
+
 def run(server: FakeResponsesServer, stream: bool, **limits: Any) -> Any:
+    SLEPT.clear()
     model = OpenAIResponsesModel(
-        model="fake", base_url=server.base_url, stream=stream, sleep=lambda s: None
+        model="fake", base_url=server.base_url, stream=stream, sleep=SLEPT.append
     )
     agent = Agent(model, [calculator_tool()], limits=Limits(**limits), instructions="Use tools.")
     return agent.run("What is 6*7?")
@@ -119,11 +123,12 @@ def test_incomplete_text_is_truncated_not_an_answer(stream: bool) -> None:
 
 @STREAM
 def test_429_with_retry_after_then_500_are_retried(stream: bool) -> None:
-    script: list[Any] = [responses_error(429, retry_after=0.01), responses_error(500), "42"]
+    script: list[Any] = [responses_error(429, retry_after=7), responses_error(500), "42"]
     with FakeResponsesServer(script) as server:
-        result = run(server, stream)
+        result = run(server, stream, max_seconds=60)
     assert result.answer == "42"
     assert len(server.requests) == 3
+    assert SLEPT[0] == 7  # the server's Retry-After, not the policy's backoff
 
 
 def test_a_failed_response_ends_the_run_with_its_error() -> None:
