@@ -12,6 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from reactloop.cli import main
+from reactloop.errors import UsageError
+from reactloop.models import ModelSettings, resolve_model
+from reactloop.models.responses import from_spec
 from reactloop.testing import FakeResponsesServer, function_call, reasoning_item, response
 from reactloop.viewer import render_html
 
@@ -108,3 +111,10 @@ def test_reasoning_without_a_summary_is_shown_as_redacted(tmp_path: Path) -> Non
     placeholder = "redacted by the provider: 28 bytes of opaque data, echoed back unchanged"
     assert f"thinking: {placeholder}" in result.stderr
     assert server.requests[1].json["input"][1]["encrypted_content"] == "x" * 28
+
+
+def test_a_spec_without_a_name_says_which_to_give_except_for_llamacpp() -> None:
+    with pytest.raises(UsageError, match=r"--model responses:gpt-5-mini"):
+        resolve_model("responses", ModelSettings())
+    settings = ModelSettings(base_url="http://127.0.0.1:8080/v1")
+    assert from_spec("llamacpp", "", settings).base_url == "http://127.0.0.1:8080/v1"

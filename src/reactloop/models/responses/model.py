@@ -204,8 +204,11 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIRespon
     or for ``PROVIDER:NAME`` of an OpenAI-compatible provider spoken to as ``--api
     responses``; raises ``UsageError`` with the fix."""
     service = get_service("openai" if provider == "responses" else provider)
+    if not name and service.name == "llamacpp":
+        name = service.example_model  # llama.cpp serves one model and ignores the name
     if not name:
-        raise UsageError(f"{provider} needs a model name: --model {provider}:gpt-5-mini")
+        example = "gpt-5-mini" if provider == "responses" else service.example_model
+        raise UsageError(f"{provider} needs a model name: --model {provider}:{example}")
     endpoint = resolve_endpoint(service, base_url=settings.base_url, api_key=settings.api_key)
     extra = dict(settings.extra)
     http_client = extra.pop("http_client", None)
