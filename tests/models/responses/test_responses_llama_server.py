@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from local_servers import llama_server_binary, running_server, smollm2_gguf
 from reactloop import Agent, Journal, Limits, Model, ModelRequest, ModelTurn, ToolCall
+from reactloop.cli import main
 from reactloop.messages import Message
 from reactloop.models.openai import OpenAIChatModel
 from reactloop.models.responses import OpenAIResponsesModel
@@ -147,3 +149,17 @@ def test_chat_and_responses_of_one_server_give_comparable_traces(
     # one chat template renders both: the same prompt, at temperature 0 the same reply
     assert chat.usage.input_tokens == responses.usage.input_tokens > 0
     assert (chat.stop_reason, chat.answer) == (responses.stop_reason, responses.answer)
+
+
+@pytest.mark.parametrize("spec", [["--model", "responses:any"], ["--model", "llamacpp", "--api",
+                                  "responses"]], ids=["responses", "api"])  # fmt: skip
+def test_reactloop_run_speaks_responses_to_the_server(
+    server_url: str, spec: list[str], tmp_path: Path
+) -> None:
+    args = ["run", TASK, *spec, "--base-url", f"{server_url}/v1", "--max-steps", "2",
+            "--max-output-tokens", "48", "--temperature", "0", "--json",
+            "--trace", str(tmp_path / "run.jsonl")]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code in (0, 1, 3), result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["stop_reason"] in STOPS and outcome["usage"]["input_tokens"] > 0
