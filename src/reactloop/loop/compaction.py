@@ -70,6 +70,8 @@ class ContextKeeper:
     ) -> None:  # fmt: skip
         self.settings = settings
         self.policy = settings.limits.context_policy or "none"
+        if getattr(settings.model, "holds_history", False):  # the server's copy: never edited
+            self.policy = "none"
         self.budget = budget
         self.history = history
         self.events = events
