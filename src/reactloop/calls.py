@@ -215,6 +215,10 @@ class CallRunner:
         self.warn("declined", reason, call_id=prepared.id)
         return _refused(prepared.call, f"not run: {reason}")
 
+    def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
+        """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
+        self._report(prepared, result)
+
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""
         call, error = prepared.call, result.error

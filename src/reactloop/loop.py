@@ -22,6 +22,7 @@ from reactloop.notices import (
     truncated_notice,
     wind_down_notice,
 )
+from reactloop.prepared import PreparedCall
 from reactloop.result import RunResult, Stop
 from reactloop.runparts import (
     RunFlags,
@@ -35,6 +36,7 @@ from reactloop.runparts import (
     with_own_toolbox,
 )
 from reactloop.settings import RunSettings
+from reactloop.tools.custody import TOOLS_OUTLASTED, Why, run_in_custody, taken_stop
 
 
 class RunLoop:
@@ -76,6 +78,14 @@ class RunLoop:
         return self.events.warnings
 
     def execute(self) -> RunResult:
+        """The run; under a time limit on a thread of its own, which the calling thread gives
+        up on at the limit if a tool holds it (``tools/custody.py``)."""
+        deadline = self.budget.deadline
+        if deadline is None:
+            return self.drive()
+        return run_in_custody(self, deadline, self.settings.cancel)
+
+    def drive(self) -> RunResult:
         try:
             self.start()
             stop = None
@@ -246,7 +256,7 @@ class RunLoop:
         if outcome.loop is not None:
             return self.last_word(StopReason.LOOP_DETECTED, outcome.loop)
         if self.budget.timed_out():
-            return Stop(StopReason.TIMEOUT, None, "the time limit ran out while tools ran")
+            return Stop(StopReason.TIMEOUT, None, TOOLS_OUTLASTED)
         return None
 
     def last_word(self, reason: StopReason, error: str) -> Stop:
@@ -273,6 +283,15 @@ class RunLoop:
         if judged is not None:
             answer, output = judged.text, judged.value
         return Stop(reason, answer, error, answer is not None, output)
+
+    def take_over(self, calls: Sequence[PreparedCall], region: str, why: Why) -> RunResult:
+        """On the waiting thread, the run's own being stuck in ``calls`` or a model call:
+        answer the calls as given up on, and stop (``tools/custody.py``)."""
+        executor = self.calls.executor
+        for prepared in calls:
+            self.calls.report_given_up(prepared, executor.given_up(prepared, why))
+        executor.leave_behind()
+        return self.finish(taken_stop(region, why))
 
     def finish(self, stop: Stop) -> RunResult:
         self.calls.close_open(str(stop.reason))  # calls the run ended before answering
