@@ -23,6 +23,7 @@ import pytest
 
 from reactloop import (
     Agent,
+    FunctionModel,
     Journal,
     Limits,
     ModelTurn,
@@ -33,6 +34,8 @@ from reactloop import (
     read_journal,
     tool,
 )
+from reactloop.models.base import ModelRequest
+from reactloop.tools.custody import MODEL_GRACE
 
 LIMIT = 1.0
 HOLD = 15.0  # how long a tool would block if nothing released it
@@ -202,3 +205,39 @@ def test_ctrl_c_while_a_tool_runs_under_a_limit_cancels_the_run(
     assert result.stop_reason is StopReason.CANCELLED
     assert elapsed < 5.0
     assert read_journal(tmp_path / "t.jsonl")[-1]["type"] == "stop"
+
+
+def _blocking_model(blocker: Blocker, *, interrupt: bool) -> FunctionModel:
+    def reply(request: ModelRequest) -> ModelTurn:
+        if interrupt:
+            _thread.interrupt_main()
+        blocker.release.wait(HOLD)
+        blocker.returned.set()
+        return ModelTurn(text="late answer")
+
+    return FunctionModel(reply)
+
+
+@pytest.mark.parametrize("interrupt", [False, True], ids=["time-limit", "ctrl-c"])
+def test_a_model_call_that_blocks_cannot_hold_the_run(
+    tmp_path: Path, blocker: Blocker, interrupt: bool
+) -> None:
+    """A model adapter that ignores the time left (an HTTP adapter keeps to it itself) is
+    given up on ``MODEL_GRACE`` after the limit, or at once on Ctrl-C; its answer, late, is
+    discarded."""
+    model = _blocking_model(blocker, interrupt=interrupt)
+    started = time.monotonic()
+    with Journal(tmp_path / "t.jsonl") as journal:
+        limits = Limits(max_seconds=LIMIT if not interrupt else 60.0)
+        result = Agent(model, [], limits=limits, journal=journal).run("go")
+    elapsed = time.monotonic() - started
+    assert not blocker.returned.is_set()
+    expected = StopReason.CANCELLED if interrupt else StopReason.TIMEOUT
+    assert result.stop_reason is expected and result.answer is None
+    assert elapsed < LIMIT + MODEL_GRACE + 2.0
+    before = (tmp_path / "t.jsonl").read_bytes()
+    assert read_journal(tmp_path / "t.jsonl")[-1]["type"] == "stop"
+    blocker.free()
+    assert blocker.returned.wait(HOLD)
+    time.sleep(0.2)  # not a synchronisation: a window for a (wrong) late write to land in
+    assert (tmp_path / "t.jsonl").read_bytes() == before
