@@ -19,6 +19,7 @@ from reactloop.limits import Budget
 from reactloop.loopguard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
 from reactloop.prepared import Approver, PreparedCall
+from reactloop.tools.custody import current as current_custody
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.toolbox import Toolbox
 
@@ -205,8 +206,15 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
+        custody = None if self.budget.deadline is None else current_custody()
         try:
-            answer = approve(prepared, tool)
+            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
+                custody.enter_waiting(f"the approval of {prepared.name}")
+            try:
+                answer = approve(prepared, tool)
+            finally:
+                if custody is not None:
+                    custody.leave()
         except Exception as exc:  # a failing approver declines; it never crashes the run
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:

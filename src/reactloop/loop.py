@@ -36,7 +36,7 @@ from reactloop.runparts import (
     with_own_toolbox,
 )
 from reactloop.settings import RunSettings
-from reactloop.tools.custody import TOOLS_OUTLASTED, Why, run_in_custody, taken_stop
+from reactloop.tools.custody import TOOLS_OUTLASTED, run_in_custody
 
 
 class RunLoop:
@@ -284,14 +284,15 @@ class RunLoop:
             answer, output = judged.text, judged.value
         return Stop(reason, answer, error, answer is not None, output)
 
-    def take_over(self, calls: Sequence[PreparedCall], region: str, why: Why) -> RunResult:
-        """On the waiting thread, the run's own being stuck in ``calls`` or a model call:
-        answer the calls as given up on, and stop (``tools/custody.py``)."""
+    def take_over(self, calls: Sequence[PreparedCall], stop: Stop) -> RunResult:
+        """On the waiting thread, the run's own being stuck in ``calls``, a model call or the
+        approver: answer the calls as given up on, and stop (``tools/custody.py``)."""
         executor = self.calls.executor
         for prepared in calls:
+            why = "cancelled" if stop.reason is StopReason.CANCELLED else "timeout"
             self.calls.report_given_up(prepared, executor.given_up(prepared, why))
         executor.leave_behind()
-        return self.finish(taken_stop(region, why))
+        return self.finish(stop)
 
     def finish(self, stop: Stop) -> RunResult:
         self.calls.close_open(str(stop.reason))  # calls the run ended before answering

@@ -104,7 +104,7 @@ def _complete(model: Any, request: ModelRequest, custody: Custody | None) -> Any
     (``tools/custody.py``), when the run has one."""
     if custody is None:
         return model.complete(request)
-    custody.enter_model()
+    custody.enter_waiting("the model call")
     try:
         return model.complete(request)
     finally:

@@ -241,3 +241,34 @@ def test_a_model_call_that_blocks_cannot_hold_the_run(
     assert blocker.returned.wait(HOLD)
     time.sleep(0.2)  # not a synchronisation: a window for a (wrong) late write to land in
     assert (tmp_path / "t.jsonl").read_bytes() == before
+
+
+def test_ctrl_c_at_the_approvers_question_cancels_the_run(tmp_path: Path, blocker: Blocker) -> None:
+    """The run's thread asks the approver (a terminal's prompt, in the CLI); the Ctrl-C goes
+    to the caller's thread, which must not wait for an answer that may never come."""
+
+    @tool
+    def write(n: int) -> str:
+        """A tool that needs approval."""
+        return "written"
+
+    def approve(call: object, chosen: Tool) -> bool:
+        _thread.interrupt_main()
+        blocker.release.wait(HOLD)
+        blocker.returned.set()
+        return True
+
+    turns = [ModelTurn(tool_calls=(ToolCall(id="c1", name="write", arguments='{"n": 1}'),))]
+    model = ScriptedModel([*turns, ModelTurn(text="done")])
+    started = time.monotonic()
+    with Journal(tmp_path / "t.jsonl") as journal:
+        agent = Agent(model, [write], limits=Limits(max_seconds=60.0), journal=journal,
+                      approve=approve)  # fmt: skip
+        result = agent.run("go")
+    assert not blocker.returned.is_set()
+    assert result.stop_reason is StopReason.CANCELLED
+    assert "approval of write" in (result.error or "")
+    assert time.monotonic() - started < 5.0
+    tool_messages = [m for m in result.history if m.role == "tool"]
+    assert len(tool_messages) == 1 and "not executed" in str(tool_messages[0].content)
+    assert read_journal(tmp_path / "t.jsonl")[-1]["type"] == "stop"

@@ -1,28 +1,30 @@
 """A run with a time limit goes on a thread of its own; the caller's thread gives up at the limit.
 
-Handing every sync tool call to a worker thread, so that the limit can abandon it, cost a
+Handing every sync tool call to a worker thread, so that the limit could abandon it, cost a
 thread switch each way per call (more than the rest of a step on a 2-vCPU VM), and an async
 tool run by the loop's own thread could block it, and the run, for as long as it liked. Here
 the roles turn round: ``run_in_custody`` hands the whole run to a run thread (one hand-off a
-run), and the caller's thread waits. The run thread runs tools inline — sync ones, and async
-ones on its own event loop — each inside a *region* (``Custody.enter`` … ``leave``), and model
-calls inside another. When the deadline passes while the run thread is in a tool's region
-(or Ctrl-C comes, or the run is cancelled), the waiting thread *takes custody* of the run: it
-answers the calls of the region as abandoned, writes the ``stop`` and returns the
-``RunResult`` (``RunLoop.take_over``). The run thread is left behind with its tool; when the
-tool returns, ``leave`` raises ``RunTaken``, which ends that thread without a word: the late
-result is discarded, and nothing of the run is touched again. A model call that outlasts the
-deadline by ``MODEL_GRACE`` (an HTTP adapter ends its own at the deadline, with a better
-message) or that a Ctrl-C interrupts is taken the same way. Tools that end themselves get
-time to: a bounded tool (``bash``: its command killed at the deadline) ``OWN_END_GRACE``, async
-tools ``ASYNC_GRACE``, and once their loop has cancelled them (it is not blocked), the second
-it gives them to clean up.
+run), and the caller's thread waits. The run thread runs tools inline (sync ones, and async
+ones on its own event loop), each call inside a *region* (``Custody.enter_tools`` …
+``leave``), and it waits on model calls and on the approver inside another
+(``enter_waiting``). When the deadline passes while the run thread is in a tool's region, or
+Ctrl-C comes, or the run is cancelled, the waiting thread *takes custody* of the run: it
+answers the region's calls as given up on, writes the ``stop`` and returns the ``RunResult``
+(``RunLoop.take_over``). The run thread is left behind with its tool; when the tool returns,
+``leave`` raises ``RunTaken``, which ends that thread without a word: the late result is
+discarded, and nothing of the run is touched again.
 
-A region is entered and left under one lock (about a microsecond a call), so exactly one of
-the two threads goes on with the run. What cannot be stopped: a C call that holds the GIL
-(no other thread runs until it returns; then the run ends at once and the result, late, is
-discarded) and the abandoned thread itself (Python cannot kill a thread; it runs on until its
-tool returns). See docs/reliability.md.
+Graces, for what ends itself: a waiting region is taken ``MODEL_GRACE`` after the deadline
+(an HTTP adapter ends its call at the deadline, with a better message) or at once on Ctrl-C
+(a question to the approver on a terminal); a bounded tool (``bash``: its command killed at
+the deadline) gets ``OWN_END_GRACE``, async tools ``ASYNC_GRACE``, and once their loop has
+cancelled them (it is not blocked), the second it gives them to clean up.
+
+A region is left under one lock (well under a microsecond a call), so exactly one of the two
+threads goes on with the run. What cannot be stopped: a C call that holds the GIL (no other
+thread runs until it returns; then the run ends at once and the result, late, is discarded)
+and the abandoned thread itself (Python cannot kill a thread; it runs on until its tool
+returns). See docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 from reactloop.limits import StopReason
 from reactloop.prepared import PreparedCall
@@ -47,9 +49,7 @@ _IDLE_THREADS = 8  # run threads kept waiting for the next run
 
 TOOLS_OUTLASTED = "the time limit ran out while tools ran"
 
-Why = Literal["timeout", "cancelled"]
-
-_HARNESS, _TOOL, _MODEL, _TAKEN = 0, 1, 2, 3
+_HARNESS, _TOOL, _WAITING, _TAKEN = 0, 1, 2, 3
 
 
 class RunTaken(BaseException):
@@ -66,6 +66,8 @@ class Custody:
         self._state = _HARNESS
         self._grace = 0.0
         self.calls: Sequence[PreparedCall] = ()  # the calls of the tool region
+        self.waiting_on = ""  # what the waiting region waits for ("the model call")
+        self.in_tools = False  # once taken: whether from a tool's region
 
     def enter_tools(self, calls: Sequence[PreparedCall], grace: float = 0.0) -> None:
         """The run thread runs the code of these calls from now on; they are given up on
@@ -78,8 +80,10 @@ class Custody:
         """The calls are ending by themselves (cancelled async tools): wait ``seconds`` more."""
         self._grace = max(self._grace, seconds + ASYNC_GRACE)
 
-    def enter_model(self) -> None:
-        self._state = _MODEL
+    def enter_waiting(self, what: str) -> None:
+        """The run thread waits on ``what`` (a model call, the approver) from now on."""
+        self.waiting_on = what
+        self._state = _WAITING
 
     def guarded(self, callback: Callable[[str], None]) -> Callable[[str], None]:
         """``callback`` that raises ``RunTaken`` once the run is taken: a model call left
@@ -99,8 +103,9 @@ class Custody:
                 raise RunTaken
             self._state = _HARNESS
 
-    def take(self, *, interrupted: bool, cancelled: bool) -> Literal["tool", "model"] | None:
-        """Take the run if its thread is in a region that is due to be given up on."""
+    def take(self, *, interrupted: bool, cancelled: bool) -> Stop | None:
+        """Take the run if its thread is in a region that is due to be given up on; how the
+        run then stops."""
         now = time.monotonic()
         deadline = self.deadline
         with self._lock:
@@ -108,14 +113,15 @@ class Custody:
             if state == _TOOL:
                 over = deadline is not None and now >= deadline + self._grace
                 due = interrupted or cancelled or over
-            elif state == _MODEL:
+            elif state == _WAITING:
                 due = interrupted or (deadline is not None and now >= deadline + MODEL_GRACE)
             else:
                 return None
             if not due:
                 return None
             self._state = _TAKEN
-        return "tool" if state == _TOOL else "model"
+            self.in_tools = state == _TOOL
+        return _taken_stop(state == _TOOL, self.waiting_on, interrupted or cancelled)
 
 
 class Drivable(Protocol):
@@ -123,7 +129,7 @@ class Drivable(Protocol):
 
     def drive(self) -> RunResult: ...
 
-    def take_over(self, calls: Sequence[PreparedCall], region: str, why: Why) -> RunResult: ...
+    def take_over(self, calls: Sequence[PreparedCall], stop: Stop) -> RunResult: ...
 
 
 _LOCAL = threading.local()  # ``custody``: that of the run this thread drives
@@ -168,28 +174,27 @@ def run_in_custody(run: Drivable, deadline: float | None, cancel: threading.Even
         try:
             if outcome.done.wait(_wait(deadline)):
                 break
-            region = custody.take(interrupted=interrupted, cancelled=cancel.is_set())
+            stop = custody.take(interrupted=interrupted, cancelled=cancel.is_set())
         except KeyboardInterrupt:  # Ctrl-C: the run stops ``cancelled``
             interrupted = True
             cancel.set()
-            region = custody.take(interrupted=True, cancelled=True)
-        if region is not None:
-            why: Why = "cancelled" if interrupted or cancel.is_set() else "timeout"
-            return run.take_over(custody.calls if region == "tool" else (), region, why)
+            stop = custody.take(interrupted=True, cancelled=True)
+        if stop is not None:
+            return run.take_over(custody.calls if custody.in_tools else (), stop)
     if outcome.error is not None:
         raise outcome.error
     assert outcome.value is not None
     return outcome.value
 
 
-def taken_stop(region: str, why: Why) -> Stop:
-    """How a run taken from its thread stops: in a tool's region or a model call's."""
-    if why == "cancelled":
-        error = "interrupted while a tool ran" if region == "tool" else "interrupted"
+def _taken_stop(in_tools: bool, waiting_on: str, cancelled: bool) -> Stop:
+    """How a run taken from its thread stops: from a tool's region or a waiting one."""
+    if cancelled:
+        error = "interrupted while a tool ran" if in_tools else f"interrupted during {waiting_on}"
         return Stop(StopReason.CANCELLED, None, error)
-    if region == "tool":
+    if in_tools:
         return Stop(StopReason.TIMEOUT, None, TOOLS_OUTLASTED)
-    error = f"the model call was still going {MODEL_GRACE:g} s after the time limit"
+    error = f"{waiting_on} was still going {MODEL_GRACE:g} s after the time limit"
     return Stop(StopReason.TIMEOUT, None, error)
 
 
