@@ -41,7 +41,9 @@ from reactloop.result import RunResult, Stop
 from reactloop.tools.registry import run_deadline_scope
 from reactloop.tools.workers import Workers
 
-MODEL_GRACE = 1.0  # seconds past the deadline before a model call still going is given up on
+# seconds past the deadline before a model call still going is given up on: more than any
+# adapter takes to end its own (the embedded model's process is given 2 s to stop by itself)
+MODEL_GRACE = 3.0
 OWN_END_GRACE = 1.0  # the same for a tool that ends itself at the deadline (``Tool.bounded``)
 ASYNC_GRACE = 0.25  # for async tools, whose event loop cancels them at the deadline if it can
 _SLICE = 0.05  # how often the waiting thread looks at the cancel event
