@@ -10,8 +10,9 @@ by events, never by the clock; the bounds are generous (the tools would block ``
 
 from __future__ import annotations
 
-import _thread
 import ctypes
+import os
+import signal
 import socket
 import threading
 import time
@@ -64,6 +65,11 @@ def blocker() -> Iterator[Blocker]:
     yield made
     made.free()
     made.close()
+
+
+def ctrl_c() -> None:
+    """A real SIGINT, as the terminal sends: the process's main thread (pytest's) takes it."""
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _block(how: str, blocker: Blocker) -> None:
@@ -168,24 +174,32 @@ def _hold_the_gil(seconds: float) -> Callable[[], None]:
     return lambda: usleep(int(seconds * 1e6))
 
 
-def test_a_result_that_comes_after_a_gil_holding_c_call_is_discarded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_result_that_comes_after_a_gil_holding_c_call_is_discarded(
+    tmp_path: Path, kind: str
+) -> None:
     """Nothing in the process runs while a C call holds the GIL: the limit cannot stop it
     (docs/reliability.md says so). What it can do: end the run as soon as the call returns,
     and discard the result that came after the deadline."""
     hold = _hold_the_gil(1.2)
-    returned = threading.Event()
 
     @tool
     def c_call(n: int) -> str:
         """A tool stuck in one long C call."""
         hold()
-        returned.set()
         return "late result"
 
-    result, elapsed = run_one_call(c_call, tmp_path, limit=0.4)
+    @tool
+    async def async_c_call(n: int) -> str:
+        """An async tool stuck in one long C call."""
+        hold()
+        return "late result"
+
+    chosen = c_call if kind == "sync" else async_c_call
+    result, elapsed = run_one_call(chosen, tmp_path, limit=0.4)
     assert result.stop_reason is StopReason.TIMEOUT
     content = next(m.content for m in result.history if m.role == "tool")
-    assert "late result" not in content and "abandoned at the time limit" in content
+    assert "late result" not in content and "at the time limit" in content
     assert elapsed < 1.2 + 2.0
 
 
@@ -195,7 +209,7 @@ def test_ctrl_c_while_a_tool_runs_under_a_limit_cancels_the_run(
     @tool
     def interrupted(n: int) -> str:
         """Ctrl-C arrives while this tool runs."""
-        _thread.interrupt_main()
+        ctrl_c()
         blocker.release.wait(HOLD)
         blocker.returned.set()
         return "late result"
@@ -210,7 +224,7 @@ def test_ctrl_c_while_a_tool_runs_under_a_limit_cancels_the_run(
 def _blocking_model(blocker: Blocker, *, interrupt: bool) -> FunctionModel:
     def reply(request: ModelRequest) -> ModelTurn:
         if interrupt:
-            _thread.interrupt_main()
+            ctrl_c()
         blocker.release.wait(HOLD)
         blocker.returned.set()
         return ModelTurn(text="late answer")
@@ -253,7 +267,7 @@ def test_ctrl_c_at_the_approvers_question_cancels_the_run(tmp_path: Path, blocke
         return "written"
 
     def approve(call: object, chosen: Tool) -> bool:
-        _thread.interrupt_main()
+        ctrl_c()
         blocker.release.wait(HOLD)
         blocker.returned.set()
         return True
