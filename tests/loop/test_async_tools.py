@@ -12,7 +12,18 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, Limits, ModelTurn, ScriptedModel, StopReason, Tool, ToolCall, tool
+from reactloop import (
+    Agent,
+    FunctionModel,
+    Limits,
+    ModelTurn,
+    ScriptedModel,
+    StopReason,
+    Tool,
+    ToolCall,
+    tool,
+)
+from reactloop.models.base import ModelRequest
 from reactloop.tools.base import make_tool
 from reactloop.tools.toolbox import Toolbox
 
@@ -222,13 +233,24 @@ def test_the_toolbox_alone_awaits_async_tools_too() -> None:
     assert Toolbox([a_double]).execute(calls("a_double", 5)[0]).output == 10
 
 
-@pytest.mark.parametrize(
-    ("bounded", "max_seconds", "on_loop_thread"),
-    [(False, 60.0, False), (True, 60.0, True), (False, None, True)],
-)
-def test_a_sync_tool_runs_off_the_loops_thread_only_when_a_limit_must_be_able_to_abandon_it(
-    bounded: bool, max_seconds: float | None, on_loop_thread: bool
+def _model_that_notes_its_thread(threads: list[threading.Thread], tool_name: str) -> FunctionModel:
+    def reply(request: ModelRequest) -> ModelTurn:
+        threads.append(threading.current_thread())
+        if any(m.role == "tool" for m in request.messages):
+            return ModelTurn(text="done")
+        return ModelTurn(tool_calls=(ToolCall(id="w", name=tool_name),))
+
+    return FunctionModel(reply)
+
+
+@pytest.mark.parametrize(("bounded", "max_seconds"), [(False, 60.0), (True, 60.0), (False, None)])
+def test_a_sync_tool_runs_inline_on_the_thread_that_runs_the_loop(
+    bounded: bool, max_seconds: float | None
 ) -> None:
+    """No hand-off a call: under a limit the whole run goes on a run thread of its own (which
+    the caller's thread gives up on at the limit: ``tools/custody.py``), without one it runs
+    on the caller's thread; either way the tools run on the loop's thread."""
+    loop_threads: list[threading.Thread] = []
     threads: list[threading.Thread] = []
 
     def where() -> str:
@@ -236,13 +258,15 @@ def test_a_sync_tool_runs_off_the_loops_thread_only_when_a_limit_must_be_able_to
         return "here"
 
     probe = make_tool(where, bounded=bounded)
-    model = ScriptedModel([ModelTurn(tool_calls=(ToolCall(id="w", name="where"),)), "done"])
+    model = _model_that_notes_its_thread(loop_threads, "where")
     Agent(model, [probe], limits=Limits(max_seconds=max_seconds)).run("q")
-    assert (threads == [threading.current_thread()]) is on_loop_thread
+    assert threads == loop_threads[:1] and set(loop_threads) == set(threads)
+    assert (threads == [threading.current_thread()]) is (max_seconds is None)
 
 
-def test_an_async_tool_runs_on_the_thread_that_waits_for_it() -> None:
+def test_an_async_tool_runs_on_the_thread_that_runs_the_loop() -> None:
     where: list[threading.Thread] = []
+    loop_threads: list[threading.Thread] = []
 
     @tool(read_only=True)
     async def probe() -> str:
@@ -250,9 +274,9 @@ def test_an_async_tool_runs_on_the_thread_that_waits_for_it() -> None:
         where.append(threading.current_thread())
         return "here"
 
-    model = ScriptedModel([ModelTurn(tool_calls=(ToolCall(id="p", name="probe"),)), "done"])
+    model = _model_that_notes_its_thread(loop_threads, "probe")
     Agent(model, [probe], limits=Limits(max_seconds=60)).run("q")
-    assert where == [threading.current_thread()]  # no hop to a loop thread
+    assert where == loop_threads[:1]  # no hop to a loop thread
 
 
 def test_an_async_tool_that_ignores_its_cancellation_does_not_hold_the_run() -> None:

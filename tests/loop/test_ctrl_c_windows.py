@@ -79,13 +79,11 @@ def results_by_call(records: list[dict[str, Any]]) -> dict[str, list[dict[str, A
     return found
 
 
-@pytest.mark.parametrize("max_seconds", [None, 60.0], ids=["loop-thread", "worker"])
-def test_a_ctrl_c_as_a_result_is_journaled_keeps_it_once(
-    tmp_path: Path, max_seconds: float | None
-) -> None:
-    """The window between "the tool returned" and "its result is recorded"."""
+def test_a_ctrl_c_as_a_result_is_journaled_keeps_it_once(tmp_path: Path) -> None:
+    """The window between "the tool returned" and "its result is recorded" (a run without a
+    time limit: on the caller's thread, where the signal lands)."""
     observer = ctrl_c_at("tool_result")
-    limits = Limits(max_seconds=max_seconds)
+    limits = Limits(max_seconds=None)
     result, records = run(tmp_path, ScriptedModel(TWO_CALLS), observers=[observer], limits=limits)
     assert result.stop_reason is StopReason.CANCELLED
     assert WRITTEN == [1]  # the second call never started
@@ -100,12 +98,28 @@ def test_a_ctrl_c_as_a_result_is_journaled_keeps_it_once(
     assert records[-1]["type"] == "stop"
 
 
+def test_a_ctrl_c_during_a_limited_run_keeps_each_result_once(tmp_path: Path) -> None:
+    """Under a time limit the run is on a thread of its own and the caller's thread sees the
+    Ctrl-C within its 50 ms slice, so the next call may already have run: whichever did keeps
+    its real result, once, and the journal ends with its ``stop``."""
+    observer = ctrl_c_at("tool_result")
+    model = ScriptedModel(TWO_CALLS)
+    result, records = run(tmp_path, model, observers=[observer], limits=Limits(max_seconds=60.0))
+    found = results_by_call(records)
+    assert [len(v) for v in found.values()] == [1, 1]
+    ran = [r for (r,) in found.values() if r["ok"]]
+    assert [r["output"] for r in ran] == [f"wrote {n}" for n in WRITTEN]
+    assert records[-1]["type"] == "stop"
+    assert result.stop_reason in (StopReason.CANCELLED, StopReason.FINAL_ANSWER)
+
+
 def test_ctrl_c_again_and_again_while_the_run_finishes_still_ends_with_its_stop(
     tmp_path: Path,
 ) -> None:
     kinds = ("tool_result", "warning", "stop")
     observer = ctrl_c_at(*kinds, times=10)
-    result, records = run(tmp_path, ScriptedModel(TWO_CALLS), observers=[observer])
+    limits = Limits(max_seconds=None)  # on the caller's thread, where the signal lands at once
+    result, records = run(tmp_path, ScriptedModel(TWO_CALLS), observers=[observer], limits=limits)
     assert result.stop_reason is StopReason.CANCELLED
     assert [r["type"] for r in records].count("stop") == 1
     assert records[-1]["type"] == "stop" and records[-1]["stop_reason"] == "cancelled"

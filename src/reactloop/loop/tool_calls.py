@@ -19,6 +19,7 @@ from reactloop.loop.budget import Budget
 from reactloop.loop.loop_guard import LoopGuard
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, not_executed
 from reactloop.support.interrupts import interruptibly
+from reactloop.tools.custody import current as current_custody
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
@@ -206,8 +207,15 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
+        custody = None if self.budget.deadline is None else current_custody()
         try:
-            answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
+            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
+                custody.enter_waiting(f"the approval of {prepared.name}")
+            try:
+                answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
+            finally:
+                if custody is not None:
+                    custody.leave()
         except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
             self.executor.interrupted = True
             return _refused(prepared.call, "not run: the run was cancelled at its approval")
@@ -218,6 +226,10 @@ class CallRunner:
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
         self.warn("declined", reason, call_id=prepared.id)
         return _refused(prepared.call, f"not run: {reason}")
+
+    def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
+        """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
+        self._report(prepared, result)
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""

@@ -141,6 +141,6 @@ def test_mcp_tools_without_a_with_block_stop_their_servers_at_exit(tmp_path: Pat
         text=True,
         timeout=30,
     )
-    assert done.stdout.strip() == "8" and done.stderr == ""
+    assert int(done.stdout) > 0 and done.stderr == ""  # the server's tools came
     (server,) = pids(starts)
     assert wait_gone(server, 1.0) and not alive(server)  # it lingers 60 s unless signalled
