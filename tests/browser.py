@@ -1,7 +1,6 @@
-"""A headless Chromium (Debian's ``chromium``) driven over the DevTools protocol on a pipe,
-for the tests of the HTML pages (the viewer's, the eval report's): ``DevTools`` (also the
-``browser`` fixture), ``open_page``, ``evaluate``, ``console_errors``, and ``assert_not_blank``
-for a screenshot."""
+"""A real headless Chromium (Debian's ``chromium``) driven over the DevTools protocol on a
+pipe, for the tests of the pages reactloop writes (the viewer, the eval's index): open a page,
+evaluate JavaScript in it, read its console errors, check a screenshot is not blank."""
 
 from __future__ import annotations
 
@@ -19,20 +18,35 @@ from typing import Any
 
 import pytest
 
+from reactloop import tool
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# Headless, and quiet: without the background-networking flags Chromium tries hosts this
-# machine cannot reach.
+
+
 HEADLESS_FLAGS = (
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
-    "--disable-quic",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
 )
+
+
 needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
+
+HOSTILE = "</textarea><script>document.title='pwned'</script><img src=x onerror=alert(1)>"
+
+
+@tool(read_only=True)
+def fetch(key: str) -> str:
+    """Return a canned page for a key.
+
+    Args:
+        key: which page
+    """
+    return f"page {key}: {HOSTILE}"
 
 
 class DevTools:

@@ -25,6 +25,8 @@ from reactloop.messages import (
     not_executed,
     own_call_id,
 )
+from reactloop.support.interrupts import interruptibly
+from reactloop.tools.custody import current as current_custody
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, PreparedCall
 from reactloop.tools.toolbox import Toolbox
@@ -209,15 +211,29 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
+        custody = None if self.budget.deadline is None else current_custody()
         try:
-            answer = approve(prepared, tool)
-        except Exception as exc:  # a failing approver declines; it never crashes the run
+            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
+                custody.enter_waiting(f"the approval of {prepared.name}")
+            try:
+                answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
+            finally:
+                if custody is not None:
+                    custody.leave()
+        except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
+            self.executor.interrupted = True
+            return _refused(prepared.call, "not run: the run was cancelled at its approval")
+        except BaseException as exc:  # a failing approver declines (SystemExit included)
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
         self.warn("declined", reason, call_id=prepared.id)
         return _refused(prepared.call, f"not run: {reason}")
+
+    def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
+        """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
+        self._report(prepared, result)
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""
