@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see 
     from reactloop.models.anthropic import AnthropicModel
     from reactloop.models.local import LocalLlamaModel
     from reactloop.models.openai import OpenAIChatModel
+    from reactloop.models.responses import OpenAIResponsesModel
     from reactloop.models.scripted import FunctionModel, ScriptedModel
     from reactloop.output.json_schema import JSONSchema
 
@@ -63,6 +64,7 @@ _LAZY = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
+    "OpenAIResponsesModel": "reactloop.models.responses",
     "OTelObserver": "reactloop.journal.otel",
     "CommandCheck": "reactloop.loop.command_check",
     "Conversation": "reactloop.conversation",
@@ -105,6 +107,7 @@ __all__ = [
     "OTelObserver",
     "Observer",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "PendingCall",
     "PreparedCall",
     "ProviderError",

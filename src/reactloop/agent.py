@@ -26,6 +26,7 @@ from reactloop.models.base import Model
 from reactloop.models.react import ReactTextModel
 from reactloop.output.spec import OutputSpec
 from reactloop.result import RunResult
+from reactloop.support.interrupts import guard_run
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
@@ -151,9 +152,17 @@ class Agent:
         """Run ``task`` to a stop. ``history`` (an earlier ``RunResult``, or its ``history``)
         makes ``task`` a follow-up of that run: the model sees the conversation so far, and
         the journal's ``run_start`` links to the earlier run's. ``journal`` and ``observers``
-        replace the agent's for this run."""
-        self._cancel.clear()
-        return self._loop(task, history, journal, observers, self._cancel).execute()
+        replace the agent's for this run. On the main thread, a Ctrl-C cancels the run
+        (``reactloop.support.interrupts``): it ends ``cancelled``, with its ``stop``."""
+        guard = guard_run()  # first: from here on, a Ctrl-C is the run's
+        try:
+            self._cancel.clear()
+            if guard is not None:
+                guard.watch(self._cancel)
+            return self._loop(task, history, journal, observers, self._cancel).execute()
+        finally:
+            if guard is not None:
+                guard.release()
 
     def resume(
         self,

@@ -32,6 +32,18 @@ _PROTOCOL_HELP = (
 )
 @click.option("--base-url", help="Base URL of an OpenAI-compatible server (…/v1).")
 @click.option(
+    "--api",
+    type=click.Choice(["chat", "responses"]),
+    help="The wire protocol of an OpenAI-compatible provider: chat (/chat/completions) or "
+    "responses (/responses, the Responses API). [default: chat; responses: for responses:NAME]",
+)
+@click.option(
+    "--server-state",
+    is_flag=True,
+    help="Responses API: the server stores the conversation (previous_response_id) and each "
+    "call sends only what is new; no compaction. [default: stateless, the whole history]",
+)
+@click.option(
     "--protocol",
     type=click.Choice(["auto", "native", "text"]),
     default="auto",

@@ -43,7 +43,6 @@ class Event(NamedTuple):
 
 
 Observer = Callable[[Event], None]
-_new_tuple = tuple.__new__
 
 
 def micros(seconds: float) -> float:
@@ -56,7 +55,8 @@ class Emitter:
 
     The journal must take every event: the first one it cannot take is kept in
     ``journal_error`` (the loop then ends the run with ``journal_error``), and later events
-    are still offered to it. An observer that raises is dropped, with a warning.
+    are still offered to it. An observer that raises anything (``SystemExit`` and
+    ``KeyboardInterrupt`` included) is dropped, with a warning.
     """
 
     def __init__(self, journal: Observer | None, observers: Sequence[Observer]) -> None:
@@ -69,18 +69,16 @@ class Emitter:
         self.journal_error: str | None = None
 
     def emit(self, event_type: str, /, **data: Any) -> None:
-        # The tuple made without the named tuple's ``__new__`` (a Python function), as
-        # ``namedtuple`` itself makes it: the loop emits several events a step.
-        event = _new_tuple(Event, (event_type, self.step, data))
+        event = Event(event_type, self.step, data)
         if self.journal is not None:
             try:
                 self.journal(event)
-            except Exception as exc:  # the run ends at the next step, and says why
+            except BaseException as exc:  # the run ends at the next step, and says why
                 self._journal_failed(event_type, exc)
         for observer in self.observers:
             try:
                 observer(event)
-            except Exception as exc:  # a broken observer must not end the run: drop it
+            except BaseException as exc:  # SystemExit too: a broken observer is dropped
                 self.observers = [o for o in self.observers if o is not observer]
                 self.warnings.append(
                     f"observer_failed: {observer!r} raised {describe_exception(exc)}; dropped"
@@ -96,7 +94,7 @@ class Emitter:
             self.warned_kinds.add(kind)
             self.warn(kind, message)
 
-    def _journal_failed(self, event_type: str, exc: Exception) -> None:
+    def _journal_failed(self, event_type: str, exc: BaseException) -> None:
         message = f"the journal could not write a {event_type} event: {describe_exception(exc)}"
         self.warnings.append(f"journal_failed: {message}")
         if self.journal_error is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.journal.events import Event
+from reactloop.journal.events import Event, micros
 from reactloop.support.json_decode import JSONRefused, loads_units, safe_loads
 from reactloop.support.json_encode import JOURNAL_DEPTH, is_plain, json_line
 
@@ -81,10 +81,7 @@ class Journal:
 
     def __call__(self, event: Event) -> None:
         kind, step, data = event
-        # "t" to the microsecond, as ``events.micros`` spells it, without its call: the loop
-        # journals several events a step.
-        seconds = time.monotonic() - self._started
-        record = {"type": kind, "step": step, "t": round(seconds * 1_000_000) / 1_000_000}
+        record = {"type": kind, "step": step, "t": micros(time.monotonic() - self._started)}
         record.update(data)
         self._write(json_line(record, verify=_needs_check(event)))
 

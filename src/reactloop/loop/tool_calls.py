@@ -19,8 +19,17 @@ from typing import NamedTuple
 from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
 from reactloop.loop.loop_guard import LoopGuard
-from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, not_executed
+from reactloop.messages import (
+    Message,
+    ModelTurn,
+    ToolCall,
+    ToolResult,
+    not_executed,
+    own_call_id,
+)
 from reactloop.result import PendingCall
+from reactloop.support.interrupts import interruptibly
+from reactloop.tools.custody import current as current_custody
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
@@ -84,7 +93,7 @@ class CallRunner:
         return dataclasses.replace(turn, tool_calls=tuple(calls))
 
     def _fresh_id(self, step: int, index: int) -> str:
-        candidate = f"call_{step}_{index}"
+        candidate = own_call_id(step, index)
         suffix = 0
         while candidate in self._seen_ids:
             suffix += 1
@@ -93,10 +102,7 @@ class CallRunner:
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
         """The turn's calls are in the history: each must get a result, whatever happens."""
-        if len(calls) == 1:  # the common turn, without a comprehension
-            self._open = {calls[0].id: calls[0]}
-        else:
-            self._open = {call.id: call for call in calls}
+        self._open = {call.id: call for call in calls}
         if self._announced:
             self._announced = set()
 
@@ -228,9 +234,19 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
+        custody = None if self.budget.deadline is None else current_custody()
         try:
-            answer = approve(prepared, tool)
-        except Exception as exc:  # a failing approver declines; it never crashes the run
+            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
+                custody.enter_waiting(f"the approval of {prepared.name}")
+            try:
+                answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
+            finally:
+                if custody is not None:
+                    custody.leave()
+        except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
+            self.executor.interrupted = True
+            return _refused(prepared.call, "not run: the run was cancelled at its approval")
+        except BaseException as exc:  # a failing approver declines (SystemExit included)
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None
@@ -250,6 +266,10 @@ class CallRunner:
         """The calls put off, for the ``stop`` event and ``RunResult.pending``."""
         deferred = self.deferred
         return tuple(PendingCall(id=p.id, name=p.name, arguments=p.arguments) for p in deferred)
+
+    def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
+        """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
+        self._report(prepared, result)
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError, UsageError, describe_exception
 from reactloop.history import History
-from reactloop.messages import ModelTurn, ToolCall, Usage
+from reactloop.messages import ModelTurn, ToolCall, Usage, own_call_id
 from reactloop.models.base import ModelRequest
 from reactloop.support.json_decode import read_json_file
 
@@ -153,7 +153,7 @@ def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
 def _to_call(call: Any, turn_index: int, call_index: int) -> ToolCall:
     if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
         raise ValueError(f"turn {turn_index}: each tool call needs a string 'name'")
-    call_id = str(call.get("id") or f"call_{turn_index}_{call_index}")
+    call_id = str(call.get("id") or own_call_id(turn_index, call_index))
     # A dict of arguments becomes its JSON text in ToolCall; a string is kept as written.
     arguments = call.get("arguments", {})
     return ToolCall(id=call_id, name=call["name"], arguments=arguments, wire_id=call_id)

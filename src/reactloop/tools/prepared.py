@@ -48,9 +48,6 @@ class PreparedCall(NamedTuple):
         return self.tool is not None and self.tool.read_only
 
 
-_new_tuple = tuple.__new__
-
-
 class ArgumentsError(ValueError):
     """The argument text of a call is not a JSON object the harness accepts."""
 
@@ -90,8 +87,7 @@ def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     except Exception as exc:  # a validator of the tool's own that raised something else
         error = f"invalid arguments: {describe_exception(exc)}"
         return PreparedCall(call, tool, arguments, None, error, key)
-    # The common case: the tuple made without the named tuple's ``__new__``, a Python function.
-    return _new_tuple(PreparedCall, (call, tool, arguments, values, None, key))
+    return PreparedCall(call, tool, arguments, values, None, key)
 
 
 def invalid_arguments(exc: ValidationError) -> str:

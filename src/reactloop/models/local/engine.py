@@ -23,7 +23,6 @@ from reactloop.models.local.chat_format import PromptTokens, detect_format
 from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
 from reactloop.models.local.decode import Generation, common_prefix, decode
 from reactloop.models.local.grammar import (
-    ReactSpec,
     check_grammar,
     json_schema_grammar,
     react_grammar,
@@ -100,13 +99,12 @@ class Plan:
 
 def step_plan(request: ModelRequest, *, grammar: bool = True) -> Plan:
     """The protocol of a request (text ReAct marks its requests) and the grammar it gets."""
-    react = request.extra.get("react")
-    native = not isinstance(react, dict)
+    react = request.react
+    native = react is None
     if not grammar:
         return Plan(native=native, grammar=None)
-    if isinstance(react, dict):
-        spec = ReactSpec(tools=()) if react.get("finish_only") else ReactSpec.from_extra(react)
-        return Plan(native=False, grammar=react_grammar(spec))
+    if react is not None:
+        return Plan(native=False, grammar=react_grammar(react))
     schema = tool_call_schema(request.tools, request.tool_choice)
     return Plan(native=True, grammar=json_schema_grammar(schema))
 

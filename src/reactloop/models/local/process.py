@@ -125,6 +125,7 @@ class ModelProcess:
                 "timeout": request.timeout,
                 "step": request.step,
                 "extra": dict(request.extra),
+                "react": request.react,
                 "stream": request.on_text is not None,
             }
             try:
