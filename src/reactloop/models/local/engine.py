@@ -9,6 +9,7 @@ between the steps of a run and only the new suffix is evaluated.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -130,6 +131,9 @@ class Session:
         return list(tokens)
 
     def complete(self, request: ModelRequest) -> ModelTurn:
+        # The time limit counts from here: rendering and tokenizing the prompt take time too.
+        started = time.monotonic()
+        deadline = None if request.timeout is None else started + max(request.timeout, 0.0)
         plan = step_plan(request, grammar=self.options.grammar)
         turns = to_turns(
             request.messages,
@@ -153,6 +157,7 @@ class Session:
             seed=self.options.seed,
             repeat_penalty=self.options.repeat_penalty,
             max_tokens=min(self.options.max_output_tokens, self.options.n_ctx - len(prompt)),
+            deadline=deadline,
         )
         self._prompt.remember_generated(generation.text, generation.tokens)
         return self._turn(request, generation, len(prompt), reused, plan)
