@@ -19,7 +19,7 @@ from typing import Any
 from reactloop.errors import MissingDependency, ModelError, UsageError
 from reactloop.messages import ModelTurn, Usage
 from reactloop.models.base import ModelRequest
-from reactloop.models.local.catalog import LOCAL_EXTRA_HINT
+from reactloop.models.local.catalog import BROKEN_HINT, LOCAL_EXTRA_HINT
 from reactloop.models.local.chat_format import PromptTokens, detect_format
 from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
 from reactloop.models.local.decode import Generation, common_prefix, decode
@@ -39,6 +39,8 @@ def require_llama_cpp() -> Any:
         import llama_cpp
     except ImportError:
         raise MissingDependency(f"local models need llama-cpp-python: {LOCAL_EXTRA_HINT}") from None
+    except (OSError, RuntimeError) as exc:  # installed, but its shared library does not load
+        raise MissingDependency(f"llama-cpp-python {BROKEN_HINT}: {exc}") from None
     return llama_cpp
 
 
