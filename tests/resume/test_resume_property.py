@@ -13,11 +13,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_resume import LIMITS, UNCERTAIN, Tools
 
 from reactloop import Agent, Journal, ScriptedModel
 from reactloop.errors import UsageError
 from reactloop.journal.writer import read_journal
-from test_resume import LIMITS, UNCERTAIN, Tools
 
 NAMES = st.sampled_from(["bump", "put", "peek"])
 
