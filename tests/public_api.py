@@ -10,17 +10,18 @@ from __future__ import annotations
 PUBLIC_API: dict[str, list[str]] = {
     "reactloop": [
         "ERROR_KINDS", "Agent", "AnthropicModel", "Approver", "CommandCheck", "Conversation",
-        "Event", "FunctionModel", "InvalidOutput", "JSONSchema", "Journal", "JournalError",
+        "Defer", "Event", "FunctionModel", "InvalidOutput", "JSONSchema", "Journal", "JournalError",
         "Limits", "LocalLlamaModel", "Message", "MissingDependency", "Model", "ModelError",
         "ModelRequest", "ModelSettings", "ModelTurn", "OTelObserver", "Observer",
-        "OpenAIChatModel", "PreparedCall", "ProviderError", "ReactLoopError", "ReactTextModel",
+        "OpenAIChatModel", "OpenAIResponsesModel", "PendingCall", "PreparedCall", "ProviderError",
+        "ReactLoopError", "ReactTextModel",
         "RunResult", "RunStream", "ScriptedModel", "StopReason", "TerminalApprover", "Tool",
         "ToolCall", "ToolError", "ToolResult", "ToolSpec", "Toolbox", "Usage", "UsageError",
         "__version__", "read_checklist", "read_journal", "resolve_model", "tool",
     ],
     "reactloop.models": [
-        "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "choose_default_model",
-        "resolve_model", "split_spec",
+        "PROVIDERS", "Model", "ModelRequest", "ModelSettings", "ReactFormat",
+        "choose_default_model", "resolve_model", "split_spec",
     ],
     "reactloop.models.openai": ["OpenAIChatModel", "from_spec"],
     "reactloop.models.local": ["LocalLlamaModel", "from_spec"],
@@ -52,13 +53,16 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "reactloop.viewer": ["render_events", "render_html"],
     "reactloop.testing": [
-        "FakeAnthropicServer", "FakeOpenAIServer", "RecordedRequest", "Reply",
-        "anthropic_error", "anthropic_fixture_replies", "completion", "disconnect",
-        "error_reply", "event_stream", "fixture_replies", "free_port", "json_reply", "message",
-        "request_problem", "sse_reply", "sse_text_reply", "stream_events", "thinking",
+        "FakeAnthropicServer", "FakeOpenAIServer", "FakeResponsesServer", "RecordedRequest",
+        "Reply", "anthropic_error", "anthropic_fixture_replies", "completion", "cut_off_call",
+        "disconnect", "error_reply", "event_stream", "failed_response", "fixture_replies",
+        "free_port", "function_call", "json_reply", "message", "reasoning_item", "refusal",
+        "request_problem", "response", "response_events", "response_stream", "responses_error",
+        "responses_fixture_replies", "sse_reply", "sse_text_reply", "stream_events", "thinking",
         "tool_call", "tool_use",
     ],
     "reactloop.models.anthropic": ["AnthropicModel", "from_spec"],
+    "reactloop.models.responses": ["OpenAIResponsesModel", "from_spec"],
 }  # fmt: skip
 
 # Importable from ``reactloop`` on first use, so that ``import reactloop`` loads no SDK (and
@@ -67,6 +71,7 @@ LAZY_FROM_REACTLOOP: dict[str, str] = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
+    "OpenAIResponsesModel": "reactloop.models.responses",
     "OTelObserver": "reactloop.journal.otel",
     "CommandCheck": "reactloop.loop.command_check",
     "Conversation": "reactloop.conversation",

@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from helpers import add, call_turn
 from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason, read_journal, tool
 from reactloop.conversation import Conversation
 from reactloop.models.anthropic import AnthropicModel
@@ -20,23 +21,13 @@ from reactloop.testing.fake_anthropic import FakeAnthropicServer, request_proble
 
 
 @tool(read_only=True)
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@tool(read_only=True)
 def multiply(a: int, b: int) -> int:
     """Multiply two integers."""
     return a * b
 
 
-def call(name: str, a: int, b: int, id: str = "c1") -> dict[str, Any]:
-    return {"tool_calls": [{"id": id, "name": name, "arguments": {"a": a, "b": b}}]}
-
-
 def test_a_follow_up_sees_the_first_run_and_spends_its_own_budget(tmp_path: Path) -> None:
-    model = ScriptedModel([call("add", 2, 3), "5", call("multiply", 5, 4), "20"])
+    model = ScriptedModel([call_turn("add", a=2, b=3), "5", call_turn("multiply", a=5, b=4), "20"])
     agent = Agent(model, [add, multiply], limits=Limits(max_model_calls=2))
     first = agent.run("What is 2 + 3?", journal=Journal(tmp_path / "first.jsonl"))
     second = agent.run("And times 4?", history=first, journal=Journal(tmp_path / "second.jsonl"))
@@ -57,7 +48,7 @@ def test_a_follow_up_sees_the_first_run_and_spends_its_own_budget(tmp_path: Path
 
 
 def test_history_as_a_plain_list_of_messages_continues_too() -> None:
-    model = ScriptedModel([call("add", 1, 1), "2", "still 2"])
+    model = ScriptedModel([call_turn("add", a=1, b=1), "2", "still 2"])
     agent = Agent(model, [add])
     first = agent.run("1 + 1?")
     second = agent.run("Sure?", history=list(first.history))
@@ -66,7 +57,7 @@ def test_history_as_a_plain_list_of_messages_continues_too() -> None:
 
 
 def test_a_conversation_goes_on_after_a_turn_that_hit_a_limit(tmp_path: Path) -> None:
-    model = ScriptedModel([call("add", 2, 3), "5"])
+    model = ScriptedModel([call_turn("add", a=2, b=3), "5"])
     agent = Agent(model, [add], limits=Limits(max_model_calls=1, wind_down=False))
     chat = Conversation(agent, journal=Journal(tmp_path / "chat.jsonl"))
     cut = chat.ask("What is 2 + 3?")

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("parts", ("reactloop.tools", "reactloop.models", "reactloop.journal", "reactloop.sandbox",
                "reactloop.output")),
     ("loop", ("reactloop.loop",)),
-    ("agent", ("reactloop.agent", "reactloop.approval")),
+    ("agent", ("reactloop.agent", "reactloop.approval", "reactloop.resume")),
     ("features", ("reactloop.conversation", "reactloop.replay", "reactloop.usage",
                   "reactloop.viewer", "reactloop.testing")),
     ("entry points", ("reactloop", "reactloop.__main__", "reactloop.cli", "reactloop.eval")),

@@ -36,10 +36,10 @@ from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, ToolSpe
 from reactloop.models.base import Model, ModelRequest, ModelSettings
 from reactloop.models.react import ReactTextModel
 from reactloop.output.spec import InvalidOutput
-from reactloop.result import RunResult
+from reactloop.result import PendingCall, RunResult
 from reactloop.support import lazy_names
 from reactloop.tools.base import Tool, tool
-from reactloop.tools.prepared import Approver, PreparedCall
+from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see them
@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the names loaded on first use, below, as type checkers see 
     from reactloop.models.anthropic import AnthropicModel
     from reactloop.models.local import LocalLlamaModel
     from reactloop.models.openai import OpenAIChatModel
+    from reactloop.models.responses import OpenAIResponsesModel
     from reactloop.models.scripted import FunctionModel, ScriptedModel
     from reactloop.output.json_schema import JSONSchema
 
@@ -63,6 +64,7 @@ _LAZY = {
     "OpenAIChatModel": "reactloop.models.openai",
     "LocalLlamaModel": "reactloop.models.local",
     "AnthropicModel": "reactloop.models.anthropic",
+    "OpenAIResponsesModel": "reactloop.models.responses",
     "OTelObserver": "reactloop.journal.otel",
     "CommandCheck": "reactloop.loop.command_check",
     "Conversation": "reactloop.conversation",
@@ -86,6 +88,7 @@ __all__ = [
     "Approver",
     "CommandCheck",
     "Conversation",
+    "Defer",
     "Event",
     "FunctionModel",
     "InvalidOutput",
@@ -104,6 +107,8 @@ __all__ = [
     "OTelObserver",
     "Observer",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "PendingCall",
     "PreparedCall",
     "ProviderError",
     "ReactLoopError",

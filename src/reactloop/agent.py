@@ -3,14 +3,16 @@
 One ``Agent`` serves many runs, one after another or at once; each run has its own history,
 budget and loop guard (``reactloop.loop.RunLoop``, which gets the agent's ``RunSettings``, not
 the agent). ``arun`` and ``astream`` run the same loop on a thread of their own
-(``reactloop.loop.async_runner``). ``history=`` continues an earlier run with a follow-up task.
+(``reactloop.loop.async_runner``). ``history=`` continues an earlier run with a follow-up task;
+``resume(trace)`` continues a run from its journal (``reactloop.resume``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from reactloop.journal.events import Observer
@@ -24,6 +26,7 @@ from reactloop.models.base import Model
 from reactloop.models.react import ReactTextModel
 from reactloop.output.spec import OutputSpec
 from reactloop.result import RunResult
+from reactloop.support.interrupts import guard_run
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
@@ -149,9 +152,43 @@ class Agent:
         """Run ``task`` to a stop. ``history`` (an earlier ``RunResult``, or its ``history``)
         makes ``task`` a follow-up of that run: the model sees the conversation so far, and
         the journal's ``run_start`` links to the earlier run's. ``journal`` and ``observers``
-        replace the agent's for this run."""
+        replace the agent's for this run. On the main thread, a Ctrl-C cancels the run
+        (``reactloop.support.interrupts``): it ends ``cancelled``, with its ``stop``."""
+        guard = guard_run()  # first: from here on, a Ctrl-C is the run's
+        try:
+            self._cancel.clear()
+            if guard is not None:
+                guard.watch(self._cancel)
+            return self._loop(task, history, journal, observers, self._cancel).execute()
+        finally:
+            if guard is not None:
+                guard.release()
+
+    def resume(
+        self,
+        trace: str | Path,
+        *,
+        limits: Limits | None = None,
+        decisions: Mapping[str, bool | str] | None = None,
+        force: bool = False,
+        fsync: bool = False,
+    ) -> RunResult:
+        """Continue the run journaled in ``trace``: one whose process died (no ``stop``), or
+        that stopped ``awaiting_approval``, ``timeout``, ``max_model_calls``,
+        ``max_tool_calls`` or ``max_tokens``. The run goes on in the same journal (a
+        ``resume`` event, then its events, then one ``stop``) with the recorded history,
+        counts and instructions; ``limits`` replace the recorded ones for the whole run.
+        ``decisions`` answer pending calls by id: True runs one, a reason denies it. The
+        agent's model, tools and protocol must be the recorded ones (``force`` resumes all
+        the same); its own ``journal`` is not used. A journal that cannot be resumed is a
+        ``UsageError`` and is left as it was."""
+        from reactloop.resume.start import resume_run  # loads the loop, as a first run does
+
         self._cancel.clear()
-        return self._loop(task, history, journal, observers, self._cancel).execute()
+        settings = self.settings()
+        return resume_run(
+            settings, trace, limits=limits, decisions=decisions, force=force, fsync=fsync
+        )
 
     async def arun(
         self,

@@ -30,7 +30,13 @@ from typing import Any, TextIO
 from reactloop.errors import UsageError
 from reactloop.messages import ToolCall
 from reactloop.tools.base import Tool
-from reactloop.tools.prepared import ArgumentsError, PreparedCall, decode_arguments, prepare
+from reactloop.tools.prepared import (
+    ArgumentsError,
+    Defer,
+    PreparedCall,
+    decode_arguments,
+    prepare,
+)
 
 SHELL_CONTROL = re.compile(r"[;&|`$<>()\n\r\\]")
 MAX_SHOWN_CHARS = 2000
@@ -93,21 +99,27 @@ class TerminalApprover:
         self._always: set[str] = set()  # canonical keys of calls answered "always"
         self._lock = threading.Lock()
 
-    def __call__(self, call: PreparedCall | ToolCall, tool: Tool) -> bool | str:
+    def __call__(
+        self, call: PreparedCall | ToolCall, tool: Tool, note: str | None = None
+    ) -> bool | str:
+        """``note``: why this call needs a fresh look (a resumed run's call that may already
+        have run): it is shown first, and neither the allow list nor "always" skips it."""
         prepared = call if isinstance(call, PreparedCall) else prepare(call, tool, "")
         command = bash_command(prepared)
-        if any(rule.allows(prepared.name, command) for rule in self.rules):
+        if note is None and any(rule.allows(prepared.name, command) for rule in self.rules):
             return True
         with self._lock:  # one question at a time, even when tools run in threads
-            if prepared.key in self._always:
+            if note is None and prepared.key in self._always:
                 return True
-            return self._ask(prepared, command)
+            return self._ask(prepared, command, note)
 
-    def _ask(self, call: PreparedCall, command: str | None) -> bool | str:
+    def _ask(self, call: PreparedCall, command: str | None, note: str | None = None) -> bool | str:
         stream = self._input if self._input is not None else sys.stdin
         output = self._output if self._output is not None else sys.stderr
         if self._input is None and not _is_terminal(stream):
             return "declined: approval is required but there is no terminal to ask"
+        if note is not None:
+            output.write(f"note: {visible(note)}\n")
         output.write(describe(call, command) + "\nAllow? [y]es / [a]lways / [N]o (+ reason): ")
         output.flush()
         try:
@@ -129,6 +141,13 @@ class TerminalApprover:
         if word.lower() in {"n", "no"} and reason.strip():
             return f"declined by the user: {reason.strip()}"
         return "declined by the user"
+
+
+def defer_approval(call: PreparedCall, tool: Tool) -> Defer:
+    """The approver that asks nobody now: every call with side effects waits, and the run
+    stops ``awaiting_approval`` (``reactloop run --defer-approval``; then ``reactloop
+    approve`` and ``reactloop resume``)."""
+    return Defer()
 
 
 def bash_command(call: PreparedCall | ToolCall) -> str | None:

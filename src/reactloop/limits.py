@@ -21,6 +21,7 @@ class StopReason(StrEnum):
     TRUNCATED = "truncated"
     CONTENT_FILTER = "content_filter"
     CANCELLED = "cancelled"
+    AWAITING_APPROVAL = "awaiting_approval"  # calls wait for a person: ``reactloop approve``
     JOURNAL_ERROR = "journal_error"
 
 

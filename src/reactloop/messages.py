@@ -9,6 +9,7 @@ reads them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any, Literal
@@ -70,7 +71,31 @@ class Usage:
         return cls(**{key: _token_count(data, key) for key in cls.__dataclass_fields__})
 
 
-_MAX_TOKENS = 2**53  # beyond any run, and still exact as a float
+MAX_TOKEN_COUNT = 10**15  # beyond any run (and exact as a float): a larger count is not a count
+
+
+def token_count(value: Any) -> int | None:
+    """``value`` read as a token count from JSON anyone may have written (a provider's
+    ``usage``, a journal): a number or a numeric string from 0 to ``MAX_TOKEN_COUNT``, a
+    fraction cut to its whole part; None for anything else (a bool, NaN, a negative or an
+    absurd number, ``"lots"``, a 5000-digit string).
+
+    The one reader of foreign token counts: the adapters' usage readers read a field absent
+    or not a count as 0 (``count_of``), ``Usage.from_dict`` refuses it.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = int(value)
+    except (ValueError, OverflowError):  # "abc", inf, nan, a string of too many digits
+        return None
+    return number if 0 <= number <= MAX_TOKEN_COUNT else None
+
+
+def count_of(fields: Any, key: str) -> int:
+    """The token count under ``key`` of a JSON object from outside; 0 when it has none."""
+    value = fields.get(key) if isinstance(fields, Mapping) else None
+    return token_count(value) or 0
 
 
 def _token_count(data: dict[str, Any], key: str) -> int:
@@ -79,9 +104,10 @@ def _token_count(data: dict[str, Any], key: str) -> int:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"usage {key} must be a number, not {type(value).__name__}")
-    if not 0 <= value <= _MAX_TOKENS or value != int(value):  # NaN fails the range
+    count = token_count(value)
+    if count is None or count != value:  # NaN, a fraction, out of range
         raise ValueError(f"usage {key} must be a whole number of tokens, not {value!r}")
-    return int(value)
+    return count
 
 
 @fast_init
@@ -90,8 +116,8 @@ class ToolCall:
     """A call the model asked for.
 
     ``id`` is unique within a run (our bookkeeping); ``wire_id`` is the id the provider sent,
-    which may be missing, empty or repeated, and is what adapters echo back; None means the
-    provider's id is ``id`` itself (see ``echo_id``). ``arguments`` is
+    which may be missing, empty or repeated; None means the provider's id is ``id`` itself.
+    ``echo_id`` is the id every adapter echoes back. ``arguments`` is
     the argument text exactly as the model wrote it (JSON for native calls; it may be invalid);
     a dict (or any other value) given instead is stored as its JSON text, None as ``""``.
     """
@@ -107,8 +133,9 @@ class ToolCall:
 
     @property
     def echo_id(self) -> str:
-        """The id to send back to the provider."""
-        return self.wire_id if self.wire_id is not None else self.id
+        """The id to send back to the provider: its own, else (None, or ``""``: it sent none)
+        the loop's."""
+        return self.wire_id or self.id
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +153,12 @@ class ToolCall:
             arguments=str(data.get("arguments") or ""),
             wire_id=data.get("wire_id"),
         )
+
+
+def own_call_id(step: int, index: int = 0) -> str:
+    """The id of a call that came without one (text ReAct, the local model, a script, a
+    provider's empty id made unique by the loop): ``call_<step>_<index>``."""
+    return f"call_{step}_{index}"
 
 
 def _normalise_call(call: ToolCall) -> None:

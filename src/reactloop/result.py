@@ -9,11 +9,25 @@ from reactloop.limits import StopReason
 from reactloop.messages import Message, Usage
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PendingCall:
+    """A call that waits for a person's decision (a run stopped ``awaiting_approval``): its
+    id, its tool, and its arguments decoded (None when they are not a JSON object)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call_id": self.id, "name": self.name, "arguments": self.arguments}
+
+
 @dataclass(frozen=True, slots=True)
 class Stop:
     """How a run ends: the reason, the answer (if any), what went wrong (if anything),
     whether the answer was forced (the model was told to answer now, without tools), and the
-    answer as a typed value when the run has an output type."""
+    answer as a typed value when the run has an output type; ``pending``: the calls that wait
+    for approval (``awaiting_approval``)."""
 
     reason: StopReason
     answer: str | None = None
@@ -21,6 +35,7 @@ class Stop:
     forced: bool = False
     output: Any = None
     error_kind: str | None = None
+    pending: tuple[PendingCall, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,7 +53,8 @@ class RunResult:
     one, or when the run gave no valid answer); ``answer`` stays its text. ``error_kind`` says
     what kind of model failure ended a ``model_error`` run (``auth``, ``rate_limit``,
     ``context_length``, ``server``, ``connection``…: ``reactloop.ERROR_KINDS``), for code
-    that reacts to it; None for every other stop.
+    that reacts to it; None for every other stop. ``pending`` lists the calls that wait for a
+    person's decision when the run stopped ``awaiting_approval`` (``Agent.resume`` goes on).
     """
 
     answer: str | None
@@ -55,6 +71,7 @@ class RunResult:
     forced: bool = False
     output: Any = None
     error_kind: str | None = None
+    pending: tuple[PendingCall, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -80,6 +97,7 @@ class RunResult:
             "error_kind": self.error_kind,
             "trace": self.trace,
             "warnings": list(self.warnings),
+            "pending": [call.to_dict() for call in self.pending],
         }
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from anthropic_runs import RED_2, RED_3, THOUGHT, anthropic_run, openai_cached_run
 from reactloop.cli import main
-from test_viewer_anthropic import RED_2, RED_3, THOUGHT, anthropic_run, openai_cached_run
 
 PLACEHOLDER = "redacted by the provider: 28 bytes of opaque data, echoed back unchanged"
 BOTH = len(RED_2["data"]) + len(RED_3["data"])

@@ -10,17 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
-
+from helpers import invoke
 from reactloop import read_journal
-from reactloop.cli import main
 
 SCRIPT = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}, "5"]
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_ctrl_c_exits_130_with_a_complete_journal(tmp_path: Path) -> None:

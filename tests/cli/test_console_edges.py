@@ -4,31 +4,18 @@ in the singular, a refused ``--verify`` as its tail, and ``--max-steps 1`` said 
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
 from rich.console import Console
 
+from helpers import invoke, script
 from reactloop import read_journal
-from reactloop.cli import main
 from reactloop.cli.console import CHECK_TAIL_LINES, ConsoleObserver
 from reactloop.journal.events import Event
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CALL = {"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def script(tmp_path: Path, turns: list[object]) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(turns), encoding="utf-8")
-    return f"scripted:{path}"
 
 
 def test_a_final_thought_given_as_reasoning_is_labelled_reason_like_the_earlier_ones(

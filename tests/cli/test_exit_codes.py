@@ -10,24 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from reactloop.cli import main
+from helpers import invoke, script
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FAILING_TEST = ROOT / "examples" / "failing_test"
 CALL = {"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def script(tmp_path: Path, turns: list[object]) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(turns), encoding="utf-8")
-    return f"scripted:{path}"
 
 
 def test_an_answer_refused_by_verify_exits_3_and_the_old_behaviour_is_an_option(

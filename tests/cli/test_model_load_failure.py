@@ -20,15 +20,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from helpers import invoke
 from reactloop import read_journal
 from reactloop.cli import main
 from reactloop.errors import ModelError
 from reactloop.models import registry
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def failing_to_load(provider: str, name: str, settings: Any) -> Any:

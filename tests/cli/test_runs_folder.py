@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import CHECKOUT_RUNS, new_in_checkout_runs
+from helpers import CHECKOUT_RUNS, new_in_checkout_runs
 
 
 def test_a_run_from_the_checkout_journals_into_the_temporary_runs_folder(

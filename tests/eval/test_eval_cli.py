@@ -6,19 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from reactloop.cli.eval import eval_command
+from helpers import invoke
 from reactloop.errors import UsageError
 from reactloop.eval.ladder import load_models_file, rungs_from_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 TEA = ROOT / "examples" / "tea" / "script.json"
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(eval_command, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_a_scripted_ladder_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
@@ -38,7 +32,7 @@ def test_a_scripted_ladder_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
         str(out),
         "--no-progress",
     ]
-    code, stdout, stderr = invoke(*args)
+    code, stdout, stderr = invoke("eval", *args)
     assert code == 0, stderr
     assert stdout.splitlines() == [
         "scripted:script.json · native: success 0.0% [0.0%–65.8%], pass^2 0.0%, "
@@ -47,9 +41,9 @@ def test_a_scripted_ladder_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
         "2 passed, 0 failed, 0 errored",
     ]
     assert f"report: {out / 'report.md'}" in stderr
-    code, _, stderr = invoke(*args)
+    code, _, stderr = invoke("eval", *args)
     assert code == 2 and "add --resume" in stderr and "Traceback" not in stderr
-    code, stdout, _ = invoke(*args, "--resume")
+    code, stdout, _ = invoke("eval", *args, "--resume")
     assert code == 0 and "2 passed" in stdout
     manifest = json.loads((out / "eval.json").read_text())
     assert manifest["tasks"] == ["notes-01"] and manifest["repeats"] == 2
@@ -67,7 +61,7 @@ def test_a_scripted_ladder_runs_end_to_end_and_resumes(tmp_path: Path) -> None:
 def test_usage_errors_are_one_line_and_exit_2(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    code, _, stderr = invoke(*args, "--out", str(tmp_path / "o"))
+    code, _, stderr = invoke("eval", *args, "--out", str(tmp_path / "o"))
     assert code == 2
     assert stderr.startswith("reactloop: error: ") and message in stderr
     assert len(stderr.strip().splitlines()) == 1
@@ -124,6 +118,7 @@ def test_repeated_specs_get_distinct_labels() -> None:
 
 def test_the_progress_bar_counts_episodes_and_successes(tmp_path: Path) -> None:
     code, _, stderr = invoke(
+        "eval",
         "--suite",
         "notes",
         "--model",

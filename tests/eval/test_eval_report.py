@@ -15,20 +15,9 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
+from browser import CHROMIUM, HEADLESS_FLAGS, needs_chromium
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.oracle import OracleFactory
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +91,7 @@ class Links(HTMLParser):
 def dump_dom(page: Path) -> str:
     with tempfile.TemporaryDirectory() as profile:
         done = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+            [CHROMIUM, *HEADLESS_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
             capture_output=True,
             text=True,
             timeout=120,
@@ -111,7 +100,7 @@ def dump_dom(page: Path) -> str:
     return done.stdout
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
+@needs_chromium
 def test_index_in_chromium_links_every_episode_to_an_existing_viewer_page(out: Path) -> None:
     dom = dump_dom(out / "index.html")
     assert "shaky &lt;b&gt;" in dom and "<b>" not in dom.split("<body>", 1)[1]

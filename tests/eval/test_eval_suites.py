@@ -7,16 +7,13 @@ import json
 import re
 from pathlib import Path
 
-from reactloop import FunctionModel, ModelRequest, ModelTurn, ScriptedModel, ToolCall
+from helpers import call
+from reactloop import FunctionModel, ModelRequest, ModelTurn, ScriptedModel
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 BET = re.compile(r"bet my friend (\d+) (\w+) that it would rain in (\w+) today.*in (\w+)\?")
-
-
-def _call(name: str, n: int, **arguments: object) -> ToolCall:
-    return ToolCall(id=f"{name}-{n}", name=name, arguments=json.dumps(arguments))
 
 
 def _bet(request: ModelRequest) -> tuple[str, ...]:
@@ -31,10 +28,16 @@ def careful(request: ModelRequest) -> ModelTurn:
     amount, source, city, target = _bet(request)
     results = [json.loads(m.content or "{}") for m in request.messages if m.role == "tool"]
     if not results:
-        return ModelTurn(tool_calls=(_call("get_current_weather", 0, city=city),))
+        return ModelTurn(
+            tool_calls=(call("get_current_weather", "get_current_weather-0", city=city),)
+        )
     if len(results) == 1 and results[0]["output"]["precipitation_mm"] > 0:
-        convert = _call(
-            "convert_currency", 1, amount=int(amount), from_currency=source, to_currency=target
+        convert = call(
+            "convert_currency",
+            "convert_currency-1",
+            amount=int(amount),
+            from_currency=source,
+            to_currency=target,
         )
         return ModelTurn(tool_calls=(convert,))
     if len(results) == 1:
@@ -47,9 +50,13 @@ def greedy(request: ModelRequest) -> ModelTurn:
     amount, source, city, target = _bet(request)
     if not any(m.role == "tool" for m in request.messages):
         calls = (
-            _call("get_current_weather", 0, city=city),
-            _call(
-                "convert_currency", 1, amount=int(amount), from_currency=source, to_currency=target
+            call("get_current_weather", "get_current_weather-0", city=city),
+            call(
+                "convert_currency",
+                "convert_currency-1",
+                amount=int(amount),
+                from_currency=source,
+                to_currency=target,
             ),
         )
         return ModelTurn(tool_calls=calls)

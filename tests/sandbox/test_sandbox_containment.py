@@ -20,7 +20,8 @@ from reactloop.errors import ToolError
 from reactloop.messages import ToolCall
 from reactloop.sandbox import bwrap, command, landlock, launch, weak
 from reactloop.sandbox.bwrap import bwrap_problem, bwrap_status, interpreter_binds
-from reactloop.sandbox.command import CommandResult, run_command
+from reactloop.sandbox.cgroup import PidsCgroup
+from reactloop.sandbox.command import CommandResult, Mode, run_command
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
 from reactloop.tools.base import ToolContext, run_deadline_scope
 from reactloop.tools.bash import tools
@@ -47,9 +48,14 @@ Run = Callable[..., CommandResult]
 
 @pytest.fixture(params=MODES)
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
-    mode, use_landlock, sandbox = request.param
     workspace = tmp_path / "workspace"
     workspace.mkdir()
+    return runner(request.param, workspace)
+
+
+def runner(param: tuple[Mode, bool, str], workspace: Path) -> Run:
+    """``run_command`` in ``workspace`` in one of ``MODES``, checking the mode it ran in."""
+    mode, use_landlock, sandbox = param
 
     def call(text: str, **options: Any) -> CommandResult:
         options.setdefault("timeout", 60)
@@ -93,9 +99,11 @@ def test_a_command_that_fills_the_disk_is_stopped_by_the_budget(run: Run) -> Non
 
 def test_a_deleted_file_held_open_counts_against_the_budget(run: Run) -> None:
     """Free space, not a walk of the workspace: an unlinked open file cannot hide its blocks."""
-    hidden = (
-        "exec 3> hidden; rm hidden; for i in $(seq 1 40); do head -c 10000000 /dev/zero >&3; done"
+    # two files of 40 MB: each below the file-size cap (no file may outgrow the budget)
+    fill = (
+        "for i in 1 2 3 4; do head -c 10000000 /dev/zero >&3; head -c 10000000 /dev/zero >&4; done"
     )
+    hidden = f"exec 3> h3 4> h4; rm h3 h4; {fill}; sleep 30"
     result = run(hidden, limits=ResourceLimits(disk_bytes=64 * MIB))
     assert result.stopped is not None and "disk budget exceeded" in result.stopped
 
@@ -103,10 +111,11 @@ def test_a_deleted_file_held_open_counts_against_the_budget(run: Run) -> None:
 @pytest.mark.skipif(shutil.which("fallocate") is None, reason="no fallocate here")
 def test_a_command_that_ends_over_budget_before_a_check_is_reported(run: Run) -> None:
     result = run(
-        "fallocate -l 100M big && echo reserved", limits=ResourceLimits(disk_bytes=32 * MIB)
+        "touch big && fallocate -n -l 100M big && echo reserved",  # -n: RLIMIT_FSIZE misses it
+        limits=ResourceLimits(disk_bytes=32 * MIB),
     )
     assert result.stopped is not None and result.stopped.startswith("disk budget exceeded")
-    if result.stopped.endswith("the command had ended before the check"):
+    if "the command had ended before the check" in result.stopped:
         assert result.exit_code == 0 and "reserved" in result.output
     else:
         assert result.exit_code == 137
@@ -149,11 +158,26 @@ def test_bwrap_without_size_binds_watched_folders(
 # ---- nothing outlives the call ----------------------------------------------------------------
 
 
-CGROUP_ROOTS = "/sys/fs/cgroup/pids /sys/fs/cgroup/unified /sys/fs/cgroup"
+# Every cgroup hierarchy mounted here: v1 controllers, v2, or both (hybrid: v1 controllers with
+# the v2 "unified" hierarchy beside them). The command tries to move itself to the root of each.
 LEAVE_CGROUP = (
-    f"for c in {CGROUP_ROOTS}; do [ -f $c/cgroup.procs ] && echo $$ > $c/cgroup.procs;"
-    " echo rc=$?; done"
+    "for c in $(awk '/ - cgroup2? /{print $5}' /proc/self/mountinfo); do"
+    ' [ -f $c/cgroup.procs ] && echo $$ 2>/dev/null > $c/cgroup.procs; echo "rc $c $?"; done'
 )
+
+
+def pids_hierarchy() -> tuple[str, str]:
+    """(mount point, /proc/self/cgroup controller field) of the hierarchy carrying ``pids``."""
+    v2 = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fstype, options = right.split()[0], right.split()[2]
+        if fstype == "cgroup" and "pids" in options.split(","):
+            return left.split()[4], "pids"
+        if fstype == "cgroup2":
+            v2 = left.split()[4]
+    assert v2 is not None, "no pids controller here"
+    return v2, ""
 
 
 def escape_attempt(marker: str) -> str:
@@ -181,8 +205,31 @@ def test_nothing_outlives_the_call(run: Run, timeout: int) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root may write cgroup.procs")
 def test_a_root_command_cannot_leave_its_pids_cgroup(run: Run) -> None:
-    result = run(f"{LEAVE_CGROUP}; echo 1 > /proc/sys/vm/drop_caches; echo sys=$?")
-    assert "rc=0" not in result.output and "sys=0" not in result.output
+    """The promise is about the hierarchy that carries ``pids`` (what caps a fork bomb and lists
+    the processes to kill): the command stays in its ``reactloop-`` cgroup there, and is killed
+    with the call (``test_nothing_outlives_the_call`` makes the same attempt).
+
+    Pure cgroup v2: the pids hierarchy is the v2 mount, so the test checks ``0::``. Hybrid (this
+    CI machine): it is the v1 ``pids`` mount, and a write to ``unified/cgroup.procs`` would only
+    move the command within a hierarchy without controllers; every mode refuses that write too
+    (read-only mounts or Landlock), but what the test pins is the pids membership. Pure v1: the
+    v1 ``pids`` mount, as on hybrid. In bwrap the command sees its cgroup through a cgroup
+    namespace rooted at that cgroup: ``/`` there is its ``reactloop-`` cgroup.
+    """
+    if PidsCgroup.create(16) is None:
+        pytest.skip("no pids cgroup can be made here (see test_fork_bomb_is_contained)")
+    mount_point, controller = pids_hierarchy()
+    sysctl = "echo 1 > /proc/sys/vm/drop_caches; echo sys=$?"
+    result = run(f"{LEAVE_CGROUP}; cat /proc/self/cgroup; {sysctl}")
+    lines = result.output.splitlines()
+    assert f"rc {mount_point} 0" not in lines and "sys=0" not in lines
+    (membership,) = [
+        line.split(":", 2)[2] for line in lines
+        if line.count(":") >= 2 and controller in line.split(":")[1].split(",")
+        and (controller or line.startswith("0::"))
+    ]  # fmt: skip
+    inside_namespace = result.sandbox == "bwrap"
+    assert (membership == "/") if inside_namespace else ("/reactloop-" in membership)
 
 
 def test_weak_mode_that_cannot_contain_processes_is_refused(

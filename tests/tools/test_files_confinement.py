@@ -7,7 +7,6 @@ component-by-component ``O_NOFOLLOW`` walk.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import stat
 import sys
@@ -19,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from helpers import executed
 from reactloop.errors import ToolError, UsageError
-from reactloop.messages import ToolCall, ToolResult
+from reactloop.messages import ToolResult
 from reactloop.sandbox.paths import Workspace
 from reactloop.tools.files import file_tools
 from reactloop.tools.toolbox import Toolbox
@@ -45,10 +45,6 @@ def toolbox(layout: dict[str, Path], use_openat2: bool) -> Toolbox:
     return Toolbox(file_tools(Workspace(layout["ws"], use_openat2=use_openat2)))
 
 
-def call(box: Toolbox, name: str, **arguments: object) -> ToolResult:
-    return box.execute(ToolCall(id="c1", name=name, arguments=json.dumps(arguments)))
-
-
 def snapshot(folder: Path) -> dict[str, bytes | str]:
     """Every entry under ``folder`` (not following symlinks) with its content or link target."""
     seen: dict[str, bytes | str] = {}
@@ -70,9 +66,9 @@ def assert_refused_everywhere(box: Toolbox, layout: dict[str, Path], path: str) 
     """Reading, listing, writing and editing ``path`` are all refused; nothing outside moves."""
     before = outside_state(layout)
     attempts = [
-        call(box, "read_file", path=path),
-        call(box, "write_file", path=path, content="pwned"),
-        call(box, "edit_file", path=path, old_text="SECRET", new_text="pwned"),
+        executed(box, "read_file", path=path),
+        executed(box, "write_file", path=path, content="pwned"),
+        executed(box, "edit_file", path=path, old_text="SECRET", new_text="pwned"),
     ]
     for result in attempts:
         assert not result.ok, result
@@ -91,13 +87,13 @@ ESCAPING_PATHS = [
 @pytest.mark.parametrize("path", ESCAPING_PATHS)
 def test_dotdot_escapes_are_refused(toolbox: Toolbox, layout: dict[str, Path], path: str) -> None:
     assert_refused_everywhere(toolbox, layout, path)
-    assert "escapes the workspace" in (call(toolbox, "read_file", path=path).error or "")
+    assert "escapes the workspace" in (executed(toolbox, "read_file", path=path).error or "")
 
 
 def test_absolute_paths_are_refused(toolbox: Toolbox, layout: dict[str, Path]) -> None:
     for target in (layout["outside"] / "secret.txt", layout["ws"] / "sub" / "inside.txt"):
         assert_refused_everywhere(toolbox, layout, str(target))
-    result = call(toolbox, "list_dir", path=str(layout["outside"]))
+    result = executed(toolbox, "list_dir", path=str(layout["outside"]))
     assert not result.ok and "absolute" in (result.error or "")
 
 
@@ -110,7 +106,7 @@ def test_sibling_folder_sharing_the_prefix_is_outside(
     os.symlink("../ws-evil", ws / "evil_rel")
     for path in ("evil_abs/secret.txt", "evil_file_abs", "evil_rel/secret.txt"):
         assert_refused_everywhere(toolbox, layout, path)
-    assert not call(toolbox, "list_dir", path="evil_abs").ok
+    assert not executed(toolbox, "list_dir", path="evil_abs").ok
 
 
 @pytest.mark.parametrize("absolute", [True, False], ids=["absolute", "relative"])
@@ -125,10 +121,10 @@ def test_symlinks_to_outside_files_and_folders(
     os.symlink(outside / "new.txt" if absolute else "../outside/new.txt", ws / "dangling")
     for path in ("file_link", "sub/dir_link/secret.txt", "dangling", "sub/dir_link/new.txt"):
         assert_refused_everywhere(toolbox, layout, path)
-    listing = call(toolbox, "list_dir", path="sub/dir_link")
+    listing = executed(toolbox, "list_dir", path="sub/dir_link")
     assert not listing.ok and "escapes the workspace" in (listing.error or "")
     assert not (outside / "new.txt").exists()
-    found = call(toolbox, "search", pattern="SECRET")
+    found = executed(toolbox, "search", pattern="SECRET")
     assert found.ok and "SECRET" not in str(found.output)
 
 
@@ -140,13 +136,13 @@ def test_symlinks_that_stay_inside_keep_working(toolbox: Toolbox, layout: dict[s
     os.symlink("rel_link", ws / "chain")
     os.symlink("../sub/inside.txt", ws / "sub" / "up_and_back")
     for path in ("rel_link", "abs_link", "dir_link/inside.txt", "chain", "sub/up_and_back"):
-        result = call(toolbox, "read_file", path=path)
+        result = executed(toolbox, "read_file", path=path)
         assert result.ok and "inside" in str(result.output), (path, result)
-    assert "inside.txt" in str(call(toolbox, "list_dir", path="dir_link").output)
-    assert call(toolbox, "write_file", path="abs_link", content="rewritten\n").ok
+    assert "inside.txt" in str(executed(toolbox, "list_dir", path="dir_link").output)
+    assert executed(toolbox, "write_file", path="abs_link", content="rewritten\n").ok
     assert (ws / "sub" / "inside.txt").read_text() == "rewritten\n"
     assert (ws / "abs_link").is_symlink()
-    assert call(toolbox, "edit_file", path="chain", old_text="rewritten", new_text="edited").ok
+    assert executed(toolbox, "edit_file", path="chain", old_text="rewritten", new_text="edited").ok
     assert (ws / "sub" / "inside.txt").read_text() == "edited\n"
 
 
@@ -155,7 +151,7 @@ def test_hard_link_to_an_outside_file_is_refused_before_truncation(
 ) -> None:
     os.link(layout["outside"] / "secret.txt", layout["ws"] / "hard.txt")
     assert_refused_everywhere(toolbox, layout, "hard.txt")
-    error = call(toolbox, "write_file", path="hard.txt", content="").error or ""
+    error = executed(toolbox, "write_file", path="hard.txt", content="").error or ""
     assert "2 hard links" in error
     assert (layout["outside"] / "secret.txt").read_text() == SECRET
 
@@ -164,15 +160,15 @@ def test_hard_link_to_an_outside_file_is_refused_before_truncation(
 def test_fifo_is_refused_without_blocking(toolbox: Toolbox, layout: dict[str, Path]) -> None:
     os.mkfifo(layout["ws"] / "pipe")
     for result in (
-        call(toolbox, "read_file", path="pipe"),
-        call(toolbox, "write_file", path="pipe", content="x"),
-        call(toolbox, "edit_file", path="pipe", old_text="a", new_text="b"),
+        executed(toolbox, "read_file", path="pipe"),
+        executed(toolbox, "write_file", path="pipe", content="x"),
+        executed(toolbox, "edit_file", path="pipe", old_text="a", new_text="b"),
     ):
         assert not result.ok and (
             "FIFO" in (result.error or "") or "not a regular" in (result.error or "")
         )
-    assert call(toolbox, "search", pattern="x").ok
-    assert "pipe  (FIFO)" in str(call(toolbox, "list_dir").output)
+    assert executed(toolbox, "search", pattern="x").ok
+    assert "pipe  (FIFO)" in str(executed(toolbox, "list_dir").output)
 
 
 @pytest.mark.timeout(20)
@@ -186,16 +182,16 @@ def test_devices_are_refused_without_blocking(toolbox: Toolbox, layout: dict[str
         os.mknod(ws / "zero_node", 0o666 | stat.S_IFCHR, os.makedev(1, 5))
     except PermissionError:
         pytest.skip("cannot create a device node here (no CAP_MKNOD)")
-    result = call(toolbox, "read_file", path="zero_node")
+    result = executed(toolbox, "read_file", path="zero_node")
     assert not result.ok and "character device" in (result.error or "")
-    assert not call(toolbox, "write_file", path="zero_node", content="x").ok
+    assert not executed(toolbox, "write_file", path="zero_node", content="x").ok
 
 
 @pytest.mark.parametrize("path", ["a\x00b", "sub/inside.txt\x00", "\x00", "sub\x00/../x"])
 def test_nul_bytes_are_refused(toolbox: Toolbox, layout: dict[str, Path], path: str) -> None:
     before = snapshot(layout["ws"])
     for name, extra in (("read_file", {}), ("list_dir", {}), ("write_file", {"content": "x"})):
-        result = call(toolbox, name, path=path, **extra)
+        result = executed(toolbox, name, path=path, **extra)
         assert not result.ok and "NUL" in (result.error or "")
     assert snapshot(layout["ws"]) == before
 
@@ -203,7 +199,7 @@ def test_nul_bytes_are_refused(toolbox: Toolbox, layout: dict[str, Path], path: 
 def test_symlink_loops_end_with_an_error(toolbox: Toolbox, layout: dict[str, Path]) -> None:
     os.symlink("loop_b", layout["ws"] / "loop_a")
     os.symlink("loop_a", layout["ws"] / "loop_b")
-    result = call(toolbox, "read_file", path="loop_a")
+    result = executed(toolbox, "read_file", path="loop_a")
     assert not result.ok and "symbolic links" in (result.error or "")
 
 
@@ -278,7 +274,7 @@ def test_folder_swapped_for_a_symlink_never_escapes(
     }
     results = race(
         lambda: exchange(ws / "d", ws / "d_swap"),
-        lambda: call(toolbox, action, **arguments[action]),
+        lambda: executed(toolbox, action, **arguments[action]),
     )
     escapes = [r for r in results if "SECRET" in str(r.output) + str(r.error)]
     assert escapes == []
@@ -300,7 +296,8 @@ def test_file_swapped_for_a_symlink_never_escapes(
     before = outside_state(layout)
     arguments = {"path": "f.txt"} if action == "read_file" else {"path": "f.txt", "content": "x"}
     results = race(
-        lambda: exchange(ws / "f.txt", ws / "f_swap"), lambda: call(toolbox, action, **arguments)
+        lambda: exchange(ws / "f.txt", ws / "f_swap"),
+        lambda: executed(toolbox, action, **arguments),
     )
     assert [r for r in results if "SECRET" in str(r.output)] == []
     assert outside_state(layout) == before
@@ -382,9 +379,9 @@ def test_no_descriptor_leaks_on_success_or_refusal(
     os.mkfifo(ws / "pipe")
     before = len(os.listdir("/proc/self/fd"))
     for path in ("in/inside.txt", "out/secret.txt", "pipe", "missing/x", "in", "../x", "a\x00"):
-        call(toolbox, "read_file", path=path)
-        call(toolbox, "list_dir", path=path)
-        call(toolbox, "write_file", path=path + ".new", content="x")
-        call(toolbox, "edit_file", path=path, old_text="inside", new_text="inside")
-    call(toolbox, "search", pattern="x")
+        executed(toolbox, "read_file", path=path)
+        executed(toolbox, "list_dir", path=path)
+        executed(toolbox, "write_file", path=path + ".new", content="x")
+        executed(toolbox, "edit_file", path=path, old_text="inside", new_text="inside")
+    executed(toolbox, "search", pattern="x")
     assert len(os.listdir("/proc/self/fd")) == before

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from reactloop.cli.exitcodes import INTERRUPTED
 from reactloop.cli.usage_errors import CliError
 
 # Every command, by name: "module:attribute". A command's module is imported only when it is
@@ -23,6 +24,8 @@ COMMANDS = {
     "replay": "reactloop.cli.trace:replay",
     "view": "reactloop.cli.trace:view",
     "cost": "reactloop.cli.trace:cost",
+    "resume": "reactloop.cli.resume:resume",
+    "approve": "reactloop.cli.approve:approve",
 }
 
 
@@ -38,6 +41,10 @@ SUMMARIES = {
     "view": "Write TRACE as one self-contained HTML page (no network needed to open it).",
     "cost": "Tokens per step and per run, the quadratic cost model, money, the cache cost of "
     "each context compaction, and prefix warnings.",
+    "resume": "Continue the run journaled in TRACE (killed, awaiting approval, or stopped by a "
+    "limit).",
+    "approve": "Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of "
+    "them.",
 }
 
 
@@ -76,12 +83,19 @@ class OneLineErrorGroup(click.Group):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
-        with _one_line_usage_errors():
+        with _one_line_usage_errors(), _ctrl_c_exits_130():
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
-        with _one_line_usage_errors():
+        with _one_line_usage_errors(), _ctrl_c_exits_130():
             return super().invoke(ctx)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        except KeyboardInterrupt:  # one that lands in click's own lines, outside the two above
+            click.echo("reactloop: interrupted", err=True)
+            sys.exit(INTERRUPTED)
 
 
 # click >= 8.2 shows the help of ``reactloop`` alone by raising this usage error; keep it.
@@ -97,6 +111,17 @@ def _one_line_usage_errors() -> Iterator[None]:
         if isinstance(exc, _HELP_ERROR):
             raise
         raise CliError(exc.format_message()) from None
+
+
+@contextmanager
+def _ctrl_c_exits_130() -> Iterator[None]:
+    """A Ctrl-C while a command starts (its imports, the model, the MCP servers) exits 130 like
+    one during the run, not with click's ``Aborted!`` and 1."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo("reactloop: interrupted", err=True)
+        raise click.exceptions.Exit(INTERRUPTED) from None
 
 
 @click.group(cls=OneLineErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -43,7 +43,11 @@ _NOT_FOR_CHAT = ("task", "as_json", "exit_zero_on_forced")
 class TurnInterrupts:
     """The SIGINT handler of a session: at the prompt, a ``KeyboardInterrupt`` (the line is
     dropped); during a turn, the agent is cancelled and the turn interrupted once; a second
-    Ctrl-C while it winds down does nothing, so that the turn still writes its ``stop``."""
+    Ctrl-C while it winds down does nothing, so that the turn still writes its ``stop``.
+    While a turn's run goes on the main thread, the run itself takes SIGINT and does the same
+    (``reactloop.support.interrupts``: ``defers_to_runs``)."""
+
+    defers_to_runs = True
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent

@@ -1,9 +1,12 @@
 """``reactloop doctor``: what a run would use here, and whether each piece works on this machine.
 
-It says which model ``run`` would choose and why; whether the embedded model loads and answers
-on this CPU (in its own process, so a crash is a finding, not the end of the report), with the
-CPU features llama.cpp was built for and uses; whether the bash sandbox works; and what to
-install where something is missing. Exit 0 when a model is usable, 1 otherwise.
+It says which model ``run`` would choose and why, and whether that model can run here (for a
+local model: llama-cpp-python imports, in a child process, and the GGUF file is there); whether
+the embedded model loads and answers on this CPU (in its own process, so a crash is a finding,
+not the end of the report), with the CPU features llama.cpp was built for and whether its extra
+buffer types (the AMX kernel) are on, and why; whether the bash sandbox works; and what to
+install where something is missing. Each line is ``ok``, ``warn`` (works, or is not needed, but
+degraded or absent) or ``FAIL``; any ``FAIL`` exits 1, else 0.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import platform
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Literal
 
 import click
 
@@ -20,53 +24,93 @@ from reactloop.models import resolve_model
 from reactloop.models.base import ModelSettings
 from reactloop.models.default import DEFAULT_EMBEDDED, choose_default_model
 from reactloop.models.local import LocalLlamaModel
-from reactloop.models.local.catalog import EMBEDDED, LOCAL_EXTRA_HINT, model_path
-from reactloop.models.local.cpu import cpu_flags, features_line, has_amx
+from reactloop.models.local.catalog import EMBEDDED, model_path
+from reactloop.models.local.cpu import (
+    build_has_amx,
+    extra_buffer_types_choice,
+    features_line,
+    has_amx,
+    read_cpu_flags,
+)
+from reactloop.models.local.install import LlamaCppStatus, llama_cpp_status
+from reactloop.models.registry import PROVIDERS, split_spec
 from reactloop.sandbox.bwrap import bwrap_status
 
 PROBE = "The capital of France is"
+Level = Literal["ok", "warn", "FAIL"]
+MARKS: dict[Level, str] = {"ok": "ok  ", "warn": "warn", "FAIL": "FAIL"}
 
 
 @dataclass(frozen=True)
 class Check:
     name: str
-    ok: bool
+    level: Level
     detail: str
 
 
-def _version(distribution: str) -> str | None:
+def _cpu(llama: LlamaCppStatus) -> Check:
+    flags = read_cpu_flags()
+    amx = "unknown" if flags is None else "yes" if has_amx(flags) else "no"
+    built_with_amx = build_has_amx(llama.system_info)
+    head = f"{platform.machine()} · {features_line(flags)} · AMX: {amx}"
     try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
+        on, why = extra_buffer_types_choice(built_with_amx=built_with_amx)
+    except ReactLoopError as exc:
+        return Check("cpu", "FAIL", f"{head} · {exc}")
+    risky = flags is None or has_amx(flags) or built_with_amx
+    detail = f"{head} · llama.cpp's extra buffer types (its AMX kernel, repacked layouts) {why}"
+    if on and risky:
+        return Check("cpu", "FAIL", detail + ": llama.cpp's AMX kernel crashes on AMX CPUs")
+    return Check("cpu", "ok", detail)
 
 
-def _cpu() -> Check:
-    flags = cpu_flags()
-    amx = "AMX: yes (llama.cpp's AMX kernel is kept off)" if has_amx(flags) else "AMX: no"
-    return Check("cpu", True, f"{platform.machine()} · {features_line(flags)} · {amx}")
-
-
-def _weights() -> list[Check]:
+def _weights(llama: LlamaCppStatus) -> list[Check]:
     checks = []
     for name in EMBEDDED:
         try:
-            checks.append(Check(f"weights {name}", True, str(model_path(name))))
+            checks.append(Check(f"weights {name}", "ok", str(model_path(name))))
         except ReactLoopError as exc:
-            checks.append(Check(f"weights {name}", False, str(exc)))
+            # Without llama-cpp-python the local extra is simply not installed; with it, half.
+            checks.append(Check(f"weights {name}", "FAIL" if llama.installed else "warn", str(exc)))
     return checks
 
 
-def _embedded_model() -> Check:
-    version = _version("llama-cpp-python")
-    if version is None:
-        return Check("embedded model", False, f"llama-cpp-python is missing: {LOCAL_EXTRA_HINT}")
+def _model(spec: str, reason: str, llama: LlamaCppStatus, loaded: Check | None) -> Check:
+    """Whether the model ``run`` would choose can run here, as far as this machine can tell."""
+    provider, name = split_spec(spec)
+    problem = None
+    if provider not in PROVIDERS:
+        problem = f"no provider is called {provider!r} (known: {', '.join(sorted(PROVIDERS))})"
+    elif provider == "local":
+        problem = _local_problem(name, llama, loaded)
+    if problem is not None:
+        return Check("model", "FAIL", f"run would use {spec} ({reason}), which fails: {problem}")
+    return Check("model", "ok", f"run would use {spec}: {reason}")
+
+
+def _local_problem(name: str, llama: LlamaCppStatus, loaded: Check | None) -> str | None:
+    if llama.problem is not None:
+        return llama.problem
+    try:
+        model_path(name)
+    except ReactLoopError as exc:
+        return str(exc)
+    chosen = name.strip().lower() or DEFAULT_EMBEDDED
+    if loaded is not None and loaded.level == "FAIL" and chosen == DEFAULT_EMBEDDED:
+        return "it does not load or answer (see embedded model)"
+    return None
+
+
+def _embedded_model(llama: LlamaCppStatus, needed: bool) -> Check:
+    if llama.problem is not None:
+        level: Level = "FAIL" if needed or llama.installed else "warn"
+        return Check("embedded model", level, llama.problem)
     try:
         model = resolve_model(f"local:{DEFAULT_EMBEDDED}", ModelSettings())
         assert isinstance(model, LocalLlamaModel)
         probe = model.process.probe(PROBE, 4)
     except ReactLoopError as exc:
-        return Check("embedded model", False, f"llama-cpp-python {version}: {exc}")
+        return Check("embedded model", "FAIL", f"llama-cpp-python {llama.version}: {exc}")
     built = " ".join(
         part.split(":")[-1].split("=")[0].strip()
         for part in model.info["system_info"].split("|")
@@ -75,16 +119,25 @@ def _embedded_model() -> Check:
     extra = "on" if model.info["use_extra_bufts"] else "off"
     return Check(
         "embedded model",
-        True,
+        "ok",
         f"{DEFAULT_EMBEDDED} loaded in {model.load_seconds:.1f} s, answered "
         f"{PROBE!r} → {probe['text'].strip()!r} in {probe['seconds']:.2f} s · "
-        f"llama-cpp-python {version} built for: {built} · extra buffer types {extra}",
+        f"llama-cpp-python {llama.version} built for: {built} · extra buffer types {extra}",
     )
 
 
 def _sandbox() -> Check:
     works, detail = bwrap_status()
-    return Check("bash sandbox", works, detail if works else detail + " (the weak mode is used)")
+    if works:
+        return Check("bash sandbox", "ok", detail)
+    return Check("bash sandbox", "warn", detail + " (the weak mode is used)")
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 @click.command()
@@ -96,13 +149,12 @@ def doctor(no_load: bool) -> None:
         f"reactloop {_version('reactloop') or '?'} · Python {platform.python_version()} · "
         f"{platform.system()} {platform.release()}"
     )
-    checks = [Check("model", True, f"run would use {spec}: {reason}"), _cpu(), *_weights()]
-    if not no_load:
-        checks.append(_embedded_model())
+    llama = llama_cpp_status()
+    uses_local = split_spec(spec)[0] == "local"
+    loaded = None if no_load else _embedded_model(llama, needed=uses_local)
+    checks = [_model(spec, reason, llama, loaded), _cpu(llama), *_weights(llama)]
+    checks += [loaded] if loaded is not None else []
     checks.append(_sandbox())
     for check in checks:
-        mark = "ok  " if check.ok else "FAIL"
-        click.echo(f"{mark} {check.name}: {check.detail}")
-    uses_local = spec.startswith("local")
-    usable = all(c.ok for c in checks if c.name == "embedded model") or not uses_local
-    sys.exit(0 if usable else 1)
+        click.echo(f"{MARKS[check.level]} {check.name}: {check.detail}")
+    sys.exit(1 if any(check.level == "FAIL" for check in checks) else 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,8 +10,7 @@ from typing import Any
 from reactloop.cli.unloaded import UnloadedModel
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
-from reactloop.models import Model, resolve_model, split_spec
-from reactloop.models.base import ModelSettings
+from reactloop.models import PROVIDERS, Model, ModelSettings, resolve_model, split_spec
 from reactloop.models.default import choose_default_model
 
 MAX_SECONDS = 365 * 24 * 3600.0  # a year; far longer deadlines overflow the platform's time_t
@@ -60,6 +60,9 @@ class RunOptions:
     cache: bool = False
     no_budget_notices: bool = False
     exit_zero_on_forced: bool = False
+    defer_approval: bool = False
+    api: str | None = None
+    server_state: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -84,8 +87,30 @@ def model_settings(options: RunOptions, spec: str) -> ModelSettings:
         seed=options.seed,
         temperature=options.temperature,
         max_output_tokens=options.max_output_tokens,
-        extra=_anthropic_extra(options, spec),
+        extra={**_anthropic_extra(options, spec), **_responses_extra(options, spec)},
     )
+
+
+def _responses_extra(options: RunOptions, spec: str) -> dict[str, Any]:
+    """``--server-state``, which only the Responses API takes."""
+    if not options.server_state:
+        return {}
+    if options.api != "responses" and split_spec(spec)[0] != "responses":
+        raise UsageError(f"--server-state is for the Responses API (--api responses), not {spec!r}")
+    return {"server_state": True}
+
+
+def _resolve(options: RunOptions, spec: str) -> Model:
+    """``spec``'s model; with ``--api responses``, its provider's Responses endpoint."""
+    settings = model_settings(options, spec)
+    provider, name = split_spec(spec)
+    if options.api != "responses" or provider == "responses":
+        if options.api == "chat" and provider == "responses":
+            raise UsageError(f"--api chat and {spec!r} disagree: use openai:{name}")
+        return resolve_model(spec, settings)
+    module, _, function = PROVIDERS["responses"].partition(":")  # loaded only when asked for
+    model: Model = getattr(importlib.import_module(module), function)(provider, name, settings)
+    return model
 
 
 def _anthropic_extra(options: RunOptions, spec: str) -> dict[str, Any]:
@@ -107,9 +132,8 @@ def pick_model(options: RunOptions) -> tuple[Model, str]:
         spec, reason = options.model, "chosen with --model"
     else:
         spec, reason = choose_default_model()
-    settings = model_settings(options, spec)
     try:
-        return resolve_model(spec, settings), reason
+        return _resolve(options, spec), reason
     except UsageError:
         raise
     except Exception as exc:  # a failed load or an adapter's bug: a run that stops, not a crash

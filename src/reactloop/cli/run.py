@@ -32,6 +32,18 @@ _PROTOCOL_HELP = (
 )
 @click.option("--base-url", help="Base URL of an OpenAI-compatible server (…/v1).")
 @click.option(
+    "--api",
+    type=click.Choice(["chat", "responses"]),
+    help="The wire protocol of an OpenAI-compatible provider: chat (/chat/completions) or "
+    "responses (/responses, the Responses API). [default: chat; responses: for responses:NAME]",
+)
+@click.option(
+    "--server-state",
+    is_flag=True,
+    help="Responses API: the server stores the conversation (previous_response_id) and each "
+    "call sends only what is new; no compaction. [default: stateless, the whole history]",
+)
+@click.option(
     "--protocol",
     type=click.Choice(["auto", "native", "text"]),
     default="auto",
@@ -54,6 +66,12 @@ _PROTOCOL_HELP = (
 @click.option("--read-only", is_flag=True, help="No tools that write.")
 @click.option("--approve", is_flag=True, help="Ask before every call with side effects.")
 @click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
+@click.option(
+    "--defer-approval",
+    is_flag=True,
+    help="Ask nobody now: calls with side effects wait, the run stops awaiting_approval "
+    "(then reactloop approve, reactloop resume).",
+)
 @click.option("--stream", is_flag=True, help="Stream the model's text as it arrives.")
 @click.option("--seed", type=int, help="Sampling seed, where the model supports one.")
 @click.option("--temperature", type=FiniteFloat(min=0), help="Sampling temperature.")

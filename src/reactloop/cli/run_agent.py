@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from reactloop.agent import Agent
-from reactloop.approval import TerminalApprover
+from reactloop.approval import TerminalApprover, defer_approval
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -254,6 +254,8 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _approver(options: RunOptions) -> Any:
+    if options.defer_approval:
+        return defer_approval
     if not options.approve:
         return None
     return TerminalApprover(allow=list(options.allow))
@@ -267,6 +269,8 @@ def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
         "read_only": options.read_only,
         "protocol": options.protocol,
         "tool_choice": options.tool_choice,
+        "model_spec": _model_spec(options.model),
+        "approval": _approval_mode(options),
     }
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {
@@ -275,6 +279,22 @@ def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
             "config": str(options.mcp_config.resolve()) if options.mcp_config else None,
         }
     return config
+
+
+def _approval_mode(options: RunOptions) -> dict[str, Any] | None:
+    """How calls with side effects were approved, for ``reactloop resume`` to go on alike."""
+    if options.defer_approval:
+        return {"mode": "defer"}
+    if options.approve:
+        return {"mode": "ask", "allow": list(options.allow)}
+    return None
+
+
+def _model_spec(spec: str | None) -> str | None:
+    """The ``--model`` spec for ``reactloop resume``, a scripted model's file made absolute."""
+    if spec is not None and spec.startswith("scripted:") and len(spec) > len("scripted:"):
+        return "scripted:" + str(Path(spec[len("scripted:") :]).resolve())
+    return spec
 
 
 def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any) -> None:
@@ -286,5 +306,7 @@ def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
     print_result(stderr, result)
+    for call in result.pending:  # what ``reactloop approve TRACE CALL_ID`` takes
+        stderr.print(f"pending: {call.id} {call.name} {json.dumps(call.arguments)}", markup=False)
     if result.answer is not None:
         sys.stdout.write(result.answer + "\n")

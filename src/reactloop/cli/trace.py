@@ -18,6 +18,7 @@ from rich.text import Text
 from reactloop.cli.exitcodes import USAGE_ERROR
 from reactloop.cli.file_checks import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
+from reactloop.journal.writer import iter_journal
 from reactloop.replay import replay as run_replay
 from reactloop.usage import PriceTable, RunUsage, UsageReport, usage_report
 from reactloop.viewer import render_html
@@ -176,10 +177,27 @@ def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
         report = usage_report(trace, prices=_load_prices(prices))
     except _BAD_INPUT as exc:
         _fail(str(exc))
+    resumes = _resumes(trace)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        click.echo(json.dumps({**report.to_dict(), "resumes": resumes}, ensure_ascii=False))
         return
     _print_cost(report, priced=prices is not None)
+    if resumes:  # one run all the same: its last stop is the run's
+        whys = ", ".join(str(r["why"]) for r in resumes)
+        click.echo(f"resumed {len(resumes)} time(s) (after: {whys}); the last stop is the run's")
+
+
+def _resumes(trace: Path) -> list[dict[str, Any]]:
+    """The ``resume`` events of the journal: where and why the run went on."""
+    try:
+        events = iter_journal(trace)
+        return [
+            {"step": e.get("step"), "why": e.get("why"), "calls": e.get("calls") or []}
+            for e in events
+            if e.get("type") == "resume"
+        ]
+    except _BAD_INPUT:
+        return []
 
 
 def _print_cost(report: UsageReport, *, priced: bool) -> None:

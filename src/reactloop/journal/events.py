@@ -1,9 +1,12 @@
 """Events the loop emits as a run goes: the journal, the console and user hooks observe them.
 
 Event types, in the order a run emits them: ``run_start``, then per step ``request``,
-``response`` (the raw provider reply, when the adapter gives one), ``turn``, ``tool_call`` and
-``tool_result`` for each call, ``warning`` (loop, wind-down, truncation, format error) as they
-happen, and one ``stop``. Each event's ``data`` is plain JSON.
+``response`` (the raw provider reply, when the adapter gives one), ``turn``, ``tool_call``,
+``tool_start`` (written ahead of a call that runs) and ``tool_result`` for each call,
+``warning`` (loop, wind-down, truncation, format error) as they happen, and one ``stop``. A
+resumed run (``reactloop.resume``) appends a ``resume`` event, and its run goes on in the
+same journal to the stop that ends it; ``approval`` records a person's decision on a call
+that waits for one. Each event's ``data`` is plain JSON.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ EVENT_TYPES = (
     "response",
     "turn",
     "tool_call",
+    "tool_start",
     "tool_result",
     "warning",
     "compaction",
     "check",
     "budget_notice",
     "stop",
+    "resume",
+    "approval",
 )
 
 
@@ -37,7 +43,6 @@ class Event(NamedTuple):
 
 
 Observer = Callable[[Event], None]
-_new_tuple = tuple.__new__
 
 
 def micros(seconds: float) -> float:
@@ -50,7 +55,8 @@ class Emitter:
 
     The journal must take every event: the first one it cannot take is kept in
     ``journal_error`` (the loop then ends the run with ``journal_error``), and later events
-    are still offered to it. An observer that raises is dropped, with a warning.
+    are still offered to it. An observer that raises anything (``SystemExit`` and
+    ``KeyboardInterrupt`` included) is dropped, with a warning.
     """
 
     def __init__(self, journal: Observer | None, observers: Sequence[Observer]) -> None:
@@ -63,18 +69,16 @@ class Emitter:
         self.journal_error: str | None = None
 
     def emit(self, event_type: str, /, **data: Any) -> None:
-        # The tuple made without the named tuple's ``__new__`` (a Python function), as
-        # ``namedtuple`` itself makes it: the loop emits several events a step.
-        event = _new_tuple(Event, (event_type, self.step, data))
+        event = Event(event_type, self.step, data)
         if self.journal is not None:
             try:
                 self.journal(event)
-            except Exception as exc:  # the run ends at the next step, and says why
+            except BaseException as exc:  # the run ends at the next step, and says why
                 self._journal_failed(event_type, exc)
         for observer in self.observers:
             try:
                 observer(event)
-            except Exception as exc:  # a broken observer must not end the run: drop it
+            except BaseException as exc:  # SystemExit too: a broken observer is dropped
                 self.observers = [o for o in self.observers if o is not observer]
                 self.warnings.append(
                     f"observer_failed: {observer!r} raised {describe_exception(exc)}; dropped"
@@ -90,7 +94,7 @@ class Emitter:
             self.warned_kinds.add(kind)
             self.warn(kind, message)
 
-    def _journal_failed(self, event_type: str, exc: Exception) -> None:
+    def _journal_failed(self, event_type: str, exc: BaseException) -> None:
         message = f"the journal could not write a {event_type} event: {describe_exception(exc)}"
         self.warnings.append(f"journal_failed: {message}")
         if self.journal_error is None:

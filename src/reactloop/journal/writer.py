@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.journal.events import Event
+from reactloop.journal.events import Event, micros
 from reactloop.support.json_decode import JSONRefused, loads_units, safe_loads
 from reactloop.support.json_encode import JOURNAL_DEPTH, is_plain, json_line
 
@@ -35,6 +35,7 @@ _FINITE: dict[str, Callable[[dict[str, Any]], bool]] = {
     "request": lambda data: all(is_plain(m.get("raw")) for m in data["messages_new"]),
     "turn": lambda data: is_plain(data["turn"]["raw_message"]),
     "tool_call": lambda data: True,
+    "tool_start": lambda data: True,
     "tool_result": lambda data: is_plain(data["result"]["output"]),
     "warning": lambda data: all(map(is_plain, data.values())),
 }
@@ -43,15 +44,31 @@ _FINITE: dict[str, Callable[[dict[str, Any]], bool]] = {
 class Journal:
     """Writes events to ``path`` as JSONL. Use as an observer: ``Agent(..., journal=Journal(p))``.
 
-    ``fsync=True`` forces each line to disk (durable across power loss, slower).
+    ``fsync=True`` forces each line to disk (durable across power loss, slower). While it is
+    open, the journal holds an exclusive ``flock`` on its file, so that ``reactloop resume``
+    can tell a journal still being written from one whose process died. ``append=True``
+    continues an existing journal (a resumed run): no header, and ``t`` goes on from
+    ``t_offset``; a journal another process holds is then a ``JournalError``.
     """
 
-    def __init__(self, path: str | Path, *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        fsync: bool = False,
+        append: bool = False,
+        t_offset: float = 0.0,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
-        self._started = time.monotonic()
-        self._file: IO[bytes] | None = self.path.open("wb", buffering=0)
+        self._started = time.monotonic() - t_offset
+        self._file: IO[bytes] | None = self.path.open("ab" if append else "wb", buffering=0)
+        if not _lock(self._file) and append:
+            self.close()
+            raise JournalError(f"{self.path} is being written by a live process (it is locked)")
+        if append:
+            return
         self._write_line(
             {
                 "type": "journal",
@@ -64,10 +81,7 @@ class Journal:
 
     def __call__(self, event: Event) -> None:
         kind, step, data = event
-        # "t" to the microsecond, as ``events.micros`` spells it, without its call: the loop
-        # journals several events a step.
-        seconds = time.monotonic() - self._started
-        record = {"type": kind, "step": step, "t": round(seconds * 1_000_000) / 1_000_000}
+        record = {"type": kind, "step": step, "t": micros(time.monotonic() - self._started)}
         record.update(data)
         self._write(json_line(record, verify=_needs_check(event)))
 
@@ -104,6 +118,37 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _lock(file: IO[bytes]) -> bool:
+    """Take the journal's exclusive lock; False when another open journal holds it."""
+    try:
+        import fcntl  # POSIX only: elsewhere a journal is not locked
+    except ImportError:
+        return True
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def is_locked(path: str | Path) -> bool:
+    """Whether an open ``Journal`` (of this process or another) is writing ``path``."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        with Path(path).open("rb") as file:
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
 
 
 def open_journal(path: str | Path, *, fsync: bool = False) -> Journal:

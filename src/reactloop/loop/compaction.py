@@ -70,6 +70,8 @@ class ContextKeeper:
     ) -> None:  # fmt: skip
         self.settings = settings
         self.policy = settings.limits.context_policy or "none"
+        if getattr(settings.model, "holds_history", False):  # the server's copy: never edited
+            self.policy = "none"
         self.budget = budget
         self.history = history
         self.events = events
@@ -101,12 +103,17 @@ class ContextKeeper:
         return cls(settings, budget, history, events, limit=limit)
 
     def estimate(self, sent: int) -> int:
-        """The next prompt's tokens: the provider's count of the last prompt and reply, and an
-        estimate of what came after; an estimate of everything when there is no such count."""
+        """The next prompt's tokens: the larger of the provider's count (of the last prompt and
+        reply, and an estimate of what came after) and the harness's own estimate of all it
+        sends; a provider's count that is plainly wrong (a constant, a cut prompt's) is
+        not trusted below what is sent. The own estimate counts each message once."""
+        history = self.history
+        own = self.watch.tokens(history, history.revision, len(history))
         last = self.budget.last_usage
         if last.input_tokens and self.budget.model_calls != self._stale_at:
-            return last.input_tokens + last.output_tokens + tokens_of(self.history[sent + 1 :])
-        return self.tools_tokens + tokens_of(self.history)
+            counted = last.input_tokens + last.output_tokens + tokens_of(history[sent + 1 :])
+            return max(counted, own)
+        return own
 
     def check(self, step: int, sent: int) -> Checked | None:
         """Before a model call: None when the prompt fits, else a compaction or a stop."""

@@ -24,7 +24,6 @@ from reactloop.support.json_encode import canonical
 Action = Literal["run", "warn", "stop"]
 _SEVERITY = {"run": 0, "warn": 1, "stop": 2}
 _RESULT_PREVIEW = 300
-_new_tuple = tuple.__new__
 
 
 class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
@@ -81,9 +80,7 @@ class LoopGuard:
         else:
             near_verdict = None
         if count < self.limits.repeat_warn and two < 2 and three < 3 and near_verdict is None:
-            # The common case (no second round yet): the tuple made without the named
-            # tuple's own ``__new__``, a Python function, as ``namedtuple`` itself makes it.
-            return _new_tuple(Verdict, ("run", key, "", "", None))
+            return Verdict("run", key, "", "", None)
         verdicts = (
             self._repeat_verdict(call, key, count),
             self._cycle_verdict(call, key),

@@ -20,6 +20,9 @@ from reactloop.loop.budget import Budget
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import ModelTurn, ToolCall, Usage
 from reactloop.models.base import ModelRequest
+from reactloop.support.interrupts import interruptibly
+from reactloop.tools.custody import Custody
+from reactloop.tools.custody import current as current_custody
 
 Emit = Callable[..., None]
 Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
@@ -31,9 +34,6 @@ class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (
 
     message: str
     kind: str = "other"
-
-
-_new_tuple = tuple.__new__
 
 
 class Asked(NamedTuple):  # a tuple: made on every step, so made cheaply
@@ -59,19 +59,23 @@ def ask(
     """
     wire: list[Any] = []
     specs, output = settings.toolbox.specs, settings.output
+    custody = None if budget.limits.max_seconds is None else current_custody()
+    on_text = settings.on_text
+    if custody is not None and on_text is not None:
+        on_text = custody.guarded(on_text)  # a reply left behind prints no more
     request = ModelRequest(
         messages=history,
         tools=specs if output is None else output.specs_with(specs),
         tool_choice=tool_choice,
         timeout=budget.seconds_left,
         step=step,
-        on_text=settings.on_text,
+        on_text=on_text,
         on_raw=None if emit is None else wire.append,  # nobody observes: nothing to render
         answer_schema=None if output is None else output.reply_schema,
     )
     started = time.perf_counter()
     try:
-        reply: Any = settings.model.complete(request)
+        reply: Any = _complete(settings.model, request, custody)  # Ctrl-C stops it
     except ModelError as exc:
         kind = getattr(exc, "kind", None)
         kind = kind if isinstance(kind, str) and kind in ERROR_KINDS else "other"
@@ -90,7 +94,19 @@ def ask(
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
     if turn.notices:
         _pass_on(turn.notices, warn)
-    return _new_tuple(Asked, (turn, seconds))  # without the named tuple's Python ``__new__``
+    return Asked(turn, seconds)
+
+
+def _complete(model: Any, request: ModelRequest, custody: Custody | None) -> Any:
+    """``model.complete(request)``, a region the run's waiting thread can take the run from
+    (``tools/custody.py``), when the run has one."""
+    if custody is None:
+        return interruptibly(model.complete, request)
+    custody.enter_waiting("the model call")
+    try:
+        return interruptibly(model.complete, request)
+    finally:
+        custody.leave()
 
 
 def _pass_on(notices: object, warn: Warn) -> None:

@@ -36,6 +36,8 @@ from reactloop.loop.run_parts import (
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.result import RunResult, Stop
+from reactloop.tools.custody import TOOLS_OUTLASTED, run_in_custody
+from reactloop.tools.prepared import PreparedCall
 
 
 class RunLoop:
@@ -77,6 +79,14 @@ class RunLoop:
         return self.events.warnings
 
     def execute(self) -> RunResult:
+        """The run; under a time limit on a thread of its own, which the calling thread gives
+        up on at the limit if a tool holds it (``tools/custody.py``)."""
+        deadline = self.budget.deadline
+        if deadline is None:
+            return self.drive()
+        return run_in_custody(self, deadline, self.settings.cancel)
+
+    def drive(self) -> RunResult:
         try:
             self.start()
             stop = None
@@ -242,12 +252,16 @@ class RunLoop:
             error = "the model still called tools after the limit"
             return Stop(StopReason.MAX_TOOL_CALLS, None, error)
         outcome = self.calls.run(calls)
+        if self.calls.deferred:
+            pending = self.calls.pending()
+            error = f"{len(pending)} call(s) wait for approval: reactloop approve, then resume"
+            return Stop(StopReason.AWAITING_APPROVAL, None, error, pending=pending)
         if outcome.cancelled:
             return Stop(StopReason.CANCELLED, None, "interrupted while a tool ran")
         if outcome.loop is not None:
             return self.last_word(StopReason.LOOP_DETECTED, outcome.loop)
         if self.budget.timed_out():
-            return Stop(StopReason.TIMEOUT, None, "the time limit ran out while tools ran")
+            return Stop(StopReason.TIMEOUT, None, TOOLS_OUTLASTED)
         return None
 
     def last_word(self, reason: StopReason, error: str) -> Stop:
@@ -269,11 +283,25 @@ class RunLoop:
         if isinstance(turn, ModelFailure):
             return Stop(reason, None, f"{error}; then: {turn.message}")
         turn = self.record_turn(turn)
+        if turn.finish_reason == "length":  # a cut reply is never an answer, forced or not
+            return Stop(reason, None, f"{error}; then the reply was cut off at the token limit")
+        if turn.finish_reason == "content_filter":
+            return Stop(reason, None, f"{error}; then: {refused(turn)}")
         answer, output = turn.answer, None
         judged = self.answers.judge(turn) if self.answers is not None else None
         if judged is not None:
             answer, output = judged.text, judged.value
         return Stop(reason, answer, error, answer is not None, output)
+
+    def take_over(self, calls: Sequence[PreparedCall], stop: Stop) -> RunResult:
+        """On the waiting thread, the run's own being stuck in ``calls``, a model call or the
+        approver: answer the calls as given up on, and stop (``tools/custody.py``)."""
+        executor = self.calls.executor
+        for prepared in calls:
+            why = "cancelled" if stop.reason is StopReason.CANCELLED else "timeout"
+            self.calls.report_given_up(prepared, executor.given_up(prepared, why))
+        executor.leave_behind()
+        return self.finish(stop)
 
     def finish(self, stop: Stop) -> RunResult:
         self.calls.close_open(str(stop.reason))  # calls the run ended before answering

@@ -44,14 +44,19 @@ class TruncationWatch:
         self._tokens: int | None = None
         self._revision = 0
 
-    def check(self, history: Sequence[Message], revision: int, sent: int, reported: int) -> None:
-        """``reported``: the prompt tokens the server counted for ``history[:sent]``."""
+    def tokens(self, history: Sequence[Message], revision: int, upto: int) -> int:
+        """The estimate of ``history[:upto]`` and the tool specs, each message counted once
+        (all again after a compaction: a new ``revision``)."""
         if self._tokens is None or revision != self._revision:  # new, or compacted: count
             self._revision, self._counted, self._tokens = revision, 0, self._tools()
-        if sent > self._counted:
-            self._tokens += tokens_of(history[self._counted : sent])
-            self._counted = sent
-        estimate = self._tokens
+        if upto > self._counted:
+            self._tokens += tokens_of(history[self._counted : upto])
+            self._counted = upto
+        return self._tokens
+
+    def check(self, history: Sequence[Message], revision: int, sent: int, reported: int) -> None:
+        """``reported``: the prompt tokens the server counted for ``history[:sent]``."""
+        estimate = self.tokens(history, revision, sent)
         if estimate >= MIN_TOKENS and reported < RATIO * estimate:
             self.done = True
             message = notices.silent_truncation_message(reported, estimate)

@@ -4,8 +4,10 @@ Each call is prepared once (``Toolbox.prepare``: decoded and validated). Then, i
 order: the tool-call budget, the loop guard and the approval policy may refuse it (the model
 gets an error observation saying why); the rest run through the ``ToolExecutor`` under the
 run's deadline, each judged after the calls before it ran (a turn of only read-only calls is
-judged first, then run concurrently). Every result is recorded as soon as it is known, so a
-run cancelled in the middle of a turn keeps what ran; ``close_open`` answers the rest.
+judged first, then run concurrently). Before a call runs, a ``tool_start`` event is written
+ahead of it (so that a run killed while a tool ran knows the call may have run: resume calls
+it *uncertain*); every result is recorded as soon as it is known, so a run cancelled in the
+middle of a turn keeps what ran; ``close_open`` answers the rest.
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ from typing import NamedTuple
 from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
 from reactloop.loop.loop_guard import LoopGuard
-from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult, not_executed
+from reactloop.messages import (
+    Message,
+    ModelTurn,
+    ToolCall,
+    ToolResult,
+    not_executed,
+    own_call_id,
+)
+from reactloop.result import PendingCall
+from reactloop.support.interrupts import interruptibly
+from reactloop.tools.custody import current as current_custody
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
-from reactloop.tools.prepared import Approver, PreparedCall
+from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
 Emit = Callable[..., None]
@@ -55,6 +67,7 @@ class CallRunner:
         self._seen_ids: set[str] = set()
         self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
+        self.deferred: list[PreparedCall] = []  # calls put off by the approver (``Defer``)
 
     def take_turn(self, turn: ModelTurn, step: int) -> ModelTurn:
         """``turn`` with every call's id unique in the run (the provider's id stays in
@@ -80,7 +93,7 @@ class CallRunner:
         return dataclasses.replace(turn, tool_calls=tuple(calls))
 
     def _fresh_id(self, step: int, index: int) -> str:
-        candidate = f"call_{step}_{index}"
+        candidate = own_call_id(step, index)
         suffix = 0
         while candidate in self._seen_ids:
             suffix += 1
@@ -89,10 +102,7 @@ class CallRunner:
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
         """The turn's calls are in the history: each must get a result, whatever happens."""
-        if len(calls) == 1:  # the common turn, without a comprehension
-            self._open = {calls[0].id: calls[0]}
-        else:
-            self._open = {call.id: call for call in calls}
+        self._open = {call.id: call for call in calls}
         if self._announced:
             self._announced = set()
 
@@ -117,8 +127,14 @@ class CallRunner:
         for prepared in batch:
             if executor.interrupted:
                 break
-            refusal, loop = self._admit(prepared, loop)
+            refusal: ToolResult | None
+            if self.deferred:  # a call put off: the rest of the turn waits with it
+                self._announce(prepared.call)
+                refusal = self._defer(prepared)
+            else:
+                refusal, loop = self._admit(prepared, loop)
             if refusal is None:
+                self._start(prepared)
                 refusal = executor.run_one(prepared, self.budget.deadline)
             self._report(prepared, refusal)
         if loop is None and not executor.interrupted:
@@ -133,6 +149,8 @@ class CallRunner:
             refusal, loop = self._admit(prepared, loop)
             results.append(refusal)
         to_run = [p for p, result in zip(batch, results, strict=True) if result is None]
+        for prepared in to_run:
+            self._start(prepared)
         executed = iter(self.executor.run_batch(to_run, self.budget.deadline))
         for prepared, result in zip(batch, results, strict=True):
             self._report(prepared, result if result is not None else next(executed))
@@ -154,6 +172,12 @@ class CallRunner:
             self.budget.tool_calls += 1
         return refusal, loop
 
+    def _start(self, prepared: PreparedCall) -> None:
+        """The write-ahead record: the call is about to run (its result follows it)."""
+        if self.observed:
+            call = prepared.call
+            self.emit("tool_start", call_id=call.id, name=call.name, arguments=call.arguments)
+
     def _announce(self, call: ToolCall) -> None:
         """The ``tool_call`` event (only observers need to know which calls had theirs)."""
         if self.observed:
@@ -168,6 +192,11 @@ class CallRunner:
     def answer(self, call: ToolCall, result: ToolResult) -> None:
         """Report a result the loop made itself, for a call that no tool runs (``final_answer``)."""
         self._announce(call)
+        self._report_call(call, result)
+
+    def report(self, call: ToolCall, result: ToolResult) -> None:
+        """Report a result the loop made itself for a call whose ``tool_call`` is already in
+        the journal (a call of an interrupted run, answered on resume)."""
         self._report_call(call, result)
 
     def remember(self, calls: Sequence[ToolCall]) -> None:
@@ -205,15 +234,42 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
+        custody = None if self.budget.deadline is None else current_custody()
         try:
-            answer = approve(prepared, tool)
-        except Exception as exc:  # a failing approver declines; it never crashes the run
+            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
+                custody.enter_waiting(f"the approval of {prepared.name}")
+            try:
+                answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
+            finally:
+                if custody is not None:
+                    custody.leave()
+        except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
+            self.executor.interrupted = True
+            return _refused(prepared.call, "not run: the run was cancelled at its approval")
+        except BaseException as exc:  # a failing approver declines (SystemExit included)
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None
+        if isinstance(answer, Defer):
+            return self._defer(prepared)
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
         self.warn("declined", reason, call_id=prepared.id)
         return _refused(prepared.call, f"not run: {reason}")
+
+    def _defer(self, prepared: PreparedCall) -> ToolResult:
+        """Put a call off: it gets no result now (the run stops ``awaiting_approval``)."""
+        self.deferred.append(prepared)
+        self.warn("deferred", f"{prepared.name} waits for approval", call_id=prepared.id)
+        return _refused(prepared.call, "deferred")
+
+    def pending(self) -> tuple[PendingCall, ...]:
+        """The calls put off, for the ``stop`` event and ``RunResult.pending``."""
+        deferred = self.deferred
+        return tuple(PendingCall(id=p.id, name=p.name, arguments=p.arguments) for p in deferred)
+
+    def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
+        """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
+        self._report(prepared, result)
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""
@@ -238,6 +294,8 @@ class CallRunner:
 
     def _report_call(self, call: ToolCall, result: ToolResult) -> None:
         """Report the result of a call that did not run (the loop guard keeps no record)."""
+        if self.deferred and any(p.id == call.id for p in self.deferred):
+            return  # no result: it waits for a decision
         content = result.to_content()
         if self.observed:
             self.emit("tool_result", result=result.to_dict(), content=content)

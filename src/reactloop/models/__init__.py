@@ -5,16 +5,17 @@ Every provider is a row of the roster (``roster.py``); ``PROVIDERS`` maps each p
 adapter's ``from_spec``. Adapters are imported only when asked for, so ``import reactloop``
 stays fast.
 
-Adapters: ``openai/`` (Chat Completions), ``local/`` (the embedded model), ``react/`` (text
-ReAct over any chat model), ``scripted.py``, ``replay.py`` (a journal as a model). Shared by
-them: ``base.py`` (the ``Model`` protocol), ``sse.py`` (Server-Sent Events),
-``reactloop.support.json_decode`` (JSON from outside, decoded safely), ``retry.py`` and
-``http_deadline.py`` (retries and the run's time limit on the wire, for the HTTP adapters).
+Adapters: ``openai/`` (Chat Completions), ``responses/`` (the Responses API), ``local/`` (the
+embedded model), ``react/`` (text ReAct over any chat model), ``scripted.py``, ``replay.py`` (a
+journal as a model). Shared by them: ``base.py`` (the ``Model`` protocol), ``sse.py``
+(Server-Sent Events), ``reactloop.support.json_decode`` (JSON from outside, decoded safely),
+``retry.py`` and ``http_deadline.py`` (retries and the run's time limit on the wire, for the
+HTTP adapters).
 """
 
 from typing import TYPE_CHECKING
 
-from reactloop.models.base import Model, ModelRequest, ModelSettings
+from reactloop.models.base import Model, ModelRequest, ModelSettings, ReactFormat
 from reactloop.support import lazy_names
 
 if TYPE_CHECKING:  # loaded on first use, below: a run of a given model needs neither
@@ -36,6 +37,7 @@ __all__ = [
     "Model",
     "ModelRequest",
     "ModelSettings",
+    "ReactFormat",
     "choose_default_model",
     "resolve_model",
     "split_spec",

@@ -12,6 +12,19 @@ ToolChoice = str  # "auto" | "none" | "required" | a tool name
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReactFormat:
+    """What the text ReAct adapter tells the model it wraps (``ModelRequest.react``).
+
+    The reply is to be one text ReAct step, ``Action:`` one of ``tools`` (each a name and its
+    parameter names, in order) or ``Finish[answer]``; with ``finish_only``, ``Finish`` alone. A
+    model that can constrain its reply (the local model's grammar) reads it; others ignore it.
+    """
+
+    tools: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    finish_only: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelRequest:
     """Everything a model needs for one call.
 
@@ -23,6 +36,7 @@ class ModelRequest:
     should pass only what is new since the previous call, so that journals stay linear.
     ``answer_schema`` is the JSON Schema (object-rooted) of a typed answer, for adapters whose
     provider can constrain a reply to one (OpenAI's ``response_format``); the others ignore it.
+    ``react`` is set by the text ReAct adapter on the requests it sends its inner model.
     """
 
     messages: Sequence[Message]
@@ -35,6 +49,7 @@ class ModelRequest:
     on_raw: Callable[[Any], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     answer_schema: dict[str, Any] | None = None
+    react: ReactFormat | None = None
 
 
 @runtime_checkable

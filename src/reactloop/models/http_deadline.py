@@ -1,9 +1,15 @@
 """The run's time limit on the wire: no reply, however slow, outlasts it.
 
 httpx timeouts bound each socket operation, not a whole reply: a server that trickles a byte at
-a time, or stalls after its headers, would hold a run far past ``Limits.max_seconds``.
-``ReplyDeadline`` closes the gap for the HTTP adapters (OpenAI-compatible, Anthropic):
+a time (its headers as well as its body), or stalls after its headers, would hold a run far
+past ``Limits.max_seconds``. ``ReplyDeadline`` closes the gap for the HTTP adapters
+(OpenAI-compatible, Anthropic):
 
+* ``transport`` makes the client's HTTP transport, whose every socket operation (connecting,
+  the TLS handshake, sending the request, reading headers and body) is given at most the time
+  left before the deadline of the attempt running in this thread, and fails as a timeout once
+  it has passed: no exchange outlasts the deadline, whatever the peer does (only the name
+  lookup, which no socket timeout bounds, is not cut);
 * ``on_response`` is an httpx response hook: when a reply's headers arrive, the process's one
   watchdog (``watchdog.py``) is told to shut its connection down at the deadline of the attempt
   running in this thread, which ends any read still waiting then (the SDK's own read of an
@@ -15,7 +21,10 @@ a time, or stalls after its headers, would hold a run far past ``Limits.max_seco
 ::
 
     deadlines = ReplyDeadline()
-    client = sdk.DefaultHttpxClient(event_hooks={"response": [deadlines.on_response]})
+    client = sdk.DefaultHttpxClient(
+        transport=deadlines.transport(httpx2, verify=context),
+        event_hooks={"response": [deadlines.on_response]},
+    )
     with deadlines.watch(time.monotonic() + 5.0) as watch:
         ...  # requests made from this thread; ``watch.expired`` says whether time ran out
 """
@@ -23,13 +32,27 @@ a time, or stalls after its headers, would hold a run far past ``Limits.max_seco
 from __future__ import annotations
 
 import contextlib
+import importlib
 import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from reactloop.models.tls import shared_tls_context
 from reactloop.models.watchdog import WATCHDOG, Guard
+
+SDK_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100}  # both SDKs' defaults
+# the Anthropic SDK's TCP keep-alives (its long requests idle for minutes), which it sets only
+# on the transport it makes itself
+KEEPALIVE = [
+    (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+    *[
+        (socket.IPPROTO_TCP, getattr(socket, name), value)
+        for name, value in (("TCP_KEEPINTVL", 60), ("TCP_KEEPCNT", 5), ("TCP_KEEPIDLE", 60))
+        if hasattr(socket, name)
+    ],
+]
 
 
 class OutOfTime(Exception):
@@ -82,6 +105,23 @@ class ReplyDeadline:
             self._local.watch = outer
             watch.close()
 
+    @property
+    def deadline(self) -> float | None:
+        """The deadline of the attempt running in this thread (None: none)."""
+        watch: Watch | None = getattr(self._local, "watch", None)
+        return None if watch is None else watch.deadline
+
+    def transport(self, httpx: Any, **options: Any) -> Any:
+        """An ``httpx.HTTPTransport(**options)`` whose socket operations keep to the deadline,
+        with the SDKs' own connection limits and TLS context (given a transport, the client
+        no longer applies its ``limits`` and ``verify`` to it)."""
+        options.setdefault("limits", httpx.Limits(**SDK_LIMITS))
+        options.setdefault("verify", shared_tls_context(httpx))
+        made = httpx.HTTPTransport(**options)
+        pool = made._pool  # httpcore's ConnectionPool: its backend makes every connection
+        pool._network_backend = _DeadlineBackend(pool._network_backend, self)
+        return made
+
     def on_response(self, response: Any) -> None:
         """The httpx ``response`` event hook: guard the reply's connection."""
         watch: Watch | None = getattr(self._local, "watch", None)
@@ -109,3 +149,68 @@ def _socket_of(response: Any) -> socket.socket | None:
     get_extra_info = getattr(stream, "get_extra_info", None)
     connection = get_extra_info("socket") if callable(get_extra_info) else None
     return connection if isinstance(connection, socket.socket) else None
+
+
+class _DeadlineBackend:
+    """httpcore's network backend, every connection's operations capped by the deadline."""
+
+    def __init__(self, inner: Any, deadlines: ReplyDeadline) -> None:
+        self._inner = inner
+        self._cap = _Cap(deadlines, importlib.import_module("httpcore2"))
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **more: Any) -> Any:
+        timeout = self._cap.timeout(timeout, "ConnectTimeout")
+        return _DeadlineStream(self._inner.connect_tcp(host, port, timeout, **more), self._cap)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None, **more: Any) -> Any:
+        timeout = self._cap.timeout(timeout, "ConnectTimeout")
+        return _DeadlineStream(self._inner.connect_unix_socket(path, timeout, **more), self._cap)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DeadlineStream:
+    """One connection: each read, write and TLS handshake ends by the deadline."""
+
+    def __init__(self, inner: Any, cap: _Cap) -> None:
+        self._inner = inner
+        self._cap = cap
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = self._inner.read(max_bytes, self._cap.timeout(timeout, "ReadTimeout"))
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._cap.timeout(timeout, "WriteTimeout"))
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> Any:  # fmt: skip
+        timeout = self._cap.timeout(timeout, "ConnectTimeout")
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, timeout), self._cap
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Cap:
+    """A socket operation's timeout, capped by the time left in this thread's attempt."""
+
+    def __init__(self, deadlines: ReplyDeadline, httpcore: Any) -> None:
+        self._deadlines = deadlines
+        self._httpcore = httpcore
+
+    def timeout(self, timeout: float | None, error: str) -> float | None:
+        """``timeout``, or less; raises httpcore's ``error`` once the deadline has passed."""
+        deadline = self._deadlines.deadline
+        if deadline is None:
+            return timeout
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise getattr(self._httpcore, error)("the run's time limit has passed")
+        return left if timeout is None else min(left, timeout)

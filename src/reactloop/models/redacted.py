@@ -29,14 +29,26 @@ class RedactedReasoning:
 
 
 def redacted_reasoning(raw_message: Any) -> RedactedReasoning | None:
-    """The redacted reasoning in a turn's ``raw_message`` (as the journal keeps it), or None."""
-    content = raw_message.get("content") if isinstance(raw_message, Mapping) else None
-    if not isinstance(content, list):
+    """The redacted reasoning in a turn's ``raw_message`` (as the journal keeps it), or None:
+    Anthropic's ``redacted_thinking`` blocks, or the Responses API's reasoning items that hold
+    only ``encrypted_content`` (no summary to read)."""
+    if not isinstance(raw_message, Mapping):
         return None
+    content = raw_message.get("content")
     found = [
         block
-        for block in content
+        for block in (content if isinstance(content, list) else [])
         if isinstance(block, Mapping) and block.get("type") in REDACTED_BLOCK_TYPES
+    ]
+    output = raw_message.get("output")
+    found += [
+        {"data": item["encrypted_content"]}
+        for item in (output if isinstance(output, list) else [])
+        if isinstance(item, Mapping)
+        and item.get("type") == "reasoning"
+        and isinstance(item.get("encrypted_content"), str)
+        and not item.get("summary")
+        and not item.get("content")
     ]
     if not found:
         return None

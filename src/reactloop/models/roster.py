@@ -83,6 +83,15 @@ _ROWS = (
         json_schema="with_tools",
     ),
     Provider(
+        name="responses",
+        adapter="reactloop.models.responses:from_spec",
+        default_base_url="https://api.openai.com/v1",
+        key_env="OPENAI_API_KEY",
+        base_url_env="OPENAI_BASE_URL",
+        example_model="gpt-5-mini",
+        max_tokens_field="max_output_tokens",
+    ),
+    Provider(
         name="anthropic",
         adapter="reactloop.models.anthropic:from_spec",
         default_base_url="https://api.anthropic.com",

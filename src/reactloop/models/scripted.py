@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ModelError, UsageError, describe_exception
 from reactloop.history import History
-from reactloop.messages import ModelTurn, ToolCall, Usage
+from reactloop.messages import ModelTurn, ToolCall, Usage, own_call_id
 from reactloop.models.base import ModelRequest
 from reactloop.support.json_decode import read_json_file
 
@@ -61,6 +61,11 @@ class ScriptedModel:
     @property
     def remaining(self) -> int:
         return len(self._turns) - self._next
+
+    def resume_at(self, turns: int) -> None:
+        """Continue from turn ``turns`` (a resumed run: the turns before it were played)."""
+        with self._lock:
+            self._next = max(0, min(turns, len(self._turns)))
 
     def exhausted_message(self) -> str:
         return f"scripted model has no more turns (all {len(self._turns)} used)"
@@ -148,7 +153,7 @@ def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
 def _to_call(call: Any, turn_index: int, call_index: int) -> ToolCall:
     if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
         raise ValueError(f"turn {turn_index}: each tool call needs a string 'name'")
-    call_id = str(call.get("id") or f"call_{turn_index}_{call_index}")
+    call_id = str(call.get("id") or own_call_id(turn_index, call_index))
     # A dict of arguments becomes its JSON text in ToolCall; a string is kept as written.
     arguments = call.get("arguments", {})
     return ToolCall(id=call_id, name=call["name"], arguments=arguments, wire_id=call_id)

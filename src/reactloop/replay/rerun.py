@@ -53,6 +53,7 @@ from reactloop.replay.workspace import (
     writes_workspace,
 )
 from reactloop.result import RunResult
+from reactloop.resume.one_run import as_one_run, last_limits
 from reactloop.tools.base import Tool
 
 
@@ -114,12 +115,14 @@ def replay(
     normalizer = Normalizer(normalize, defaults=default_normalize)
     path = Path(trace_path)
     recorded, runs = first_run(read_journal(path))
+    limits_data = last_limits(recorded, None)  # a resumed run: the limits it went on under
+    recorded = as_one_run(recorded)
     start = run_start_of(recorded, path)
     config = dict(object_or_empty(start, "config"))
     if notes is not None:
         config["notes"] = str(Path(notes).resolve())
     families = families_of(config)
-    limits = limits_from(object_or_empty(start, "limits"))  # a bad journal fails before a word
+    limits = limits_from(limits_data or object_or_empty(start, "limits"))  # checked first
     model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
     with _site(start, config, families, tools_given=tools is not None, workspace=workspace) as site:
         if site.path is not None:

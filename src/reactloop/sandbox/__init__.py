@@ -6,8 +6,9 @@
 - ``Workspace`` (``paths.py``): open files and folders beneath a root, whatever the path says;
 - the rest, by job: ``bwrap.py`` (the strong mode), ``launch.py`` and ``supervisor.py`` (the weak
   mode's process), ``pidns.py``, ``weak.py``, ``mounts.py``, ``cgroup.py``, ``caps.py``,
-  ``landlock.py`` (what confines it), ``disk_budget.py`` (the disk budget), ``command_output.py``
-  (bounded capture of output), ``openat2.py`` (resolving beneath a folder).
+  ``landlock.py`` (what confines it), ``disk_budget.py`` (the disk budget) and ``reclaim.py``
+  (what a command stopped by it gives back), ``command_output.py`` (bounded capture of output),
+  ``openat2.py`` (resolving beneath a folder).
 
 Nothing here is loaded by ``import reactloop``.
 """

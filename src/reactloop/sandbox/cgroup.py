@@ -2,7 +2,14 @@
 
 RLIMIT_NPROC does not bind root, so for root a cgroup's ``pids.max`` is what contains a fork
 bomb; it also lists every process the command started, however it detached, which makes the
-final kill exact. cgroup v2 and the v1 ``pids`` hierarchy are both understood.
+final kill exact. cgroup v2 and the v1 ``pids`` hierarchy are both understood; on a hybrid
+layout (v1 controllers with the v2 ``unified`` hierarchy beside them) the cgroup is made in the
+hierarchy that carries the ``pids`` controller, since that is the one that limits and lists.
+
+A cgroup is named ``reactloop-PID-START-N`` after the harness that made it (its process id and
+start time, so a reused process id does not keep a dead harness's cgroup alive); the next
+``create`` in the same place kills what is left in the cgroups of harnesses that are gone and
+removes them.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ class PidsCgroup:
             return None
         for base in _candidate_bases():
             _remove_stale(base)
-            path = base / f"reactloop-{os.getpid()}-{next(_counter)}"
+            path = base / f"{_own_prefix()}-{next(_counter)}"
             try:
                 path.mkdir()
             except OSError:
@@ -65,10 +72,10 @@ class PidsCgroup:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
+    def remove(self, wait_seconds: float = 2.0) -> None:
         """Kill what is left and remove the folder (members may take a moment to go)."""
         self.kill()
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + wait_seconds
         while True:
             try:
                 self.path.rmdir()
@@ -82,16 +89,41 @@ class PidsCgroup:
 
 
 def _remove_stale(base: Path) -> None:
-    """Remove empty cgroups left by harnesses that were killed before they could clean up."""
+    """Empty and remove the cgroups of harnesses that were killed before they could clean up."""
     try:
-        entries = list(base.glob("reactloop-*-*"))
+        entries = [entry for entry in base.glob("reactloop-*") if _owner_is_gone(entry.name)]
     except OSError:
         return
     for entry in entries:
-        owner = entry.name.split("-")[1]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
-            with contextlib.suppress(OSError):
-                entry.rmdir()  # fails while processes remain in it: then it is not stale
+        PidsCgroup(entry).remove(wait_seconds=0.5)
+
+
+def _own_prefix() -> str:
+    pid = os.getpid()
+    return f"reactloop-{pid}-{_start_time(str(pid)) or 0}"
+
+
+def _owner_is_gone(name: str) -> bool:
+    """Whether the harness named in ``reactloop-PID[-START]-N`` is no longer running.
+
+    Names without a start time come from older versions: there only the process id is known.
+    """
+    parts = name.split("-")
+    if len(parts) not in (3, 4) or not all(part.isdigit() for part in parts[1:]):
+        return False  # not one of ours
+    started = _start_time(parts[1])
+    if started is None:
+        return True
+    return len(parts) == 4 and started != int(parts[2])
+
+
+def _start_time(pid: str) -> int | None:
+    """A process's start time in clock ticks since boot (``/proc/PID/stat`` field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _candidate_bases() -> list[Path]:

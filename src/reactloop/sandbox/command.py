@@ -25,10 +25,11 @@ from reactloop.errors import ToolError
 from reactloop.sandbox import landlock
 from reactloop.sandbox.bwrap import bwrap_problem
 from reactloop.sandbox.command_output import OutputCapture
-from reactloop.sandbox.disk_budget import CHECK_SECONDS, DiskBudget
+from reactloop.sandbox.disk_budget import CHECK_SECONDS, MIB, DiskBudget
 from reactloop.sandbox.launch import Launch, Setup, exited, kill, launched, minimal_env
+from reactloop.sandbox.reclaim import reclaim
 from reactloop.sandbox.rlimits import ResourceLimits
-from reactloop.sandbox.weak import pid_namespace_problem, weak_problem
+from reactloop.sandbox.weak import pid_namespace_problem, private_mounts_problem, weak_problem
 
 __all__ = ["CommandResult", "Mode", "minimal_env", "run_command", "sandbox_mode"]
 
@@ -44,7 +45,8 @@ _spill_counter = itertools.count()
 class CommandResult:
     """What one command did. ``exit_code`` follows the shell: 128+N when signal N killed it.
 
-    ``stopped`` says why the harness killed the command before its timeout (a budget).
+    ``stopped`` says why the harness killed the command before its timeout (a budget), and
+    what it gave back of the disk the command took (``sandbox.reclaim``).
     """
 
     exit_code: int
@@ -132,19 +134,27 @@ def run_command(
     setup = Setup(
         workspace=folder, sandbox=sandbox, limits=limits, read_only=read_only_workspace,
         pid_namespace=sandbox != "bwrap" and pid_namespace_problem() is None,
+        private_mounts=sandbox != "bwrap" and private_mounts_problem() is None,
     )  # fmt: skip
     with launched(command, setup) as launch:
         stopped = _pump(launch, capture, started + timeout) or _late(launch.budget)
         _finish(launch, stopped is not None)
         _drain(launch.read_fd, capture)
+        killed = stopped is not None and not stopped.endswith(ENDED)
+        if stopped not in (None, TIMED_OUT) and not read_only_workspace:
+            stopped = f"{stopped}; {_give_back(launch.budget, folder)}"
     capture.close()
-    return _result(launch, capture, stopped, max_output_chars, time.monotonic() - started)
+    return _result(launch, capture, stopped, killed, max_output_chars, time.monotonic() - started)
 
 
 def _result(
-    launch: Launch, capture: OutputCapture, stopped: str | None, max_chars: int, seconds: float
+    launch: Launch,
+    capture: OutputCapture,
+    stopped: str | None,
+    killed: bool,
+    max_chars: int,
+    seconds: float,
 ) -> CommandResult:
-    killed = stopped is not None and not stopped.endswith(ENDED)
     exit_code, signal_name = _exit_status(launch.process.returncode, killed)
     output, cut = capture.text(max_chars)
     if capture.save_error:
@@ -227,6 +237,15 @@ def _late(budget: DiskBudget) -> str | None:
     """A budget the command overspent between the last check and its end."""
     overspent = budget.overspent()
     return None if overspent is None else f"{overspent}{ENDED}"
+
+
+def _give_back(budget: DiskBudget, workspace: Path) -> str:
+    """Remove what a command stopped by its budget made (``sandbox.reclaim``); say so."""
+    note = reclaim([workspace], budget.started_ns).note()
+    left = budget.used_bytes()
+    if left > budget.budget_bytes:
+        note += f"; {left // MIB} MiB are still taken"
+    return note
 
 
 def _finish(launch: Launch, killed: bool) -> None:

@@ -6,8 +6,11 @@ harness watches the free space (``statvfs``) of every file system the command ma
 the loss exceeds its budget. Free space counts what a walk of the workspace would miss:
 files deleted while still open, hard links, writes outside the workspace in the weak mode.
 Two limits of the method: the budget is checked every ``CHECK_SECONDS``, so a command may
-overshoot by what it writes in that time, and other processes writing to the same file
-systems meanwhile count against it (the budget errs on the side of stopping).
+overshoot by what it writes or reserves in that time (``fallocate`` takes a gigabyte in a
+millisecond), and other processes writing to the same file systems meanwhile count against it
+(the budget errs on the side of stopping). Against the first, no file may grow past the budget
+(``rlimits``: RLIMIT_FSIZE, which binds ``fallocate`` too unless it keeps the size), and once
+the budget stops a command ``sandbox.reclaim`` removes the files it created.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from reactloop.sandbox.reclaim import birth_floor
 
 __all__ = ["CHECK_SECONDS", "DiskBudget"]
 
@@ -42,6 +47,7 @@ class DiskBudget:
                 os.close(fd)
                 continue
             self._start[device] = (fd, _free_bytes(fd))
+        self.started_ns = birth_floor() if self._start else 0  # later births are the command's
 
     def used_bytes(self) -> int:
         """Free space lost since the start, summed over the file systems (never negative)."""

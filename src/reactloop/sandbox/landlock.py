@@ -2,7 +2,8 @@
 
 Landlock (Linux 5.13+) lets an unprivileged process restrict itself and every process it
 starts afterwards; nothing can lift the restriction. We handle the write-like rights only, so
-reading stays allowed everywhere, and writing is allowed beneath the given folders. From ABI 4
+reading stays allowed everywhere, and writing is allowed beneath the given folders and to a
+few device files (``/dev/null``, ``/dev/tty``...), no other device node. From ABI 4
 TCP ``bind`` and ``connect`` are denied everywhere; from ABI 6 signals and abstract Unix
 sockets cannot reach processes outside the sandbox. Landlock also denies ``ptrace`` access to
 processes outside the domain, so ``/proc/<harness>/environ`` cannot be read.
@@ -98,9 +99,16 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def restrict_self(writable: list[str], *, device_dir: str = "/dev", block_tcp: bool = True) -> int:
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+
+
+def restrict_self(
+    writable: list[str], *, devices: tuple[str, ...] = DEVICE_FILES, block_tcp: bool = True
+) -> int:
     """Restrict this process (and its future children); returns the ABI version used.
 
+    Writing is allowed beneath the ``writable`` folders and to the ``devices`` files (those
+    that exist) and nowhere else: not to other device nodes, not to the host's ``/dev/shm``.
     Raises ``OSError`` when Landlock is unavailable or a rule cannot be added.
     """
     abi = abi_version()
@@ -113,7 +121,9 @@ def restrict_self(writable: list[str], *, device_dir: str = "/dev", block_tcp: b
         rights = write_rights(abi)
         for path in writable:
             _allow_beneath(libc, ruleset, path, rights)
-        _allow_beneath(libc, ruleset, device_dir, rights & (WRITE_FILE | TRUNCATE | IOCTL_DEV))
+        for device in devices:
+            if os.path.exists(device):
+                _allow_beneath(libc, ruleset, device, rights & (WRITE_FILE | TRUNCATE | IOCTL_DEV))
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _check(libc.syscall(SYS_RESTRICT_SELF, ruleset, 0), "restrict_self")
     finally:
@@ -122,7 +132,7 @@ def restrict_self(writable: list[str], *, device_dir: str = "/dev", block_tcp: b
 
 
 def _allow_beneath(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
-    fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)  # a folder, or a file for file rights only
     try:
         rule = _PathBeneathAttr(allowed_access=rights, parent_fd=fd)
         _check(libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0), path)

@@ -45,6 +45,7 @@ class Setup:
     limits: ResourceLimits
     read_only: bool
     pid_namespace: bool = False
+    private_mounts: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,9 +136,9 @@ def _private_dirs(temp_dirs: list[Path]) -> PrivateDirs:
 
 
 def _watched(setup: Setup, temp_dirs: list[Path]) -> tuple[Path, ...]:
-    """The workspace, the private folders, and in the weak mode the shared /dev/shm."""
-    shared = [Path("/dev/shm")] if setup.sandbox != "bwrap" and Path("/dev/shm").is_dir() else []
-    return (setup.workspace, *temp_dirs, *shared)
+    """The workspace and the private folders (``/dev/shm`` is a private sized tmpfs, or, in
+    the weak mode without a mount namespace, not writable)."""
+    return (setup.workspace, *temp_dirs)
 
 
 def _bwrap_launch(
@@ -175,6 +176,8 @@ def _weak_launch(
         options += ["--cgroup", str(cgroup.path)]
     if setup.pid_namespace:
         options.append("--pidns")
+    if setup.private_mounts:
+        options += ["--private-dev", str(setup.limits.tmp_bytes)]
     if setup.sandbox == "weak" and os.geteuid() == 0:
         options.append("--seal")  # no Landlock: cgroup files and /proc/sys read-only
     if setup.sandbox == "weak+landlock":

@@ -19,7 +19,8 @@ class ResourceLimits:
     """Caps for one command and everything it starts.
 
     ``cpu_seconds`` is CPU time per process (SIGXCPU, then SIGKILL); ``memory_bytes`` is the
-    address space per process; ``file_size_bytes`` caps any file a process writes;
+    address space per process; ``file_size_bytes`` caps any file a process writes (and is
+    never more than ``disk_bytes``);
     ``open_files`` caps descriptors per process; ``processes`` caps how many processes the
     command may have at once (a fork bomb hits it). ``disk_bytes`` caps the disk space the
     command may take in all (watched: it is stopped once over); ``tmp_bytes`` is the size of
@@ -42,12 +43,17 @@ class ResourceLimits:
         return cls(**{key: int(data[key]) for key in cls.__dataclass_fields__ if key in data})
 
 
+def file_cap(limits: ResourceLimits) -> int:
+    """RLIMIT_FSIZE: no file may outgrow the disk budget either (it binds ``fallocate``)."""
+    return min(limits.file_size_bytes, limits.disk_bytes)
+
+
 def rlimits(limits: ResourceLimits, *, nproc: int | None) -> list[tuple[str, int]]:
     """``(NAME, value)`` for each ``RLIMIT_NAME`` to set; ``nproc`` None leaves NPROC alone."""
     values = [
         ("CPU", limits.cpu_seconds),
         ("AS", limits.memory_bytes),
-        ("FSIZE", limits.file_size_bytes),
+        ("FSIZE", file_cap(limits)),
         ("NOFILE", limits.open_files),
         ("CORE", 0),
     ]
@@ -59,7 +65,7 @@ def ulimit_prelude(limits: ResourceLimits) -> str:
     flags = {
         "-t": limits.cpu_seconds,
         "-v": limits.memory_bytes // 1024,
-        "-f": limits.file_size_bytes // 1024,
+        "-f": file_cap(limits) // 1024,
         "-n": limits.open_files,
         "-u": limits.processes,
         "-c": 0,

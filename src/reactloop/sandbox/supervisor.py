@@ -5,8 +5,10 @@ standard library only, so it starts without importing reactloop). It makes itsel
 subreaper, so every process the command starts — including double-forked and ``setsid``
 children — stays its descendant. With ``--pidns`` the command also runs in a PID namespace
 of its own (see ``pidns``), where it cannot reach the supervisor, and whose processes the
-kernel kills when the command ends; with ``--seal`` (root without Landlock) it sees the
-cgroup files and ``/proc/sys`` read-only (see ``mounts``). It forks the command with rlimits,
+kernel kills when the command ends; with ``--private-dev`` it gets a mount namespace with a
+minimal ``/dev`` (a private ``/dev/shm`` of that size) and its own ``/proc``, and with
+``--seal`` (root without Landlock) also the cgroup files and ``/proc/sys`` read-only (see
+``mounts``). It forks the command with rlimits,
 Landlock and no capabilities, waits for it, then kills whatever the command left behind and
 exits the way the command did. SIGTERM (sent by the harness on a timeout, or by the kernel
 when the harness dies) kills the whole tree first.
@@ -87,8 +89,9 @@ def kill_tree() -> None:
 
 
 def parse_args(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """``--parent PID [--cgroup DIR] [--landlock] [--pidns] [--seal] [--writable DIR]...
-    [--rlimit NAME=N]... -- PROGRAM ARGS...`` (parsed by hand: argparse costs milliseconds)."""
+    """``--parent PID [--cgroup DIR] [--landlock] [--pidns] [--private-dev SHM_BYTES] [--seal]
+    [--writable DIR]... [--rlimit NAME=N]... -- PROGRAM ARGS...`` (parsed by hand: argparse
+    costs milliseconds)."""
     config: dict[str, Any] = {
         "writable": [],
         "rlimits": [],
@@ -97,6 +100,7 @@ def parse_args(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
         "seal": False,
         "cgroup": None,
         "remove_after": None,
+        "private_dev": None,
     }
     index = 1
     while argv[index] != "--":
@@ -112,6 +116,8 @@ def parse_args(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
             config["cgroup"] = value
         elif flag == "--remove-after":
             config["remove_after"] = value
+        elif flag == "--private-dev":
+            config["private_dev"] = int(value)
         elif flag == "--writable":
             config["writable"].append(value)
         elif flag == "--rlimit":
@@ -162,14 +168,19 @@ def _exec_command(config: dict[str, Any], program: list[str]) -> NoReturn:
             signal.signal(signum, signal.SIG_DFL)
         _apply_rlimits(config["rlimits"])
         sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib
-        if config["seal"]:
+        writable, devices = list(config["writable"]), []
+        if config["seal"] and config["private_dev"] is None:
+            raise OSError("--seal needs the mount namespace of --private-dev")
+        if config["private_dev"] is not None:
             import mounts
 
-            mounts.seal_system()
+            mounts.private_system(config["private_dev"], seal=config["seal"])
+            writable.append("/dev/shm")  # the private one
+            devices = ["/dev/pts"] if os.path.exists("/dev/pts/ptmx") else []  # its own too
         if config["landlock"]:
             import landlock
 
-            landlock.restrict_self(config["writable"])
+            landlock.restrict_self(writable, devices=(*landlock.DEVICE_FILES, *devices))
         import caps
 
         caps.drop_all_capabilities()

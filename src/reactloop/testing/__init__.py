@@ -14,6 +14,7 @@ from reactloop.testing.anthropic_replies import (
 )
 from reactloop.testing.fake_anthropic import FakeAnthropicServer, request_problem
 from reactloop.testing.fake_openai import FakeOpenAIServer, RecordedRequest, free_port
+from reactloop.testing.fake_responses import FakeResponsesServer
 from reactloop.testing.openai_replies import (
     Reply,
     completion,
@@ -25,23 +26,46 @@ from reactloop.testing.openai_replies import (
     sse_text_reply,
     tool_call,
 )
+from reactloop.testing.responses_replies import (
+    cut_off_call,
+    failed_response,
+    function_call,
+    reasoning_item,
+    refusal,
+    response,
+    response_events,
+    response_stream,
+    responses_error,
+    responses_fixture_replies,
+)
 
 __all__ = [
     "FakeAnthropicServer",
     "FakeOpenAIServer",
+    "FakeResponsesServer",
     "RecordedRequest",
     "Reply",
     "anthropic_error",
     "anthropic_fixture_replies",
     "completion",
+    "cut_off_call",
     "disconnect",
     "error_reply",
     "event_stream",
+    "failed_response",
     "fixture_replies",
     "free_port",
+    "function_call",
     "json_reply",
     "message",
+    "reasoning_item",
+    "refusal",
     "request_problem",
+    "response",
+    "response_events",
+    "response_stream",
+    "responses_error",
+    "responses_fixture_replies",
     "sse_reply",
     "sse_text_reply",
     "stream_events",

@@ -19,6 +19,8 @@ from sys import get_asyncgen_hooks as _get_hooks
 from sys import set_asyncgen_hooks as _set_hooks
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from reactloop.tools.custody import current as current_custody
+
 if TYPE_CHECKING:
     import asyncio
     from collections import deque
@@ -233,6 +235,9 @@ class _Watch:
         self.stopped |= unfinished
         if unfinished and self._give_up is None:  # a task that ignores it must not hold the run
             self._give_up = self.loop.call_later(_CLEAN_UP_SECONDS, self.loop.stop)
+            custody = current_custody()
+            if custody is not None:  # the loop is not blocked: let it end the tasks itself
+                custody.hold_for(_CLEAN_UP_SECONDS)
 
     def close(self) -> None:
         for timer in (self._poll, self._give_up):

@@ -14,6 +14,7 @@ them outlives the run's time limit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import re
@@ -46,6 +47,9 @@ class Tool:
     within the run's time limit by themselves (their own timeout, or they cannot block): a
     sync one runs on the loop's thread, where the limit cannot abandon it; every other sync
     tool runs on a worker thread when the run has a time limit, so that it can be.
+    ``idempotent`` tools have side effects, but running one twice with the same arguments
+    leaves what running it once did: a resumed run runs such a call again when the run was
+    killed while it ran (``reactloop.resume``); any other call with side effects is not.
 
     The arguments are described and validated by ``arguments_model`` (a pydantic model, made
     by ``@tool``), or by ``schema`` when one is given (a JSON Schema: ``from_schema``).
@@ -58,6 +62,7 @@ class Tool:
     read_only: bool = False
     bounded: bool = False
     schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    idempotent: bool = False
 
     @classmethod
     def from_schema(
@@ -146,6 +151,7 @@ def tool(
     description: str | None = None,
     read_only: bool = False,
     bounded: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -157,13 +163,15 @@ def tool(
     description: str | None = None,
     read_only: bool = False,
     bounded: bool = False,
+    idempotent: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a ``Tool``; usable as ``@tool`` or ``@tool(read_only=True)``."""
 
     def wrap(fn: Callable[..., Any]) -> Tool:
-        return make_tool(
+        made = make_tool(
             fn, name=name, description=description, read_only=read_only, bounded=bounded
         )
+        return dataclasses.replace(made, idempotent=True) if idempotent else made
 
     return wrap(function) if function is not None else wrap
 

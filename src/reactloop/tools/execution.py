@@ -1,14 +1,14 @@
 """``ToolExecutor``: runs prepared calls under a deadline, sync and async tools alike.
 
-Sync tools run on daemon worker threads, reused from call to call; async tools run on one
-event loop the executor owns, run by the waiting thread itself (``async_calls.OwnLoop``), or in
-a thread of its own when the waiting thread already runs a loop; all are made on first use and
-ended by ``close``. At the deadline a sync tool is abandoned (Python cannot stop a thread: it
-runs on, and whatever it returns is discarded, as its result says) and an async tool is
-cancelled.
-Without a deadline, or for a tool that bounds its own time (``Tool.bounded``), a sync call
-runs on the caller's thread, at no cost. A turn of read-only
-calls runs concurrently, at most ``MAX_PARALLEL`` at a time.
+A run with a time limit goes on a thread of its own, which the caller's thread gives up on at
+the deadline (``custody.py``): there, one call runs inline, a sync tool on the run's thread
+and an async one on the event loop that thread runs (``async_calls.OwnLoop``), no hand-off a
+call. A turn of read-only calls runs concurrently, at most ``MAX_PARALLEL`` at a time: sync
+tools on daemon worker threads (``workers.py``), abandoned at the deadline (Python cannot stop
+a thread: it runs on, and whatever it returns is discarded, as its result says), async ones on
+that loop, cancelled at the deadline (or on a loop thread when this thread already runs a
+loop). Without a deadline, or for a tool that bounds its own time (``Tool.bounded``), a sync
+call runs on the caller's thread. A result that comes after the deadline is discarded.
 
 An interruption (Ctrl-C while a tool runs, or a tool raising ``KeyboardInterrupt``) never
 escapes: the call gets an error result and ``interrupted`` is set, for the caller to stop.
@@ -25,16 +25,18 @@ from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reactloop.messages import ToolResult
+from reactloop.support.interrupts import NotStarted
 from reactloop.tools.async_calls import LoopThread, OwnLoop
 from reactloop.tools.base import run_deadline_scope
+from reactloop.tools.custody import ASYNC_GRACE, OWN_END_GRACE, Custody, RunTaken
+from reactloop.tools.custody import current as current_custody
 from reactloop.tools.prepared import PreparedCall
-from reactloop.tools.workers import Workers
+from reactloop.tools.workers import Workers, wait_all
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
 MAX_PARALLEL = 8
-_SLICE = 0.05
 ABANDONED = "abandoned at the time limit"
 CANCELLED_AT_LIMIT = "cancelled at the time limit"
 GAVE_UP = (ABANDONED, CANCELLED_AT_LIMIT)  # how the error of a call given up on begins
@@ -79,26 +81,59 @@ class ToolExecutor:
             return self._invoker.refused(prepared, time.perf_counter())
         if self.cancel is not None and self.cancel.is_set():
             return self._not_started(prepared)
-        if (deadline is None or tool.bounded) and not tool.is_async:
+        custody = None if deadline is None else current_custody()
+        if not tool.is_async and (deadline is None or tool.bounded or custody is not None):
             try:
                 if deadline is None:  # the common case, without a context manager to enter
                     return self._invoker.invoke(prepared)
-                with run_deadline_scope(deadline):
-                    return self._invoker.invoke(prepared)
+                if custody is None:
+                    with run_deadline_scope(deadline):
+                        return self._invoker.invoke(prepared)
+                return self._inline(prepared, deadline, custody)
+            except NotStarted:  # a Ctrl-C just before it started
+                return self._not_started(prepared)
             except KeyboardInterrupt:
                 return self._interrupted(prepared, "the run was interrupted while it ran")
         if tool.is_async and OwnLoop.usable():
-            # ``_run_here`` for one call, without its lists and comprehension (0.6 µs of the
-            # ~5 µs a call, which benchmarks/overhead.py's async rows count); unguarded: a
-            # KeyboardInterrupt out of the task stops this thread's wait, as Ctrl-C does
-            tasks, unfinished, interrupted = self._own.run(
+            return self._async_here(prepared, deadline, custody)
+        return self._collect([prepared], [self._submit(prepared, deadline)], deadline)[0]
+
+    def _inline(self, prepared: PreparedCall, deadline: float, custody: Custody) -> ToolResult:
+        """A sync call run by the run's own thread, which the waiting thread gives up on at
+        the deadline (``custody.py``); a result that comes after it is discarded."""
+        assert prepared.tool is not None
+        custody.enter_tools((prepared,), OWN_END_GRACE if prepared.tool.bounded else 0.0)
+        try:  # ``run_deadline()`` is the run's on its thread (``custody._drive``)
+            result = self._invoker.invoke(prepared)
+        finally:
+            custody.leave()
+        return self._abandoned(prepared) if _late(prepared, deadline) else result
+
+    def _async_here(
+        self, prepared: PreparedCall, deadline: float | None, custody: Custody | None
+    ) -> ToolResult:
+        """``_run_here`` for one call, without its lists (0.6 µs of the ~5 µs a call); a
+        KeyboardInterrupt out of the task stops this thread's wait, as Ctrl-C does."""
+        own = self._own
+        if custody is not None:
+            custody.enter_tools((prepared,), ASYNC_GRACE)
+        try:
+            tasks, unfinished, interrupted = own.run(
                 (self._invoker.ainvoke(prepared),), deadline, self.cancel
             )
-            if interrupted:
-                self.interrupted = True
-            task = tasks[0]
-            return self._give_up(prepared, task) if unfinished else self._outcome(prepared, task)
-        return self._collect([prepared], [self._submit(prepared, deadline)], deadline)[0]
+        finally:
+            if custody is not None:
+                _leave(custody, own)
+        if interrupted:
+            self.interrupted = True
+        task = tasks[0]
+        if unfinished:
+            return self._give_up(prepared, task)
+        return (
+            self._abandoned(prepared)
+            if _late(prepared, deadline)
+            else self._outcome(prepared, task)
+        )
 
     def run_batch(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
         """Concurrently when every call is read-only, else one after another, in order."""
@@ -134,7 +169,15 @@ class ToolExecutor:
         if self.cancel is not None and self.cancel.is_set():
             return [self._not_started(p) for p in batch]
         coroutines = [self._guarded(p) for p in batch]
-        tasks, unfinished, interrupted = self._own.run(coroutines, deadline, self.cancel)
+        custody = None if deadline is None else current_custody()
+        own = self._own
+        if custody is not None:
+            custody.enter_tools(batch, ASYNC_GRACE)
+        try:
+            tasks, unfinished, interrupted = own.run(coroutines, deadline, self.cancel)
+        finally:
+            if custody is not None:
+                _leave(custody, own)
         self.interrupted = self.interrupted or interrupted
         return [
             self._give_up(p, t) if t in unfinished else self._outcome(p, t)
@@ -162,7 +205,8 @@ class ToolExecutor:
     def _invoke_until(self, prepared: PreparedCall, deadline: float | None) -> ToolResult:
         """On a worker thread: the call, with ``run_deadline()`` telling it when the run ends."""
         with _deadline_scope(deadline):
-            return self._invoker.invoke(prepared)
+            result = self._invoker.invoke(prepared)
+        return self._abandoned(prepared) if _late(prepared, deadline) else result
 
     async def _guarded(self, prepared: PreparedCall) -> ToolResult:
         try:
@@ -177,7 +221,7 @@ class ToolExecutor:
         deadline: float | None,
     ) -> list[ToolResult]:
         try:
-            if _wait_all(futures, deadline, self.cancel):
+            if wait_all(futures, deadline, self.cancel):
                 self.interrupted = True
         except KeyboardInterrupt:
             self.interrupted = True
@@ -204,11 +248,25 @@ class ToolExecutor:
         if prepared.tool.is_async:
             future.cancel()
             return _error(prepared, f"{CANCELLED_AT_LIMIT}: the tool was still running")
+        return self._abandoned(prepared)
+
+    def _abandoned(self, prepared: PreparedCall) -> ToolResult:
         self.abandoned += 1
         return _error(
             prepared,
             f"{ABANDONED}: the tool was still running; whatever it returns is discarded",
         )
+
+    def given_up(self, prepared: PreparedCall, why: str) -> ToolResult:
+        """The result of a call whose run the waiting thread took (``RunLoop.take_over``)."""
+        if why == "cancelled":
+            return _error(prepared, "cancelled: the run was interrupted while it ran")
+        return self._abandoned(prepared)
+
+    def leave_behind(self) -> None:
+        """The run was taken from its thread, which may be running the event loop: leave
+        that loop to it (``close`` would touch it from another thread), start afresh."""
+        self._own = OwnLoop()
 
     def _interrupted(self, prepared: PreparedCall, why: str) -> ToolResult:
         self.interrupted = True
@@ -235,27 +293,24 @@ def _deadline_scope(deadline: float | None) -> contextlib.AbstractContextManager
     return contextlib.nullcontext() if deadline is None else run_deadline_scope(deadline)
 
 
-def _wait_all(
-    futures: Sequence[Future[ToolResult]],
-    deadline: float | None,
-    cancel: threading.Event | None = None,
-) -> bool:
-    """Wait until every future is done or the deadline passes (``concurrent.futures.wait``
-    costs twice as much per call: this is on every step's path). The wait wakes every
-    ``_SLICE`` seconds: a Ctrl-C that the kernel gave to a worker thread is only seen by the
-    main thread when it wakes. True when ``cancel`` was set before all were done."""
-    from concurrent.futures import CancelledError
+def _leave(custody: Custody, own: OwnLoop) -> None:
+    """Leave a region of async calls; if the run was taken meanwhile, the loop was left to
+    this thread (``leave_behind``), which closes it before it ends."""
+    try:
+        custody.leave()
+    except RunTaken:
+        own.close()
+        raise
 
-    for future in futures:
-        while not future.done():
-            if cancel is not None and cancel.is_set():
-                return True
-            timeout = _SLICE if deadline is None else min(_SLICE, deadline - time.monotonic())
-            if timeout <= 0:
-                return False
-            with contextlib.suppress(CancelledError, TimeoutError):
-                future.exception(timeout)
-    return False
+
+def _late(prepared: PreparedCall, deadline: float | None) -> bool:
+    """Whether the call ended after ``deadline``, its result then discarded; a tool that
+    bounds its own time (``Tool.bounded``) says itself how it ended."""
+    return (
+        deadline is not None
+        and time.monotonic() > deadline
+        and not (prepared.tool is not None and prepared.tool.bounded)
+    )
 
 
 def _error(prepared: PreparedCall, message: str) -> ToolResult:

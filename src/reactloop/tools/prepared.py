@@ -48,9 +48,6 @@ class PreparedCall(NamedTuple):
         return self.tool is not None and self.tool.read_only
 
 
-_new_tuple = tuple.__new__
-
-
 class ArgumentsError(ValueError):
     """The argument text of a call is not a JSON object the harness accepts."""
 
@@ -90,8 +87,7 @@ def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     except Exception as exc:  # a validator of the tool's own that raised something else
         error = f"invalid arguments: {describe_exception(exc)}"
         return PreparedCall(call, tool, arguments, None, error, key)
-    # The common case: the tuple made without the named tuple's ``__new__``, a Python function.
-    return _new_tuple(PreparedCall, (call, tool, arguments, values, None, key))
+    return PreparedCall(call, tool, arguments, values, None, key)
 
 
 def invalid_arguments(exc: ValidationError) -> str:
@@ -109,6 +105,17 @@ def _validation_error() -> type[ValidationError]:
     return ValidationError
 
 
-Approver = Callable[[PreparedCall, Tool], "bool | str"]
-"""``approve(call, tool)``: True runs the call; False or a reason string declines it. ``call``
-is the prepared call: ``call.arguments`` holds the decoded arguments that will run."""
+class Defer(NamedTuple):
+    """An approver's answer that puts the decision off: the call does not run now, and the run
+    stops ``awaiting_approval`` with it pending, for a person to decide later
+    (``reactloop approve``, then ``reactloop resume``; or ``Agent.resume(decisions=...)``)."""
+
+    reason: str = "waits for a person's approval"
+
+
+Approver = Callable[[PreparedCall, Tool], "bool | str | Defer"]
+"""``approve(call, tool)``: True runs the call; False or a reason string declines it; a
+``Defer()`` puts it off (the run stops ``awaiting_approval``). ``call`` is the prepared call:
+``call.arguments`` holds the decoded arguments that will run. An approver asked about a call
+of a resumed run that may already have run is given ``note=`` (why) when it takes that
+keyword."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import ToolError, describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
+from reactloop.support.interrupts import interruptibly
 from reactloop.support.json_decode import MAX_DEPTH, nesting_exceeds
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import (
@@ -129,7 +130,7 @@ class Toolbox:
         if prepared.values is None or prepared.tool is None:
             return self.refused(prepared, started)
         try:
-            output = prepared.tool.function(**prepared.values)
+            output = interruptibly(prepared.tool.function, **prepared.values)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a tool bug, sys.exit included, is an observation

@@ -1,17 +1,23 @@
-"""``Workers``: the daemon threads that run sync tools under a deadline (``ToolExecutor``)."""
+"""``Workers``: the daemon threads that run sync tools under a deadline (``ToolExecutor``),
+and ``wait_all``, the wait for their calls."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import queue
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     _Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
+
+
+_SLICE = 0.05  # how often a wait wakes, to see a Ctrl-C or a cancel
 
 
 class Workers:
@@ -68,3 +74,26 @@ class Workers:
             idle, self._idle = self._idle, 0
         for _ in range(idle):
             self._jobs.put(None)
+
+
+def wait_all(
+    futures: Sequence[Future[Any]],
+    deadline: float | None,
+    cancel: threading.Event | None = None,
+) -> bool:
+    """Wait until every future is done or the deadline passes (``concurrent.futures.wait``
+    costs twice as much per call: this is on every step's path). The wait wakes every
+    ``_SLICE`` seconds: a Ctrl-C that the kernel gave to a worker thread is only seen by the
+    main thread when it wakes. True when ``cancel`` was set before all were done."""
+    from concurrent.futures import CancelledError
+
+    for future in futures:
+        while not future.done():
+            if cancel is not None and cancel.is_set():
+                return True
+            timeout = _SLICE if deadline is None else min(_SLICE, deadline - time.monotonic())
+            if timeout <= 0:
+                return False
+            with contextlib.suppress(CancelledError, TimeoutError):
+                future.exception(timeout)
+    return False

@@ -8,12 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reactloop.messages import Usage
+from reactloop.messages import Usage, count_of
 
 CHARS_PER_TOKEN = 4
-# More tokens than any run could use (a quadrillion): such a count is garbage, and past 1e308
-# it would not even convert to a float.
-MAX_TOKENS = 10**15
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,22 +66,12 @@ def usage_from(value: Any) -> Usage:
     """The ``Usage`` a journal recorded; fields that are not counts read as 0."""
     if not isinstance(value, Mapping):
         return Usage()
-    counts = {k: value.get(k) for k in Usage.__dataclass_fields__}
-    return Usage(**{k: _count(v) for k, v in counts.items()})
+    return Usage(**{k: count_of(value, k) for k in Usage.__dataclass_fields__})
 
 
 def step_of(event: Mapping[str, Any]) -> int:
     step = event.get("step")
     return step if isinstance(step, int) and not isinstance(step, bool) else 0
-
-
-def _count(value: Any) -> int:
-    """A token count; anything else, NaN, a negative or an absurd number reads as 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    if not 0 <= value <= MAX_TOKENS:  # also False for NaN
-        return 0
-    return int(value)
 
 
 def items(value: Any) -> list[Any]:

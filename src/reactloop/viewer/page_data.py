@@ -166,13 +166,17 @@ class _Reader:
             self.pending_raw = None
             step.turns.append(turn)
         elif kind == "tool_call":
-            step.tools.append(_tool_call(event))
+            call = _tool_call(event)
+            if not any(t.call_id == call.call_id and t.ok is None for t in step.tools):
+                step.tools.append(call)  # (a resumed run announces a call in flight again)
         elif kind == "tool_result":
             _attach_result(step, event)
         elif kind == "warning":
             step.warnings.append(_warning(event))
         elif kind == "check":
             step.checks.append(_check(event))
+        elif kind == "resume":  # the run goes on after a kill or a stop: marked where it did
+            step.warnings.append(WarningView(kind="resumed", message=resumed_line(event)))
         elif kind == "budget_notice":
             step.notices.append(str(event.get("line") or ""))
         elif kind == "compaction":  # a summary's raw reply is its own, not the next turn's
@@ -263,6 +267,16 @@ def _check(event: Mapping[str, Any]) -> CheckView:
         passed=event.get("passed") is True,
         detail=listed or ("" if output is None else str(output)),
     )
+
+
+def resumed_line(event: Mapping[str, Any]) -> str:
+    """What a ``resume`` event says: why, and the calls that were in flight."""
+    why = event.get("why")
+    after = "its process died" if why == "no_stop" else f"it stopped {why}"
+    calls = [c for c in event.get("calls") or () if isinstance(c, Mapping)]
+    flight = ", ".join(f"{c.get('call_id')} {c.get('name')}: {c.get('state')}" for c in calls)
+    torn = " (a torn last line was set aside)" if event.get("torn") else ""
+    return f"resumed after {after}{torn}" + (f"; calls in flight: {flight}" if flight else "")
 
 
 def _warning(event: Mapping[str, Any]) -> WarningView:

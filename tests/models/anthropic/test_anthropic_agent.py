@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from helpers import add
 from reactloop import Agent, Event, Journal, Limits, RunResult, StopReason, ToolError, tool
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.openai import OpenAIChatModel
@@ -47,17 +48,6 @@ def read_file(path: str) -> str:
 def get_time() -> str:
     """The time now."""
     return "12:00"
-
-
-@tool(read_only=True)
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
 
 
 TOOLS = [read_file, get_time, add]

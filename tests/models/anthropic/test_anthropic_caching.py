@@ -7,24 +7,14 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, Event, tool
+from helpers import add
+from reactloop import Agent, Event
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.anthropic.caching import cache_notice, minimum_cacheable
 from reactloop.testing.anthropic_replies import message, tool_use
 from reactloop.testing.fake_anthropic import FakeAnthropicServer
 
 EPHEMERAL = {"type": "ephemeral"}
-
-
-@tool(read_only=True)
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
 
 
 def cached_run(script: list[Any]) -> tuple[list[Event], list[dict[str, Any]], list[Any]]:

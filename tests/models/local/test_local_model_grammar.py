@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop.messages import ToolSpec
+from reactloop.models.base import ReactFormat
 from reactloop.models.local.grammar import (
-    ReactSpec,
     check_grammar,
     gbnf_literal,
     grammar_accepts,
+    grammar_tools,
     json_schema_grammar,
     react_grammar,
     tool_call_schema,
@@ -44,7 +45,7 @@ def vocab() -> Any:
     return llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
 
 
-SPEC = ReactSpec(
+SPEC = ReactFormat(
     tools=(("calculator", ("expression",)), ("lookup", ("key",)), ("add", ("a", "b")), ("now", ()))
 )
 
@@ -88,7 +89,7 @@ def test_grammar_refuses_malformed_steps(vocab: Any, text: str) -> None:
 
 
 def test_finish_only_grammar_refuses_tools(vocab: Any) -> None:
-    grammar = react_grammar(ReactSpec(tools=()))
+    grammar = react_grammar(ReactFormat(tools=SPEC.tools, finish_only=True))
     assert grammar_accepts(vocab, grammar, "Thought: ok\nAction: Finish[42]")
     assert not grammar_accepts(vocab, grammar, "Thought: ok\nAction: calculator[1]")
 
@@ -99,14 +100,12 @@ def test_thoughts_are_bounded(vocab: Any) -> None:
     assert not grammar_accepts(vocab, grammar, "Thought: " + "a" * 21 + "\nAction: Finish[1]")
 
 
-def test_from_extra_reads_the_text_adapter_hint() -> None:
-    spec = ReactSpec.from_extra(
-        {
-            "tools": ["calculator", "Finish", "calculator", "lookup"],
-            "parameters": {"calculator": ["expression"]},
-        }
+def test_the_grammar_offers_each_tool_once_and_never_a_tool_named_finish() -> None:
+    react = ReactFormat(
+        tools=(("calculator", ("expression",)), ("Finish", ()), ("calculator", ()), ("", ()))
     )
-    assert spec.tools == (("calculator", ("expression",)), ("lookup", ("input",)))
+    assert grammar_tools(react) == (("calculator", ("expression",)),)
+    assert grammar_tools(ReactFormat(tools=react.tools, finish_only=True)) == ()
 
 
 any_names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
@@ -121,13 +120,13 @@ printable_names = st.text(
 @settings(max_examples=60, deadline=None)
 @given(names=st.lists(any_names, min_size=1, max_size=4, unique=True))
 def test_any_tool_names_give_a_grammar_llama_cpp_parses(vocab: Any, names: list[str]) -> None:
-    check_grammar(vocab, react_grammar(ReactSpec.from_extra({"tools": names})))
+    check_grammar(vocab, react_grammar(ReactFormat(tools=tuple((n, ("input",)) for n in names))))
 
 
 @settings(max_examples=60, deadline=None)
 @given(names=st.lists(printable_names, min_size=1, max_size=4, unique=True))
 def test_exactly_the_given_tool_names_are_accepted(vocab: Any, names: list[str]) -> None:
-    spec = ReactSpec.from_extra({"tools": names, "parameters": {n: ["x"] for n in names}})
+    spec = ReactFormat(tools=tuple((n, ("x",)) for n in names))
     grammar = react_grammar(spec)
     for name, _ in spec.tools:
         assert grammar_accepts(vocab, grammar, f"Thought: t\nAction: {name}[1]")

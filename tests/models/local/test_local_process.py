@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from reactloop import Agent, Journal, Limits, read_journal
-from reactloop.models import resolve_model
-from reactloop.models.base import ModelSettings
+from reactloop.messages import Message
+from reactloop.models import ModelSettings, resolve_model
+from reactloop.models.base import ModelRequest
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.cpu import AMX_FLAGS, extra_buffer_types_allowed
 from reactloop.models.local.process import GRACE_SECONDS
@@ -32,9 +33,10 @@ TASK = "What is 35 * 12? Use the calculator."
 CRASH_HOOK = Path(__file__).parent / "crash"
 
 
-def _model(**extra: Any) -> LocalLlamaModel:
+def _model(max_output_tokens: int = 160, **extra: Any) -> LocalLlamaModel:
     # A fresh n_ctx per test gives each its own model process (they are shared by options).
-    model = resolve_model("local:smollm2-135m", ModelSettings(max_output_tokens=160, extra=extra))
+    settings = ModelSettings(max_output_tokens=max_output_tokens, extra=extra)
+    model = resolve_model("local:smollm2-135m", settings)
     assert isinstance(model, LocalLlamaModel)
     return model
 
@@ -98,16 +100,50 @@ def test_a_time_limit_ends_a_generation_that_would_run_past_it() -> None:
         os.kill(pid, 0)
 
 
-def test_the_worker_stops_a_long_generation_at_the_deadline_by_itself() -> None:
-    model = _model(n_ctx=2560, grammar=False)
+def _long_task(facts: int) -> str:
+    """A task of about 18 tokens a fact."""
+    text = " ".join(
+        f"Fact {n}: the calculator number {n} weighs {n * 7} grams." for n in range(facts)
+    )
+    return f"{text}\nWrite a very long story about these calculators."
+
+
+def test_a_deadline_already_past_is_kept_before_the_prompt_is_read() -> None:
+    # Independent of the machine's speed and load: the worker checks the deadline before each
+    # chunk of the prompt, so with no time left it reads none of it and generates nothing
+    # (checked only after the first generated token, it read the whole prompt first).
+    model = _model(max_output_tokens=8, n_ctx=2560, grammar=False)
     pid = model.process.pid
+    task = _long_task(facts=12)
+    request = ModelRequest(messages=[Message(role="user", content=task)], timeout=0.0)
+    turn = model.complete(request)
+    assert turn.raw["deadline_hit"] is True
+    assert turn.raw["generated_tokens"] == 0
+    assert turn.raw["prompt_read_tokens"] == 0 < turn.raw["prompt_tokens"]
+    assert model.process.pid == pid  # it answered by itself: not killed
+    # The model goes on from there: with time, the same prompt is read and answered.
+    again = model.complete(ModelRequest(messages=request.messages, timeout=None))
+    assert again.raw["deadline_hit"] is False and again.raw["generated_tokens"] > 0
+    assert model.process.pid == pid
+
+
+def test_the_worker_stops_a_long_generation_at_the_deadline_by_itself() -> None:
+    # A time limit far shorter than reading the prompt (let alone the story) takes, on a busy
+    # machine too: the worker stops mid-prompt, within the parent's grace, and is not killed.
+    model = _model(n_ctx=3328, grammar=False)
+    pid = model.process.pid
+    limit = 0.5
+    started = time.monotonic()
     result = Agent(
         model,
         calculator_tools(),
-        limits=Limits(max_seconds=0.5, max_model_calls=1),
-    ).run("Write a very long story about a calculator.")
-    assert str(result.stop_reason) in {"timeout", "truncated", "format_errors", "final_answer"}
+        limits=Limits(max_seconds=limit, max_model_calls=1),
+    ).run(_long_task(facts=120))  # ~2,200 tokens: a second or more to read on any CPU
+    elapsed = time.monotonic() - started
+    assert str(result.stop_reason) == "timeout", result.error
+    assert result.model_calls == 1
     assert model.process.pid == pid  # ended by its own deadline, not killed
+    assert elapsed < limit + GRACE_SECONDS
 
 
 def test_the_cli_exits_1_with_a_complete_journal_when_the_model_process_crashes(

@@ -33,8 +33,8 @@ def test_requests_carry_the_stop_sequence_and_no_tool_specs(make_agent):
     request = model.requests[0]
     assert tuple(request.stop) == ("Observation:",)
     assert tuple(request.tools) == ()
-    assert request.extra["react"]["tools"] == ["calculator", "lookup"]
-    assert request.extra["react"]["parameters"]["lookup"] == ["key"]
+    assert request.react is not None and not request.react.finish_only
+    assert request.react.tools == (("calculator", ("expression",)), ("lookup", ("key",)))
 
 
 def test_history_is_rendered_as_alternating_chat(make_agent):

@@ -48,7 +48,7 @@ from reactloop.models.anthropic.request import (
 )
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
-from reactloop.models.http_deadline import ReplyDeadline
+from reactloop.models.http_deadline import KEEPALIVE, ReplyDeadline
 from reactloop.models.retry import RetryPolicy
 from reactloop.models.sdk_attempt import SdkAttempt, post_body
 from reactloop.models.tls import shared_tls_context
@@ -199,12 +199,15 @@ class AnthropicModel:
     def _make_client(self, api_key: str, http_client: Any) -> Any:
         sdk = self._sdk
         hooks = {"response": [self._deadlines.on_response]}
+        transport = self._deadlines.transport(self._httpx, socket_options=KEEPALIVE)
         return sdk.Anthropic(
             api_key=api_key,
             base_url=self.base_url,
             max_retries=0,
             http_client=http_client
-            or sdk.DefaultHttpxClient(verify=shared_tls_context(self._httpx), event_hooks=hooks),
+            or sdk.DefaultHttpxClient(
+                verify=shared_tls_context(self._httpx), transport=transport, event_hooks=hooks
+            ),
             **({"timeout": self.timeout} if self.timeout else {}),
         )
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage
+from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage, count_of
 from reactloop.models.anthropic.errors import stream_error
 from reactloop.models.http_errors import preview
 from reactloop.support import json_decode, json_encode
@@ -33,7 +33,6 @@ STOP_REASONS: dict[str, FinishReason] = {
 PAUSE_TURN = "pause_turn"  # the server paused a long turn: send it back to continue
 REFUSAL_NOTICE = "refusal"  # the kind of the run warning that says why the model refused
 CONTEXT_FULL = "model_context_window_exceeded"
-MAX_TOKEN_COUNT = 10**15  # a larger count is not a count: read as absent
 
 
 def parse_body(content: bytes, *, provider: str) -> dict[str, Any]:
@@ -157,11 +156,11 @@ def parse_usage(usage: Any) -> Usage:
     """
     if not isinstance(usage, Mapping):
         return Usage()
-    read = _count(usage, "cache_read_input_tokens")
-    written = _count(usage, "cache_creation_input_tokens")
+    read = count_of(usage, "cache_read_input_tokens")
+    written = count_of(usage, "cache_creation_input_tokens")
     return Usage(
-        input_tokens=_count(usage, "input_tokens") + written + read,
-        output_tokens=_count(usage, "output_tokens"),
+        input_tokens=count_of(usage, "input_tokens") + written + read,
+        output_tokens=count_of(usage, "output_tokens"),
         cached_tokens=read,
         cache_write_tokens=written,
     )
@@ -169,18 +168,9 @@ def parse_usage(usage: Any) -> Usage:
 
 def cache_counts(usage: Any) -> tuple[int, int]:
     """``(cache writes, cache reads)`` of a ``usage`` object."""
-    return _count(usage, "cache_creation_input_tokens"), _count(usage, "cache_read_input_tokens")
-
-
-def _count(fields: Any, key: str) -> int:
-    value = fields.get(key) if isinstance(fields, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    try:
-        number = int(value)
-    except (ValueError, OverflowError):  # inf, nan
-        return 0
-    return number if 0 <= number <= MAX_TOKEN_COUNT else 0
+    return count_of(usage, "cache_creation_input_tokens"), count_of(
+        usage, "cache_read_input_tokens"
+    )
 
 
 def _of_type(blocks: Sequence[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
@@ -205,5 +195,5 @@ def merge_messages(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "cache_creation_input_tokens",
         "cache_read_input_tokens",
     )
-    merged["usage"] = {key: sum(_count(m.get("usage"), key) for m in messages) for key in keys}
+    merged["usage"] = {key: sum(count_of(m.get("usage"), key) for m in messages) for key in keys}
     return merged

@@ -84,11 +84,12 @@ def _close_user_turn(
 
 
 def echo_ids(calls: Sequence[ToolCall]) -> list[str]:
-    """The id to send for each call: the server's, else (none, or a repeat) the loop's."""
+    """The id to send for each call: its ``echo_id``, else (a repeat, which Anthropic
+    refuses) the loop's."""
     seen: set[str] = set()
     ids = []
     for call in calls:
-        chosen = call.wire_id if call.wire_id and call.wire_id not in seen else call.id
+        chosen = call.echo_id if call.echo_id not in seen else call.id
         seen.add(chosen)
         ids.append(chosen)
     return ids

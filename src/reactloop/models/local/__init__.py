@@ -6,7 +6,8 @@ One public class, ``LocalLlamaModel`` (``--model local[:NAME|PATH.gguf]``). File
 - ``process.py``: the parent's side of the model process (start, send, deadline, death);
 - ``worker.py``: the model process itself (``python -m reactloop.models.local.worker``);
 - ``engine.py``: inside it: loading llama.cpp, and one run's steps (``Session``);
-- ``decode.py``: one constrained generation, token by token, with streaming and a deadline;
+- ``decode.py``: one constrained generation, token by token, with streaming and a deadline
+  (kept while the prompt is read too, in chunks);
 - ``turns.py``: history → prompt turns, generated text → ``ModelTurn``;
 - ``chat_format.py``: append-only chat templates, so the KV cache keeps the prefix;
 - ``grammar.py``: the GBNF and JSON-Schema constraints built from the toolbox;

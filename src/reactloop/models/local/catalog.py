@@ -19,6 +19,10 @@ from reactloop.errors import MissingDependency, UsageError
 from reactloop.models.default import DEFAULT_EMBEDDED
 
 LOCAL_EXTRA_HINT = "pip install 'reactloop[local]'"
+BROKEN_HINT = (  # follows "llama-cpp-python": an install whose shared library does not load
+    "is installed but cannot be loaded (pip install --force-reinstall --no-cache-dir "
+    "llama-cpp-python)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)

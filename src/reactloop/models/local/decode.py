@@ -3,6 +3,13 @@
 Driving ``Llama.generate`` directly (rather than ``create_completion``) keeps the exact tokens
 generated (so the next prompt can reuse them), lets streamed text hold back a possible stop
 sequence, and stops cleanly at the deadline of the run.
+
+The deadline is kept while the prompt is read too, not only between generated tokens: on a busy
+machine reading a long prompt can take longer than the whole time limit, and the parent would
+then kill the process. ``prefill`` evaluates all of the prompt but its last token in chunks,
+checking the deadline between them (near the deadline a chunk is sized to take about
+``CHUNK_SECONDS`` at the speed measured so far, far from it a full batch); ``Llama.generate``
+then finds that prefix in the KV cache and evaluates only the last token.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ class Generation:
     seconds: float = 0.0
     perf: dict[str, float] = field(default_factory=dict)
     deadline_hit: bool = False
+    prompt_evaluated: int = 0  # prompt tokens this call evaluated (the rest came from the cache)
 
     def stats(self) -> dict[str, Any]:
         eval_ms = self.perf.get("t_eval_ms", 0.0)
@@ -39,7 +47,41 @@ class Generation:
             "llama_single_evaluated": int(generated),
             "tokens_per_second": round(generated * 1000.0 / eval_ms, 2) if eval_ms else None,
             "deadline_hit": self.deadline_hit,
+            "prompt_read_tokens": self.prompt_evaluated,
         }
+
+
+FIRST_CHUNK = 8  # tokens of the first prompt chunk under a deadline, before the speed is known
+CHUNK_SECONDS = 0.25  # the time one later chunk should take: well within the parent's grace
+
+
+def prefill(llama: Any, prompt: Sequence[int], deadline: float | None) -> tuple[int, bool]:
+    """Put ``prompt[:-1]`` in the KV cache, reusing the prefix already there; returns how many
+    tokens were evaluated and whether it was all done before ``deadline``."""
+    target = len(prompt) - 1
+    kept = min(common_prefix(llama, prompt), target)
+    if kept < llama.n_tokens and not llama._ctx.kv_cache_seq_rm(-1, kept, -1):
+        llama.reset()  # this model's cache cannot drop a suffix: read the prompt afresh
+        kept = 0
+    llama.n_tokens = kept
+    chunk = llama.n_batch if deadline is None else min(FIRST_CHUNK, llama.n_batch)
+    while llama.n_tokens < target:
+        if deadline is not None and time.monotonic() >= deadline:
+            return llama.n_tokens - kept, False
+        start, began = llama.n_tokens, time.monotonic()
+        llama.eval(prompt[start : min(target, start + chunk)])
+        if deadline is not None:
+            chunk = _next_chunk(llama.n_tokens - start, began, deadline, llama.n_batch)
+    return llama.n_tokens - kept, True
+
+
+def _next_chunk(done: int, began: float, deadline: float, most: int) -> int:
+    """Tokens the next chunk may hold: as many as take ``CHUNK_SECONDS`` at the last chunk's
+    speed, or a quarter of the time left when that is more (full batches far from the limit)."""
+    now = time.monotonic()
+    rate = done / max(now - began, 1e-6)
+    budget = max(CHUNK_SECONDS, (deadline - now) / 4)
+    return max(1, min(most, int(rate * budget)))
 
 
 def common_prefix(llama: Any, prompt: Sequence[int]) -> int:
@@ -63,16 +105,21 @@ def decode(
     seed: int,
     repeat_penalty: float,
     max_tokens: int,
+    deadline: float | None,
 ) -> Generation:
+    """Generate for ``prompt`` until a stop, ``max_tokens`` or ``deadline`` (monotonic time)."""
     import llama_cpp
     from llama_cpp.llama_grammar import LlamaGrammar
 
     result = Generation()
     started = time.monotonic()
-    deadline = None if request.timeout is None else started + max(request.timeout, 0.0)
     stream = _Stream(request)
     llama.set_seed(seed)
     llama_cpp.llama_perf_context_reset(llama._ctx.ctx)
+    result.prompt_evaluated, in_time = prefill(llama, prompt, deadline)
+    if not in_time:
+        return _finish(result, stream, started, llama_cpp, llama, deadline_hit=True)
+    result.prompt_evaluated += 1  # generate() evaluates the last token
     tokens = llama.generate(
         prompt,
         temp=temperature,
@@ -97,6 +144,19 @@ def decode(
             result.deadline_hit = True
             break
     tokens.close()
+    return _finish(result, stream, started, llama_cpp, llama, deadline_hit=result.deadline_hit)
+
+
+def _finish(
+    result: Generation,
+    stream: _Stream,
+    started: float,
+    llama_cpp: Any,
+    llama: Any,
+    *,
+    deadline_hit: bool,
+) -> Generation:
+    result.deadline_hit = deadline_hit
     result.text = stream.finish()
     result.seconds = time.monotonic() - started
     result.perf = _perf(llama_cpp, llama)

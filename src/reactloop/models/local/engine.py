@@ -9,6 +9,7 @@ between the steps of a run and only the new suffix is evaluated.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,12 +19,11 @@ from typing import Any
 from reactloop.errors import MissingDependency, ModelError, UsageError
 from reactloop.messages import ModelTurn, Usage
 from reactloop.models.base import ModelRequest
-from reactloop.models.local.catalog import LOCAL_EXTRA_HINT
+from reactloop.models.local.catalog import BROKEN_HINT, LOCAL_EXTRA_HINT
 from reactloop.models.local.chat_format import PromptTokens, detect_format
 from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
 from reactloop.models.local.decode import Generation, common_prefix, decode
 from reactloop.models.local.grammar import (
-    ReactSpec,
     check_grammar,
     json_schema_grammar,
     react_grammar,
@@ -38,6 +38,8 @@ def require_llama_cpp() -> Any:
         import llama_cpp
     except ImportError:
         raise MissingDependency(f"local models need llama-cpp-python: {LOCAL_EXTRA_HINT}") from None
+    except (OSError, RuntimeError) as exc:  # installed, but its shared library does not load
+        raise MissingDependency(f"llama-cpp-python {BROKEN_HINT}: {exc}") from None
     return llama_cpp
 
 
@@ -100,13 +102,12 @@ class Plan:
 
 def step_plan(request: ModelRequest, *, grammar: bool = True) -> Plan:
     """The protocol of a request (text ReAct marks its requests) and the grammar it gets."""
-    react = request.extra.get("react")
-    native = not isinstance(react, dict)
+    react = request.react
+    native = react is None
     if not grammar:
         return Plan(native=native, grammar=None)
-    if isinstance(react, dict):
-        spec = ReactSpec(tools=()) if react.get("finish_only") else ReactSpec.from_extra(react)
-        return Plan(native=False, grammar=react_grammar(spec))
+    if react is not None:
+        return Plan(native=False, grammar=react_grammar(react))
     schema = tool_call_schema(request.tools, request.tool_choice)
     return Plan(native=True, grammar=json_schema_grammar(schema))
 
@@ -130,6 +131,9 @@ class Session:
         return list(tokens)
 
     def complete(self, request: ModelRequest) -> ModelTurn:
+        # The time limit counts from here: rendering and tokenizing the prompt take time too.
+        started = time.monotonic()
+        deadline = None if request.timeout is None else started + max(request.timeout, 0.0)
         plan = step_plan(request, grammar=self.options.grammar)
         turns = to_turns(
             request.messages,
@@ -153,6 +157,7 @@ class Session:
             seed=self.options.seed,
             repeat_penalty=self.options.repeat_penalty,
             max_tokens=min(self.options.max_output_tokens, self.options.n_ctx - len(prompt)),
+            deadline=deadline,
         )
         self._prompt.remember_generated(generation.text, generation.tokens)
         return self._turn(request, generation, len(prompt), reused, plan)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from reactloop.errors import ModelError
 from reactloop.messages import ToolSpec
+from reactloop.models.base import ReactFormat
 
 FINISH = "Finish"
 MAX_THOUGHT_CHARS = 400
@@ -42,23 +42,15 @@ ws ::= " "?
 """
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReactSpec:
-    """What the text grammar needs: each tool's name and parameter names, in order."""
-
-    tools: tuple[tuple[str, tuple[str, ...]], ...]
-
-    @classmethod
-    def from_extra(cls, react: Mapping[str, Any]) -> ReactSpec:
-        """Read ``request.extra["react"]`` as the text ReAct adapter writes it."""
-        names = [str(name) for name in react.get("tools") or ()]
-        parameters = react.get("parameters") or {}
-        tools: dict[str, tuple[str, ...]] = {}
-        for name in names:
-            if name and name != FINISH and name not in tools:
-                given = parameters.get(name)
-                tools[name] = tuple(str(p) for p in given) if given is not None else ("input",)
-        return cls(tools=tuple(tools.items()))
+def grammar_tools(react: ReactFormat) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The tools a step may call: none when it may only finish; a name once, not ``Finish``."""
+    if react.finish_only:
+        return ()
+    tools: dict[str, tuple[str, ...]] = {}
+    for name, parameters in react.tools:
+        if name and name != FINISH and name not in tools:
+            tools[name] = parameters
+    return tuple(tools.items())
 
 
 def gbnf_literal(text: str) -> str:
@@ -80,11 +72,11 @@ def gbnf_literal(text: str) -> str:
     return "".join(out)
 
 
-def react_grammar(spec: ReactSpec, *, max_thought_chars: int = MAX_THOUGHT_CHARS) -> str:
+def react_grammar(react: ReactFormat, *, max_thought_chars: int = MAX_THOUGHT_CHARS) -> str:
     """The GBNF grammar of one text ReAct step for these tools."""
     alternatives: list[str] = []
     rules: list[str] = []
-    for index, (name, parameters) in enumerate(spec.tools):
+    for index, (name, parameters) in enumerate(grammar_tools(react)):
         rule = f"tool-{index}"
         alternatives.append(rule)
         rules.append(f'{rule} ::= {gbnf_literal(name + "[")} {_argument_rule(parameters)} "]"')

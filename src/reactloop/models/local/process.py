@@ -42,7 +42,8 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _hint(signum: int) -> str:
+def signal_hint(signum: int) -> str:
+    """What to do about a death by ``signum``, as a clause to append to the message."""
     if signum == signal.SIGILL:
         return (
             "; llama-cpp-python was built for another CPU: "
@@ -125,6 +126,7 @@ class ModelProcess:
                 "timeout": request.timeout,
                 "step": request.step,
                 "extra": dict(request.extra),
+                "react": request.react,
                 "stream": request.on_text is not None,
             }
             try:
@@ -201,7 +203,7 @@ class ModelProcess:
             code = self._proc.wait()
         if code < 0:
             how = f"died with signal {-code} ({signal_name(-code)})"
-            hint = _hint(-code)
+            hint = signal_hint(-code)
         else:
             how, hint = f"exited with status {code}", ""
         tail = self._stderr_tail()

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import runpy
 
-from reactloop.models.local.cpu import extra_buffer_types_allowed
-from reactloop.models.local.engine import model_params_defaults, require_llama_cpp
+from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
+from reactloop.models.local.engine import model_params_defaults, require_llama_cpp, system_info
 
 
 def main() -> None:
     llama_cpp = require_llama_cpp()
-    with model_params_defaults(llama_cpp, use_extra_bufts=extra_buffer_types_allowed()):
+    allowed = extra_buffer_types_allowed(built_with_amx=build_has_amx(system_info()))
+    with model_params_defaults(llama_cpp, use_extra_bufts=allowed):
         runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec
+from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec, own_call_id
 from reactloop.models.local.chat_format import Turn
 
 RAW_TEXT_KEY = "local_text"
@@ -108,7 +108,7 @@ def native_turn(text: str, *, step: int, base: ModelTurn) -> ModelTurn:
         )
     thought = str(body.get("thought") or "") or None
     if isinstance(body.get("tool"), str):
-        call_id = f"local_{step}"
+        call_id = own_call_id(step)
         arguments = json.dumps(body.get("arguments") or {}, ensure_ascii=False)
         call = ToolCall(id=call_id, name=body["tool"], arguments=arguments, wire_id=call_id)
         return _replace(

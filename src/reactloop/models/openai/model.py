@@ -170,6 +170,7 @@ class OpenAIChatModel:
             http_client=http_client
             or openai.DefaultHttpxClient(
                 verify=shared_tls_context(self._httpx),
+                transport=self._deadlines.transport(self._httpx),
                 event_hooks={"response": [self._deadlines.on_response]},
             ),
             **({"timeout": self.timeout} if self.timeout else {}),

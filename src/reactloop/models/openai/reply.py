@@ -3,9 +3,10 @@
 ``parse_body`` and ``parse_completion`` read a non-streamed reply; ``stream`` assembles a
 streamed one and finishes it with ``build_turn`` too, so both forms of the same reply give equal
 turns. Here, and only here: the finish-reason map (``FINISH_REASONS``), the usage reader
-(``parse_usage``), the reasoning fields (``REASONING_KEYS``) and how a wire call becomes a
-``ToolCall`` (``make_call``). ``finish_turn`` recovers tool calls a server left in the text as
-``<tool_call>`` blocks (``hermes``) and marks an empty reply as a format error.
+(``parse_usage``, with ``messages.count_of``), the reasoning fields (``REASONING_KEYS``) and
+how a wire call becomes a ``ToolCall`` (``make_call``) and back (``wire_call``).
+``finish_turn`` recovers tool calls a server left in the text as ``<tool_call>`` blocks
+(``hermes``) and marks an empty reply as a format error.
 
 Arguments stay the exact text the model wrote. A call keeps the server's id as ``wire_id``
 (``""`` when it sent none) and gets ``call_<n>`` (its position) as ``id`` when it has none:
@@ -19,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage
+from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage, count_of
 from reactloop.models.http_errors import preview
 from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.hermes import extract_tool_calls
@@ -42,7 +43,6 @@ FINISH_REASONS: dict[str, FinishReason] = {
 # The server gave up on this generation (DeepSeek, vLLM, TGI-style servers): the reply is not
 # an answer, and trying again may work.
 FAILED_FINISH_REASONS = frozenset({"insufficient_system_resource", "error", "abort"})
-MAX_TOKEN_COUNT = 10**15  # a larger count is not a count: read as absent
 
 
 def parse_body(content: bytes, *, provider: str) -> ModelTurn:
@@ -151,6 +151,12 @@ def make_call(index: int, server_id: str, name: str, arguments: str) -> ToolCall
     )
 
 
+def wire_call(call: ToolCall, arguments: str) -> dict[str, Any]:
+    """``call`` in the wire form, with the id echoed back (``ToolCall.echo_id``)."""
+    function = {"name": call.name, "arguments": arguments}
+    return {"id": call.echo_id, "type": "function", "function": function}
+
+
 def _call_parts(call: Any) -> tuple[str, str, str]:
     call = call if isinstance(call, Mapping) else {}
     function = call.get("function")
@@ -212,24 +218,13 @@ def parse_usage(usage: Any) -> Usage:
         return Usage()
     prompt_details = usage.get("prompt_tokens_details")
     completion_details = usage.get("completion_tokens_details")
-    cached = _count(prompt_details, "cached_tokens")
+    cached = count_of(prompt_details, "cached_tokens")
     return Usage(
-        input_tokens=_count(usage, "prompt_tokens"),
-        output_tokens=_count(usage, "completion_tokens"),
-        cached_tokens=cached or _count(usage, "prompt_cache_hit_tokens"),
-        reasoning_tokens=_count(completion_details, "reasoning_tokens"),
+        input_tokens=count_of(usage, "prompt_tokens"),
+        output_tokens=count_of(usage, "completion_tokens"),
+        cached_tokens=cached or count_of(usage, "prompt_cache_hit_tokens"),
+        reasoning_tokens=count_of(completion_details, "reasoning_tokens"),
     )
-
-
-def _count(fields: Any, key: str) -> int:
-    value = fields.get(key) if isinstance(fields, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return 0
-    try:
-        number = int(value)
-    except (ValueError, OverflowError):  # "abc", inf, nan, a 5000-digit string
-        return 0
-    return number if 0 <= number <= MAX_TOKEN_COUNT else 0
 
 
 def non_empty(value: Any) -> str:

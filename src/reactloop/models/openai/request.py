@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import UNANSWERED, Message, ToolCall, ToolSpec
-from reactloop.models.openai.reply import REASONING_KEYS
+from reactloop.messages import UNANSWERED, Message, ToolSpec
+from reactloop.models.openai.reply import REASONING_KEYS, wire_call
 from reactloop.models.schemas.dialects import schema_for
 from reactloop.support import json_decode
 
@@ -35,11 +35,6 @@ WireMessage = dict[str, Any]
 
 HARNESS_KINDS = frozenset({"notice", "format_error", "wind_down", "truncated"})
 NOT_EXECUTED = json.dumps({"ok": False, "error": UNANSWERED})
-
-
-def wire_id(call: ToolCall) -> str:
-    """The id to echo for a call: the server's own, else (``""``: it sent none) the loop's."""
-    return call.wire_id or call.id
 
 
 def safe_arguments(text: str) -> str:
@@ -79,12 +74,7 @@ def render_assistant(message: Message) -> WireMessage:
     if not message.tool_calls:
         return wire
     wire["tool_calls"] = [
-        {
-            "id": wire_id(call),
-            "type": "function",
-            "function": {"name": call.name, "arguments": safe_arguments(call.arguments)},
-        }
-        for call in message.tool_calls
+        wire_call(call, safe_arguments(call.arguments)) for call in message.tool_calls
     ]
     reasoning = {key: raw[key] for key in REASONING_KEYS if isinstance(raw.get(key), str)}
     if not reasoning and message.reasoning:
@@ -130,7 +120,7 @@ def _answered_turn(
     calls = messages[0].tool_calls
     replies: dict[str, list[WireMessage]] = {}
     others: list[WireMessage] = []
-    ids = {call.id for call in calls} | {wire_id(call) for call in calls}
+    ids = {call.id for call in calls} | {call.echo_id for call in calls}
     for message, wire in zip(messages[1:], rendered[1:], strict=True):
         if message.role == "tool" and message.tool_call_id in ids:
             replies.setdefault(message.tool_call_id or "", []).append(wire)
@@ -138,9 +128,9 @@ def _answered_turn(
             others.append(_orphan_note(wire) if message.role == "tool" else wire)
     output = [rendered[0]]
     for call in calls:
-        answers = replies.get(call.id) or replies.get(wire_id(call)) or []
+        answers = replies.get(call.id) or replies.get(call.echo_id) or []
         reply = answers.pop(0) if answers else {"role": "tool", "content": NOT_EXECUTED}
-        output.append({**reply, "tool_call_id": wire_id(call)})
+        output.append({**reply, "tool_call_id": call.echo_id})
     for leftover in replies.values():
         others[:0] = [_orphan_note(w) for w in leftover]
     return output + others

@@ -43,6 +43,7 @@ from reactloop.models.openai.reply import (
     make_call,
     non_empty,
     visible_text,
+    wire_call,
 )
 
 _METADATA_KEYS = ("id", "model", "created", "system_fingerprint", "service_tier")
@@ -226,7 +227,7 @@ class StreamAccumulator:
         if self._refusal:
             message["refusal"] = "".join(self._refusal)
         if calls:
-            message["tool_calls"] = [_wire_tool_call(call) for call in calls]
+            message["tool_calls"] = [wire_call(call, call.arguments) for call in calls]
         if self._reasoning_key is not None:
             message[self._reasoning_key] = "".join(self._reasoning)
         return message
@@ -246,14 +247,6 @@ def _raise_for_stream_error(chunk: dict[str, Any], provider: str) -> None:
         error = chunk  # older vLLM: the error fields sit at the top level
     if error is not None:
         raise stream_error(provider, error)
-
-
-def _wire_tool_call(call: ToolCall) -> dict[str, Any]:
-    return {
-        "id": call.wire_id or call.id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": call.arguments},
-    }
 
 
 def _as_index(value: Any) -> int | None:

@@ -15,8 +15,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec
-from reactloop.models.base import Model, ModelRequest
+from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec, own_call_id
+from reactloop.models.base import Model, ModelRequest, ReactFormat
 from reactloop.models.react.parse import STOP, Action, FormatProblem, cut_observation, parse_reply
 from reactloop.models.react.prompt import render_observation, system_prompt
 from reactloop.support import json_decode
@@ -44,18 +44,17 @@ class ReactTextModel:
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         messages = self._render(request)
-        react = {
-            "tools": [spec.name for spec in request.tools],
-            "parameters": {spec.name: _parameter_names(spec) for spec in request.tools},
-            "finish_only": request.tool_choice == "none",
-        }
+        react = ReactFormat(
+            tools=tuple((spec.name, tuple(_parameter_names(spec))) for spec in request.tools),
+            finish_only=request.tool_choice == "none",
+        )
         inner_request = dataclasses.replace(
             request,
             messages=messages,
             tools=(),
             tool_choice="none",
             stop=(STOP,),
-            extra={**request.extra, "react": react},
+            react=react,
         )
         reply = self.inner.complete(inner_request)
         return to_turn(reply, request.tools, request.step)
@@ -117,7 +116,7 @@ def to_turn(reply: ModelTurn, tools: Sequence[ToolSpec], step: int) -> ModelTurn
     if parsed.is_finish:
         return dataclasses.replace(base, final_answer=parsed.argument, finish_reason="stop")
     call = ToolCall(
-        id=f"react_{step}",
+        id=own_call_id(step),
         name=parsed.name,
         arguments=_arguments_json(parsed, tools),
     )

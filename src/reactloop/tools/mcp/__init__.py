@@ -8,7 +8,7 @@ through the SDK.
 
 The client (``client.py``: asyncio, threads, the SDK) is imported when servers are started or
 its names are asked for. The files: ``config.py`` (``ServerConfig``, ``--mcp-config`` files),
-``start.py`` (starting servers), ``client.py`` (``MCPServers``, ``MCPTool``), ``connection.py``
+``opening.py`` (starting servers), ``client.py`` (``MCPServers``, ``MCPTool``), ``connection.py``
 and ``background.py`` (one server's session on a background event loop), ``session.py``,
 ``results.py`` (a call's result as an observation), ``schematool.py`` (a tool with a JSON
 Schema of its own). The providers' forms of their schemas are in ``models/schemas/``.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from reactloop.support import lazy_names
 from reactloop.tools.mcp.config import ServerConfig, load_config, stdio_server, url_server
-from reactloop.tools.mcp.start import mcp_tools, open_mcp_tools
+from reactloop.tools.mcp.opening import mcp_tools, open_mcp_tools
 
 if TYPE_CHECKING:
     from reactloop.tools.mcp.client import MCPServers, MCPStartError, MCPTool

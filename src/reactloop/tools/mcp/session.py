@@ -3,7 +3,8 @@
 The task enters the SDK's ``Client`` (and, for stdio, the server process) and leaves it when
 told to stop, so every anyio scope is entered and exited by the same task. The start-up limit
 is the deadline of a cancel scope around the whole connection, lifted once the handshake is
-done. The server's stderr goes to a temporary file: its last lines explain a crash.
+done. The server's stderr goes to a temporary file: its last lines explain a crash. A stdio
+server runs under a reaper (``reaper``), so that what it starts goes when it does.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ import concurrent.futures
 import contextlib
 import math
 import os
+import shutil
+import sys
 import tempfile
 from contextlib import AsyncExitStack
 from typing import IO, Any, TextIO, cast
 
 from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.reaper import reaper_argv
+from reactloop.tools.mcp.stdio import NotUTF8, stdio_client
 
 STDERR_TAIL = 300
 SSE_IDLE_SECONDS = 86_400.0  # how long the SSE stream may be silent (between calls)
@@ -113,15 +118,12 @@ class Session:
             http = create_mcp_http_client(headers=dict(config.headers) or None)
             stack.push_async_callback(http.aclose)
             return streamable_http_client(config.url, http_client=http)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
 
         assert config.command is not None and self._stderr is not None
-        parameters = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=dict(config.env) if config.env is not None else None,
-            cwd=config.cwd,
-        )
+        env = dict(config.env) if config.env is not None else None
+        command, args = _reaped(config.command, list(config.args), env)
+        parameters = StdioServerParameters(command=command, args=args, env=env, cwd=config.cwd)
         return stdio_client(parameters, errlog=cast(TextIO, self._stderr))
 
     async def _on_message(self, message: Any) -> None:
@@ -129,7 +131,27 @@ class Session:
             self.garbage = _garbage_text(message)
 
 
+def _reaped(command: str, args: list[str], env: dict[str, str] | None) -> tuple[str, list[str]]:
+    """The server's command line under a reaper (``reaper``: nothing it starts outlives it).
+
+    A command that cannot be found is left as it is, for the SDK to report as before.
+    """
+    if sys.platform != "linux":
+        return command, args
+    from mcp.client.stdio import get_default_environment
+
+    path = (get_default_environment() | (env or {})).get("PATH", os.defpath)  # as the SDK's
+    found = shutil.which(command, path=path) if os.sep not in command else command
+    if found is None:
+        return command, args
+    first, *rest = reaper_argv(command, args)
+    return first, rest
+
+
 def _garbage_text(exc: Exception) -> str:
+    if isinstance(exc, NotUTF8):  # its bytes, as Python writes them
+        shown = repr(exc.line)
+        return shown if len(shown) <= 80 else shown[:77] + "..."
     errors = getattr(exc, "errors", None)
     if callable(errors):
         with contextlib.suppress(Exception):

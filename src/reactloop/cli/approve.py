@@ -1,0 +1,43 @@
+"""``reactloop approve TRACE [CALL_ID ...] [--deny REASON]``: decide on the calls a run left
+waiting (it stopped ``awaiting_approval``); ``reactloop resume TRACE`` then goes on."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+import click
+
+from reactloop.cli.usage_errors import CliError
+from reactloop.errors import UsageError
+from reactloop.resume.decisions import record_decisions
+
+
+@click.command()
+@click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("call_ids", nargs=-1)
+@click.option("--deny", metavar="REASON", help="Deny the calls; the model is told REASON.")
+@click.option("--who", help="Who decides [default: the user name].")
+def approve(trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str | None) -> None:
+    """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
+
+    The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
+    and answers the denied ones with the reason. A denial stands. Exit 0, or 2 on a usage
+    error (a run not awaiting approval, an id that is not pending): nothing is written then.
+    """
+    if deny is not None and not deny.strip():
+        raise CliError("--deny needs a reason the model can read")
+    try:
+        events = record_decisions(trace, call_ids, deny=deny, who=who or _user())
+    except UsageError as exc:
+        raise CliError(str(exc)) from None
+    for event in events:
+        verb = "approved" if event["decision"] == "approve" else f"denied ({event['reason']})"
+        click.echo(f"{event['call_id']}: {verb}")
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"

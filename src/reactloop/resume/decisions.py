@@ -1,0 +1,50 @@
+"""``record_decisions``: a person's decisions on the calls a run left pending, appended to its
+journal as ``approval`` events (who, when, as given); ``reactloop resume`` then runs the
+approved calls and answers the denied ones with the reason.
+
+Only a run that stopped ``awaiting_approval`` has pending calls; an id that is not one of
+them, or a call already denied, is a ``UsageError`` and nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import UsageError
+from reactloop.journal.events import Event
+from reactloop.resume.journal_file import set_aside_torn
+from reactloop.resume.start import decision_data, open_to_append, prepare_resume
+from reactloop.resume.state import ResumeState
+
+
+def pending_ids(state: ResumeState) -> list[str]:
+    return [c.call.id for c in state.calls if c.state == "not_started"]
+
+
+def record_decisions(
+    path: str | Path, call_ids: Sequence[str], *, deny: str | None, who: str
+) -> list[dict[str, Any]]:
+    """Approve (``deny`` None) or deny (with that reason) ``call_ids`` (none given: every
+    pending call); the ``approval`` events written."""
+    recorded, state = prepare_resume(path)
+    if state.why != "awaiting_approval":
+        raise UsageError(f"{recorded.path}: the run is not awaiting approval ({state.why})")
+    pending = pending_ids(state)
+    chosen = list(call_ids) or [i for i in pending if i not in state.decisions]
+    unknown = [i for i in chosen if i not in pending]
+    if unknown:
+        raise UsageError(
+            f"{recorded.path}: no pending call {', '.join(unknown)} (pending: {', '.join(pending)})"
+        )
+    denied = [i for i in chosen if isinstance(state.decisions.get(i), str)]
+    if denied:
+        raise UsageError(f"{recorded.path}: {', '.join(denied)} already denied; a denial stands")
+    decision: bool | str = True if deny is None else (deny or "denied by the user")
+    events = [decision_data(i, decision, who=who) for i in chosen]
+    with open_to_append(recorded.path, state) as journal:
+        set_aside_torn(recorded)
+        for data in events:
+            journal(Event("approval", state.step, data))
+    return events

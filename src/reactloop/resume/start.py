@@ -1,0 +1,165 @@
+"""``resume_run``: an agent's settings and a journal → the resumed run, to its ``stop``.
+
+Everything is checked before the journal is touched: the journal itself
+(``journal_file.py``), the state it holds (``state.py``), and that the agent is the one that
+recorded it (the model, the tools, the protocol, the workspace; ``force`` resumes all the
+same). Then the torn last line (if any) is set aside, the journal is opened to append, and
+the ``ResumedLoop`` runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import JournalError, UsageError
+from reactloop.journal.writer import Journal
+from reactloop.limits import Limits
+from reactloop.loop.settings import RunSettings
+from reactloop.result import RunResult
+from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_torn
+from reactloop.resume.resumed_loop import Decision, ResumedLoop
+from reactloop.resume.state import ResumeState, rebuild
+
+
+def prepare_resume(path: str | Path) -> tuple[Recorded, ResumeState]:
+    """The journal and the state of its last run; a ``UsageError`` in one line, and the
+    file unchanged, when it cannot be resumed."""
+    recorded = read_recorded(path)
+    try:
+        state = rebuild(recorded.events)
+    except UsageError as exc:
+        raise UsageError(f"cannot resume {recorded.path}: {exc}") from None
+    return recorded, state
+
+
+def resume_run(
+    settings: RunSettings,
+    path: str | Path,
+    *,
+    limits: Limits | None = None,
+    decisions: Mapping[str, Decision] | None = None,
+    force: bool = False,
+    fsync: bool = False,
+) -> RunResult:
+    recorded, state = prepare_resume(path)
+    settings = resumed_settings(settings, state, limits)
+    if not force:
+        problem = mismatch(settings, state.run_start)
+        if problem is not None:
+            raise UsageError(f"cannot resume {recorded.path}: {problem} (--force resumes anyway)")
+    given = dict(decisions or {})
+    known = {**given, **state.decisions}  # a decision in the journal stands
+    journal = open_to_append(recorded.path, state, fsync=fsync)  # locked: then changed
+    try:
+        torn = set_aside_torn(recorded)
+        settings = dataclasses.replace(settings, journal=journal)
+        notes = uncertain_notes(state, recorded.created)
+        record = resume_record(state, torn, len(recorded.torn))
+        record["limits"] = vars(settings.limits)
+        loop = ResumedLoop(settings, state, record, decisions=known, notes=notes)
+        for call_id, decision in given.items():
+            if call_id not in state.decisions:
+                loop.emit("approval", **decision_data(call_id, decision, who="Agent.resume"))
+        return loop.execute()
+    finally:
+        journal.close()
+
+
+def open_to_append(path: Path, state: ResumeState, *, fsync: bool = False) -> Journal:
+    """The journal, opened to go on (its lock taken); a live writer is a ``UsageError``."""
+    try:
+        return Journal(path, fsync=fsync, append=True, t_offset=state.t_end)
+    except (JournalError, OSError) as exc:
+        raise UsageError(f"cannot resume {path}: {exc}") from None
+
+
+def resumed_settings(
+    settings: RunSettings, state: ResumeState, limits: Limits | None
+) -> RunSettings:
+    """The agent's settings with the recorded instructions, and the recorded limits unless
+    others are given (the counts so far count against them)."""
+    start = state.run_start
+    instructions = start.get("instructions")
+    chosen = limits if limits is not None else recorded_limits(start.get("limits"))
+    return dataclasses.replace(
+        settings,
+        instructions=instructions if isinstance(instructions, str) else None,
+        limits=chosen,
+    )
+
+
+def recorded_limits(data: Any) -> Limits:
+    if not isinstance(data, Mapping):
+        return Limits()
+    names = typing.get_type_hints(Limits)
+    try:
+        return Limits(**{k: v for k, v in data.items() if k in names})
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the journal's limits are invalid: {exc}") from None
+
+
+def mismatch(settings: RunSettings, start: Mapping[str, Any]) -> str | None:
+    """What differs between the recording and the agent that would resume it, in one line."""
+    model = start.get("model")
+    if model != settings.model.name:
+        return f"the journal was recorded with model {model!r}, not {settings.model.name!r}"
+    if start.get("protocol") not in (None, settings.protocol):
+        return f"the journal used the {start.get('protocol')} protocol, not {settings.protocol}"
+    recorded = sorted(str(t.get("name")) for t in start.get("tools") or () if isinstance(t, dict))
+    now = sorted(spec.name for spec in settings.toolbox.specs)
+    if recorded != now:
+        return f"the tools differ: recorded {', '.join(recorded) or 'none'}; now {', '.join(now)}"
+    config = start.get("config")
+    workspace = config.get("workspace") if isinstance(config, Mapping) else None
+    if isinstance(workspace, str) and workspace and not Path(workspace).is_dir():
+        return f"the recorded workspace {workspace} is missing"
+    return None
+
+
+def uncertain_notes(state: ResumeState, created: datetime | None) -> dict[str, str]:
+    notes = {}
+    for open_call in state.calls:
+        if open_call.state == "uncertain":
+            when = _when(created, open_call.started_t)
+            notes[open_call.call.id] = (
+                f"this call may already have run (started at {when}, no result recorded)"
+            )
+    return notes
+
+
+def _when(created: datetime | None, t: float | None) -> str:
+    if created is None or t is None:
+        return f"{t or 0.0:.3f} s into the journal"
+    return (created + timedelta(seconds=t)).isoformat(timespec="seconds")
+
+
+def resume_record(state: ResumeState, torn: Path | None, torn_bytes: int) -> dict[str, Any]:
+    """The ``resume`` event: why, from which step, and what is known of the calls in flight."""
+    return {
+        "why": state.why,
+        "from_step": state.step,
+        "model_calls": state.model_calls,
+        "tool_calls": state.tool_calls,
+        "calls": [
+            {"call_id": c.call.id, "name": c.call.name, "state": c.state, "started_t": c.started_t}
+            for c in state.calls
+        ],
+        "torn": None if torn is None else {"file": str(torn), "bytes": torn_bytes},
+    }
+
+
+def decision_data(call_id: str, decision: Decision, *, who: str) -> dict[str, Any]:
+    """The ``approval`` event: a person's decision on a pending call (who, when, as given)."""
+    approved = decision is True
+    return {
+        "call_id": call_id,
+        "decision": "approve" if approved else "deny",
+        "reason": None if approved else str(decision or "denied by the user"),
+        "who": who,
+        "at": datetime.now().astimezone().isoformat(timespec="seconds"),
+    }
