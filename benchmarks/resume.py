@@ -19,7 +19,7 @@ from pathlib import Path
 from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, ToolCall, tool
 from reactloop.journal.writer import read_journal
 from reactloop.loop.tool_calls import CallRunner
-from reactloop.resume.start import prepare_resume
+from reactloop.resume.resume_run import prepare_resume
 
 WRITE_AHEAD = CallRunner._start
 

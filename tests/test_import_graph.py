@@ -36,7 +36,7 @@ LAZY_OPTIONAL: dict[tuple[str, str], str] = {}
 DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.loop.run_loop"): "the loop loads with the first run",
     ("reactloop.agent", "reactloop.loop.async_runner"): "arun and astream: asyncio code",
-    ("reactloop.agent", "reactloop.resume.start"): "Agent.resume: the resumed loop",
+    ("reactloop.agent", "reactloop.resume.resume_run"): "Agent.resume: the resumed loop",
     ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_agent", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.run_agent", "reactloop.loop.command_check"): "run --verify (the sandbox)",

@@ -182,7 +182,7 @@ class Agent:
         agent's model, tools and protocol must be the recorded ones (``force`` resumes all
         the same); its own ``journal`` is not used. A journal that cannot be resumed is a
         ``UsageError`` and is left as it was."""
-        from reactloop.resume.start import resume_run  # loads the loop, as a first run does
+        from reactloop.resume.resume_run import resume_run  # loads the loop, as a first run does
 
         self._cancel.clear()
         settings = self.settings()

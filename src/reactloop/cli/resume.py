@@ -30,8 +30,8 @@ from reactloop.limits import Limits
 from reactloop.models import resolve_model
 from reactloop.models.base import ModelSettings
 from reactloop.replay.rebuild import tools_from_config
-from reactloop.resume.start import prepare_resume, recorded_limits
-from reactloop.resume.state import ResumeState
+from reactloop.resume.resume_run import prepare_resume, recorded_limits
+from reactloop.resume.run_state import ResumeState
 
 _RAISED = {
     "max_steps": "max_model_calls",

@@ -15,8 +15,8 @@ from typing import Any
 from reactloop.errors import UsageError
 from reactloop.journal.events import Event
 from reactloop.resume.journal_file import set_aside_torn
-from reactloop.resume.start import decision_data, open_to_append, prepare_resume
-from reactloop.resume.state import ResumeState
+from reactloop.resume.resume_run import decision_data, open_to_append, prepare_resume
+from reactloop.resume.run_state import ResumeState
 
 
 def pending_ids(state: ResumeState) -> list[str]:

@@ -26,7 +26,7 @@ from reactloop.loop.run_parts import refused
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import Message, ToolCall, ToolResult
 from reactloop.result import Stop
-from reactloop.resume.state import OpenCall, ResumeState
+from reactloop.resume.run_state import OpenCall, ResumeState
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 

@@ -14,7 +14,7 @@ from reactloop.models.base import ModelRequest
 from reactloop.models.responses import OpenAIResponsesModel
 from reactloop.models.responses.reply import parse_response
 from reactloop.models.responses.request import render_input, render_tool_choice, render_tools
-from reactloop.models.responses.state import ServerState
+from reactloop.models.responses.server_state import ServerState
 from reactloop.testing import FakeResponsesServer, function_call, reasoning_item, response
 from reactloop.tools.calculator import calculator_tool
 

@@ -9,7 +9,8 @@ this package does not import the ``openai`` SDK; making a model does. Files, by 
 - ``request.py``: the history as input items (reasoning echoed), tools, tool choice, journal.
 - ``reply.py``: a ``response`` object as a ``ModelTurn``: THE status table, the usage reader.
 - ``stream.py``: ``ResponseStream``: the streamed events assembled into the same response.
-- ``state.py``: ``--server-state``: ``previous_response_id``, and a held history never edited.
+- ``server_state.py``: ``--server-state``: ``previous_response_id``; a held history never
+  edited.
 
 Shared with the chat adapter, imported from ``models/openai/``: the error bodies and what is
 retried (``errors.py``), the call and argument helpers and the empty-reply rule (``reply.py``),

@@ -9,7 +9,7 @@ errors, imported when a model is made; its own retries off), and the same attemp
 
 Stateless by default: ``store: false`` and the whole history sent each call, reasoning items
 echoed with their ``encrypted_content``. ``server_state=True`` stores each response on the
-server and sends only what is new after ``previous_response_id`` (``state.py``).
+server and sends only what is new after ``previous_response_id`` (``server_state.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from reactloop.models.responses.request import (
     render_tool_choice,
     render_tools,
 )
-from reactloop.models.responses.state import ServerState
+from reactloop.models.responses.server_state import ServerState
 from reactloop.models.responses.stream import read_stream
 from reactloop.models.retry import RetryPolicy
 from reactloop.models.sdk_attempt import SdkAttempt, post_body

@@ -1,7 +1,7 @@
 """``resume_run``: an agent's settings and a journal → the resumed run, to its ``stop``.
 
 Everything is checked before the journal is touched: the journal itself
-(``journal_file.py``), the state it holds (``state.py``), and that the agent is the one that
+(``journal_file.py``), the state it holds (``run_state.py``), and that the agent is the one that
 recorded it (the model, the tools, the protocol, the workspace; ``force`` resumes all the
 same). Then the torn last line (if any) is set aside, the journal is opened to append, and
 the ``ResumedLoop`` runs.
@@ -23,7 +23,7 @@ from reactloop.loop.settings import RunSettings
 from reactloop.result import RunResult
 from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_torn
 from reactloop.resume.resumed_loop import Decision, ResumedLoop
-from reactloop.resume.state import ResumeState, rebuild
+from reactloop.resume.run_state import ResumeState, rebuild
 
 
 def prepare_resume(path: str | Path) -> tuple[Recorded, ResumeState]:
