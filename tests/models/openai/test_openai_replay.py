@@ -177,7 +177,8 @@ def test_tool_call_file_runs_and_echoes_ids(
 ) -> None:
     result, server = run([*wire(name), answer()], provider=provider)
     assert result.stop_reason == StopReason.FINAL_ANSWER
-    assert [tool_name for tool_name, _ in EXECUTED] == [tool_name for tool_name, _ in expected]
+    ran = sorted(tool_name for tool_name, _ in EXECUTED)  # a read-only batch runs concurrently
+    assert ran == sorted(tool_name for tool_name, _ in expected)
     sent = json.loads((WIRE / name).read_text())["choices"][0]["message"]
     assistant, *tool_messages = messages_of(server, 1)[-1 - len(expected) :]
     assert [c["id"] for c in assistant["tool_calls"]] == [c["id"] for c in sent["tool_calls"]]
@@ -303,7 +304,8 @@ STREAM_FILES = [
 def test_streamed_tool_call_file_runs(name: str, provider: str, tools: list[str]) -> None:
     result, server = run([*wire(name), answer(stream=True)], provider=provider, stream=True)
     assert result.stop_reason == StopReason.FINAL_ANSWER, result.error
-    assert [tool_name for tool_name, _ in EXECUTED] == tools
+    # a turn of read-only calls runs them concurrently: the order they ran in is not fixed
+    assert sorted(tool_name for tool_name, _ in EXECUTED) == sorted(tools)
     assert all(r.json["stream_options"] == {"include_usage": True} for r in server.requests)
     if '"prompt_tokens"' in (WIRE / name).read_text():
         assert result.usage.input_tokens > 0
