@@ -83,6 +83,16 @@ def preview(content: bytes | bytearray) -> str:
     return repr(" ".join(bytes(content[:200]).decode("utf-8", errors="replace").split()))
 
 
+def reply_json(content: bytes, provider: str) -> Any:
+    """A non-streamed reply body (bytes as received), decoded; one that is not JSON is a
+    ``ModelError`` of kind ``bad_reply`` quoting its start."""
+    try:
+        return json_decode.safe_loads(content.decode("utf-8", errors="replace").strip())
+    except json_decode.JSONRefused as exc:
+        message = f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}"
+        raise ModelError(message, kind="bad_reply") from None
+
+
 def failure_of(sdk: Any, exc: BaseException) -> Failure:
     """Where a transport error of an SDK (``openai`` or ``anthropic``) failed: no reply in
     time, no connection, or a body that broke off after the headers."""

@@ -20,7 +20,7 @@ from typing import Any
 from reactloop.errors import ModelError
 from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage, count_of
 from reactloop.models.anthropic.errors import stream_error
-from reactloop.models.http_errors import preview
+from reactloop.models.http_errors import preview, reply_json
 from reactloop.support import json_decode, json_encode
 
 STOP_REASONS: dict[str, FinishReason] = {
@@ -37,13 +37,7 @@ CONTEXT_FULL = "model_context_window_exceeded"
 
 def parse_body(content: bytes, *, provider: str) -> dict[str, Any]:
     """A non-streamed reply body (bytes as received) as its message; errors are ``ModelError``."""
-    try:
-        data = json_decode.safe_loads(content.decode("utf-8", errors="replace").strip())
-    except json_decode.JSONRefused as exc:
-        raise ModelError(
-            f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}",
-            kind="bad_reply",
-        ) from None
+    data = reply_json(content, provider)
     if not isinstance(data, Mapping):
         raise ModelError(
             f"{provider} sent a reply that is not a message: {preview(content)}", kind="bad_reply"

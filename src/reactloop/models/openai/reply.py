@@ -21,7 +21,7 @@ from typing import Any
 
 from reactloop.errors import ModelError
 from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage, count_of
-from reactloop.models.http_errors import preview
+from reactloop.models.http_errors import reply_json
 from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.hermes import extract_tool_calls
 from reactloop.support import json_decode, json_encode
@@ -47,12 +47,7 @@ FAILED_FINISH_REASONS = frozenset({"insufficient_system_resource", "error", "abo
 
 def parse_body(content: bytes, *, provider: str) -> ModelTurn:
     """A non-streamed reply body (bytes as received) as a ``ModelTurn``."""
-    try:
-        data = json_decode.safe_loads(content.decode("utf-8", errors="replace").strip())
-    except json_decode.JSONRefused as exc:
-        message = f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}"
-        raise ModelError(message, kind="bad_reply") from None
-    return parse_completion(data, provider=provider)
+    return parse_completion(reply_json(content, provider), provider=provider)
 
 
 def parse_completion(data: Any, *, provider: str) -> ModelTurn:

@@ -29,7 +29,7 @@ from typing import Any
 
 from reactloop.errors import ModelError
 from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage
-from reactloop.models.http_errors import preview
+from reactloop.models.http_errors import reply_json
 from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.reply import (
     arguments_text,
@@ -39,7 +39,6 @@ from reactloop.models.openai.reply import (
     non_empty,
 )
 from reactloop.models.openai.reply import parse_usage as parse_chat_usage
-from reactloop.support import json_decode as safejson
 
 REFUSAL_NOTICE = "refusal"  # the kind of the run warning that says why the model refused
 INCOMPLETE_REASONS: dict[str, FinishReason] = {
@@ -52,12 +51,7 @@ NOT_FINISHED = frozenset({"queued", "in_progress", "cancelled"})
 
 def parse_body(content: bytes, *, provider: str) -> ModelTurn:
     """A non-streamed reply body (bytes as received) as a ``ModelTurn``."""
-    try:
-        data = safejson.safe_loads(content.decode("utf-8", errors="replace").strip())
-    except safejson.JSONRefused as exc:
-        message = f"{provider} sent a reply that is not JSON ({exc}): {preview(content)}"
-        raise ModelError(message, kind="bad_reply") from None
-    return parse_response(data, provider=provider)
+    return parse_response(reply_json(content, provider), provider=provider)
 
 
 def parse_response(data: Any, *, provider: str, raw: Any = None) -> ModelTurn:
