@@ -22,13 +22,12 @@ from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
+from reactloop.cli.model_record import recorded_model
 from reactloop.cli.options import MAX_SECONDS
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.events import Event
 from reactloop.limits import Limits
-from reactloop.models import resolve_model
-from reactloop.models.base import ModelSettings
 from reactloop.replay.rebuild import tools_from_config
 from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
@@ -87,7 +86,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     _, state = prepare_resume(trace)
     config = state.run_start.get("config")
     config = config if isinstance(config, Mapping) else {}
-    model = resolve_model(_spec(options, config), ModelSettings(base_url=options["base_url"]))
+    model = recorded_model(_spec(options, config), config, base_url=options["base_url"])
     console = None if options["as_json"] else ConsoleObserver(stderr)
 
     def announce(event: Event) -> None:  # once every check passed: the resume event is out
