@@ -56,7 +56,11 @@ class EvalUsageError(click.ClickException):
     help="local backend: worker processes sharing --concurrency (every core: its count)",
 )
 @click.option("--ray-address", help="an existing Ray cluster (default: start a local Ray)")
-@click.option("--ray-actors", type=click.IntRange(1, 1024), default=2, show_default=True)
+@click.option(
+    "--ray-actors",
+    type=click.IntRange(1, 1024),
+    help="Ray actors sharing --concurrency (default: one per node, at least 2)",
+)
 @click.option("--resume", is_flag=True, help="keep recorded episodes, rerun errored ones")
 @click.option("--seed", type=int, help="repeat r runs with seed N + r")
 @click.option("--temperature", type=click.FloatRange(0, 2))

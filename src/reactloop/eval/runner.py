@@ -44,7 +44,7 @@ class EvalConfig:
     concurrency: int = 4
     backend: str = "local"
     ray_address: str | None = None
-    ray_actors: int = 2
+    ray_actors: int | None = None  # None: one per Ray node, at least two
     workers: int = 1
     resume: bool = False
     seed: int | None = None
@@ -219,6 +219,7 @@ def _backend(
             write=store.write_bytes,
             save=save,
             caps=gates.caps,
+            rungs=config.rungs,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
 
