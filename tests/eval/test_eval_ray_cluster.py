@@ -23,12 +23,12 @@ import pytest
 
 import reactloop
 from helpers import invoke
-from reactloop import Model
+from reactloop import FunctionModel, Model, ModelTurn
 from reactloop.errors import UsageError
 from reactloop.eval import EvalConfig, EvalOutcome, Rung, load_suite, run_eval
 from reactloop.eval.episode import EpisodeSpec
 from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.ray_backend import RayBackend, forwarded_env
+from reactloop.eval.ray_backend import RayBackend, forwarded_env, worker_nodes
 from reactloop.eval.tasks import Task
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, tool_call
 from reactloop.testing.openai_replies import json_reply
@@ -164,6 +164,17 @@ def test_the_api_key_and_base_url_variables_are_the_ones_forwarded() -> None:
     }
 
 
+def test_actors_go_to_the_alive_nodes_with_cpus() -> None:
+    nodes = [
+        {"NodeID": "head", "Alive": True, "Resources": {"memory": 1e9}},  # --num-cpus 0
+        {"NodeID": "gone", "Alive": False, "Resources": {"CPU": 8.0}},
+        {"NodeID": "a", "Alive": True, "Resources": {"CPU": 4.0}},
+        {"NodeID": "b", "Alive": True, "Resources": {"CPU": 1.0, "GPU": 1.0}},
+    ]
+    assert worker_nodes(nodes) == ["a", "b"]
+    assert worker_nodes(nodes[:2]) == ["head"]  # no node has CPUs: every alive one
+
+
 def test_workers_with_another_reactloop_version_are_refused_with_what_nodes_need(
     two_nodes: TwoNodes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,6 +224,45 @@ def test_an_episode_that_keeps_killing_its_actor_is_errored_and_resume_reruns_it
     ]
     assert (resumed.ran, resumed.skipped, resumed.errored) == (1, 2, 0)
     assert [r["status"] for r in resumed.records] == ["passed"] * 3
+
+
+@dataclass(frozen=True)
+class SaysItsWorkspace:
+    """A model whose answer is the task's workspace as the actor sees it, and a file in it."""
+
+    def __call__(self, episode: EpisodeSpec) -> Model:
+        folder = episode.task.workspace
+        assert folder is not None
+        text = (folder / "sub" / "data.txt").read_text(encoding="utf-8")
+        return FunctionModel(lambda request: ModelTurn(text=f"{folder}|{text}"), name="where")
+
+
+def test_a_task_workspace_is_sent_to_the_actors_not_read_from_the_driver_s_disk(
+    two_nodes: TwoNodes, tmp_path: Path
+) -> None:
+    folder = tmp_path / "workspace"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "data.txt").write_text("from the driver", encoding="utf-8")
+    tasks = tuple(
+        Task(id=f"w{n}", task="Where?", expected="-", check="contains", workspace=folder)
+        for n in range(4)
+    )
+    rung = Rung(label="w", spec="where", factory=SaysItsWorkspace())
+    config = EvalConfig(
+        suite="where", rungs=(rung,), out=tmp_path / "out", repeats=1, tasks=tasks,
+        backend="ray", ray_address=two_nodes.address, concurrency=4, fsync=False,
+    )  # fmt: skip
+    here = sys.modules[__name__]
+    ray.cloudpickle.register_pickle_by_value(here)
+    try:
+        outcome = run_eval(config)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(here)
+    seen = [r["answer"].split("|") for r in outcome.records]
+    assert {text for _, text in seen} == {"from the driver"}
+    assert all(Path(where).name.startswith("workspace-") for where, _ in seen)
+    assert folder.as_posix() not in {where for where, _ in seen}
+    assert {r["ray_node"] for r in outcome.records} == {two_nodes.head_id, two_nodes.worker_id}
 
 
 def test_a_node_lost_mid_eval_loses_nothing_its_episodes_run_again_on_the_other(

@@ -2,19 +2,23 @@
 
 Each actor is a threaded Ray actor running ``run_episode`` as the local backend does; it writes
 the episode's journal to its own temporary folder and returns it with the record, so the
-driver writes every result and journal into DIR itself and no shared filesystem is needed.
-The actors are spread over the cluster's nodes (one per node by default, at least two), each
+driver writes every result and journal into DIR itself and no shared filesystem is needed (a
+task's workspace folder is sent to the actors: ``ray_workspaces.py``). The actors are placed
+round-robin on the cluster's nodes with CPUs (one per node by default, at least two), each
 record names the node it ran on (``ray_node``), and each episode goes to the actor with the
 fewest in flight. The variables that carry the rungs' API keys and base URLs are sent from
-the driver to the actors. An actor whose node dies is restarted by Ray on another node; the
-episodes it had in flight are recorded ``errored`` (``reason: actor_died``, their journals
-lost with the node) and ``--resume`` runs them again. Needs the ``ray`` extra.
+the driver to the actors. An actor whose node dies is restarted by Ray on another node and
+runs the episodes it had in flight again (up to ``TASK_RETRIES`` times; after that, or when
+Ray fails otherwise, the episode is recorded ``errored``, ``reason: actor_died`` or
+``ray_error``, and ``--resume`` runs it again). Needs the ``ray`` extra.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -26,6 +30,7 @@ import reactloop
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval.backends import stalled_record
 from reactloop.eval.episode import CancelScope, EpisodeSpec, Rung, base_record, run_episode
+from reactloop.eval.ray_workspaces import PackedWorkspaces, UnpackedWorkspaces
 from reactloop.eval.throttle import EndpointGates
 from reactloop.models.roster import ROSTER
 
@@ -42,14 +47,18 @@ class _EpisodeActor:
         self.scope = CancelScope()
         self.gates = EndpointGates(caps, default)
         self.folder = Path(tempfile.mkdtemp(prefix="reactloop-ray-"))
+        self.workspaces = UnpackedWorkspaces(self.folder)
 
     def ready(self) -> tuple[str, str]:
         """This node's reactloop version, and the node's id."""
         return reactloop.__version__, self.node
 
-    def run(self, spec: EpisodeSpec) -> tuple[Record | None, bytes | None]:
+    def run(
+        self, spec: EpisodeSpec, workspace: bytes | None = None
+    ) -> tuple[Record | None, bytes | None]:
         trace = self.folder / f"{spec.file_stem}.jsonl"
         try:
+            spec = self.workspaces.local(spec, workspace)
             record = run_episode(spec, trace, self.scope, self.gates)
             journal = trace.read_bytes() if trace.exists() else None
         finally:
@@ -60,6 +69,9 @@ class _EpisodeActor:
 
     def cancel(self) -> None:
         self.scope.cancel()
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def endpoints(self) -> list[dict[str, Any]]:
         return self.gates.summaries()
@@ -90,8 +102,20 @@ def _import_ray() -> Any:
     return ray
 
 
-def _alive_nodes(ray: Any) -> int:
-    return sum(1 for node in ray.nodes() if node.get("Alive"))
+def worker_nodes(nodes: Iterable[dict[str, Any]]) -> list[str]:
+    """The ids of the alive nodes (``ray.nodes()``) with CPUs (a head started with
+    ``--num-cpus 0`` is kept free of episodes), or of every alive node when none has any."""
+    alive = [node for node in nodes if node.get("Alive")]
+    with_cpus = [node for node in alive if node.get("Resources", {}).get("CPU", 0) > 0]
+    return [node["NodeID"] for node in with_cpus or alive]
+
+
+def _on(node: str) -> Any:
+    """Placed on ``node``, or anywhere when it is gone (so that Ray restarts an actor whose
+    node died on another one)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id=node, soft=True)
 
 
 class RayBackend:
@@ -118,7 +142,8 @@ class RayBackend:
         self.traces = traces
         self.write = write
         self.save = save
-        count = max(1, actors or max(2, _alive_nodes(ray)))
+        nodes = worker_nodes(ray.nodes())
+        count = max(1, actors or max(2, len(nodes)))
         threads = math.ceil(concurrency / count)
         shares = {e: math.ceil(cap / count) for e, cap in (caps or {}).items()}
         remote = ray.remote(
@@ -127,15 +152,19 @@ class RayBackend:
             max_restarts=-1,
             max_task_retries=TASK_RETRIES,
         )
-        options: dict[str, Any] = {"scheduling_strategy": "SPREAD"}
         env = forwarded_env(rungs)
-        if env:
-            options["runtime_env"] = {"env_vars": env}
-        actor_class = remote(_EpisodeActor).options(**options)
-        self.actors = [actor_class.remote(shares, threads) for _ in range(count)]
+        actor_class = remote(_EpisodeActor)
+        runtime_env = {"env_vars": env} if env else None
+        self.actors = [
+            actor_class.options(
+                scheduling_strategy=_on(nodes[n % len(nodes)]), runtime_env=runtime_env
+            ).remote(shares, threads)
+            for n in range(count)
+        ]
         self.nodes = self._ready()
         self.load = [0] * count
         self._where: dict[Any, int] = {}
+        self.workspaces = PackedWorkspaces(ray)
         self._endpoints: list[dict[str, Any]] | None = None
 
     def _ready(self) -> list[str]:
@@ -166,7 +195,7 @@ class RayBackend:
 
     def submit(self, spec: EpisodeSpec) -> Any:
         number = min(range(len(self.actors)), key=self.load.__getitem__)
-        handle = self.actors[number].run.remote(spec)
+        handle = self.actors[number].run.remote(spec, self.workspaces.ref(spec))
         self.load[number] += 1
         self._where[handle] = number
         return handle
@@ -234,6 +263,9 @@ class RayBackend:
 
     def close(self) -> None:
         self.endpoints()
+        # each actor's temporary folder (a lost actor's went with its node, or stays in /tmp)
+        with contextlib.suppress(self.ray.exceptions.RayError):
+            self.ray.get([actor.cleanup.remote() for actor in self.actors], timeout=30)
         self._kill()
 
     def _kill(self) -> None:
