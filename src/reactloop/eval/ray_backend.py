@@ -185,8 +185,9 @@ class RayBackend:
             ) from None
         except exceptions.RayError as exc:
             self._kill()
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"the Ray actors could not start ({first}); {needs}") from None
+            # the last line of Ray's message is the cause ("ModuleNotFoundError: ...")
+            cause = (str(exc).strip().splitlines() or [type(exc).__name__])[-1].strip()
+            raise UsageError(f"the Ray actors could not start ({cause}); {needs}") from None
         versions = sorted({version for version, _ in found} - {reactloop.__version__})
         if versions:
             self._kill()
