@@ -164,6 +164,26 @@ def test_the_api_key_and_base_url_variables_are_the_ones_forwarded() -> None:
     }
 
 
+def _has_ray_client() -> bool:
+    from ray._private.utils import get_ray_client_dependency_error
+
+    return get_ray_client_dependency_error() is None
+
+
+@pytest.mark.skipif(_has_ray_client(), reason="needs a Ray without ray[client]")
+def test_a_ray_client_address_without_ray_client_is_a_usage_error(tmp_path: Path) -> None:
+    """Where ``ray[client]`` is installed, ``ray://`` is the Ray Client (not tested)."""
+    ray.shutdown()  # connected by the tests before: this one connects afresh
+    code, _, stderr = invoke(
+        "eval", "--suite", "arithmetic", "--model", "vllm:fake", "--limit", "1",
+        "--base-url", "http://127.0.0.1:9/v1", "--backend", "ray",
+        "--ray-address", "ray://127.0.0.1:9", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 2
+    assert "cannot connect to the Ray cluster at ray://127.0.0.1:9" in stderr
+    assert "ray[client]" in stderr
+
+
 def test_actors_go_to_the_alive_nodes_with_cpus() -> None:
     nodes = [
         {"NodeID": "head", "Alive": True, "Resources": {"memory": 1e9}},  # --num-cpus 0

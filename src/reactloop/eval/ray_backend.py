@@ -36,6 +36,9 @@ from reactloop.models.roster import ROSTER
 
 Record = dict[str, Any]
 TASK_RETRIES = 2  # an episode whose actor died is run again, on its restarted actor
+ACTOR_CPUS = 0.01
+"""What each actor reserves: its threads wait on the network. Not 0: Ray ignores a soft node
+affinity for an actor that needs no resources (both actors landed on one node)."""
 ACTOR_START_SECONDS = 180.0  # for every actor to start (a cold node imports Ray and the SDKs)
 
 
@@ -110,6 +113,17 @@ def worker_nodes(nodes: Iterable[dict[str, Any]]) -> list[str]:
     return [node["NodeID"] for node in with_cpus or alive]
 
 
+def _connect(ray: Any, address: str | None) -> None:
+    """Ray started here (no address), or the cluster at ``address``; a clear error when it
+    cannot be reached (Ray itself retries an unanswered address for a minute or more)."""
+    started = {} if address else {"include_dashboard": False}
+    try:
+        ray.init(address=address, log_to_driver=False, **started)
+    except (ValueError, ConnectionError, RuntimeError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise UsageError(f"cannot connect to {where}: {exc}") from None
+
+
 def _on(node: str) -> Any:
     """Placed on ``node``, or anywhere when it is gone (so that Ray restarts an actor whose
     node died on another one)."""
@@ -137,8 +151,7 @@ class RayBackend:
     ) -> None:
         ray = self.ray = _import_ray()
         if not ray.is_initialized():
-            started = {} if address else {"include_dashboard": False}
-            ray.init(address=address, log_to_driver=False, **started)
+            _connect(ray, address)
         self.traces = traces
         self.write = write
         self.save = save
@@ -147,7 +160,7 @@ class RayBackend:
         threads = math.ceil(concurrency / count)
         shares = {e: math.ceil(cap / count) for e, cap in (caps or {}).items()}
         remote = ray.remote(
-            num_cpus=0,
+            num_cpus=ACTOR_CPUS,
             max_concurrency=threads + 2,
             max_restarts=-1,
             max_task_retries=TASK_RETRIES,
