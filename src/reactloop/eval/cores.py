@@ -13,8 +13,9 @@ the JVM and Go do: a worker mostly waits on the network).
 ``worker_count`` is the rule for ``--workers auto``: one worker per usable core, but never
 more than the eval can use: no more than its episodes' concurrency (each worker needs a
 thread), and one worker per ``EPISODES_PER_WORKER`` episodes, so that a small eval stays in
-one process (a worker's start, with the forkserver that starts them, costs more than the
-harness CPU of a few dozen episodes; docs/benchmarks.md).
+one process: the forkserver that starts the workers costs about 1 s of CPU (once a process),
+more than a worker's share of a small eval saves (256 two-call episodes are some 1.3 s of
+harness CPU; docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -31,10 +31,9 @@ from reactloop import (
     ModelSettings,
     StopReason,
     Usage,
-    read_journal,
     resolve_model,
 )
-from reactloop.eval.health import journal_stats
+from reactloop.eval.health import HealthTally
 from reactloop.eval.tasks import Task, check_answer
 from reactloop.eval.throttle import EndpointGates, GatedModel
 from reactloop.eval.toolset import episode_tools, make_workspace
@@ -195,12 +194,14 @@ def _run(
 ) -> dict[str, Any] | None:
     tools = episode_tools(spec.task, workspace)
     model = _model(spec, gates)
+    tally = HealthTally()  # the record's figures, counted as the events go to the journal
     with Journal(trace) as journal:
         agent = Agent(
             model,
             tools,
             limits=spec.run_limits(),
             journal=journal,
+            observers=[tally],
             protocol="text" if spec.protocol == "text" else "native",
         )
         if scope is not None:
@@ -212,7 +213,7 @@ def _run(
                 scope.discard(agent)
     if result.stop_reason == StopReason.CANCELLED:
         return None
-    stats = journal_stats(read_journal(trace))
+    stats = tally.stats()
     record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung)
     record["tools"] = sorted(t.name for t in tools)
     if result.stop_reason in ERRORED_STOPS and result.error_kind != "context_length":
