@@ -1,9 +1,11 @@
 """``workers``: episodes in worker processes give the one process's results; a worker that
-dies loses only its in-flight episodes, recorded errored and run again by --resume."""
+dies loses only its in-flight episodes, recorded errored and run again by --resume; workers
+start from a forkserver that has imported what they need."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import time
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ from typing import Any
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.process_backend import _context, _preload
 
 TASKS = tuple(load_suite("arithmetic")[:4])
 SAME = ("status", "answer", "stop_reason", "model_calls", "tool_calls", "health", "called")
@@ -45,6 +48,18 @@ def test_workers_give_the_results_of_one_process(tmp_path: Path) -> None:
     for record in two.records:
         assert (tmp_path / "two" / record["trace"]).stat().st_size > 0
         assert (tmp_path / "two" / "pages" / (Path(record["trace"]).stem + ".html")).is_file()
+
+
+def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> None:
+    import openai  # what a rung's adapter imports in the driver
+
+    names = _preload()
+    assert {"reactloop.eval.process_backend", "reactloop.loop.run_loop", openai.__name__} <= set(
+        names
+    )
+    assert not any(name.endswith("__main__") for name in names)  # it would run a command
+    if "forkserver" in multiprocessing.get_all_start_methods():  # POSIX; Windows spawns
+        assert _context().get_start_method() == "forkserver"
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,15 @@ def _context() -> Any:
 
 
 def _preload() -> list[str]:
-    loaded = {m for m in list(sys.modules) if m.partition(".")[0] in PRELOADED}
+    """The driver's modules of ``PRELOADED``: those loaded from a file (not made at run time
+    by their package), and no ``__main__`` (it would run a command in the forkserver)."""
+    loaded = {
+        name
+        for name, module in list(sys.modules.items())
+        if name.partition(".")[0] in PRELOADED
+        and getattr(module, "__file__", None)
+        and not name.endswith("__main__")
+    }
     return sorted(loaded | {__name__, *RUN_MODULES})
 
 
