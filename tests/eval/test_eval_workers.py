@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +20,8 @@ from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.oracle import OracleFactory
 from reactloop.eval.process_backend import _context, _preload
+from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
+from reactloop.testing.openai_replies import json_reply
 
 TASKS = tuple(load_suite("arithmetic")[:4])
 SAME = ("status", "answer", "stop_reason", "model_calls", "tool_calls", "health", "called")
@@ -122,3 +128,46 @@ def test_a_stalled_episode_in_a_worker_stays_stalled_on_disk(tmp_path: Path) -> 
     assert [r["task_id"] for r in stalled] == ["arith-01"]
     saved = json.loads((tmp_path / "out" / "episodes" / "o__native__arith-01__0.json").read_text())
     assert saved["reason"] == "stalled"  # the late record the worker got was never saved
+
+
+CLI_CHILD = """
+import sys
+from reactloop.cli.eval import eval_command
+eval_command(sys.argv[1:], prog_name="reactloop eval")
+"""
+
+
+def test_ctrl_c_to_the_whole_group_stops_the_workers_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the driver and its workers: the workers leave it to the
+    driver, which cancels them; no worker dies, no traceback, exit 130."""
+    arrived, release = threading.Event(), threading.Event()
+    lock, seen = threading.Lock(), [0]
+
+    def respond(request: RecordedRequest) -> Reply:
+        with lock:
+            seen[0] += 1
+            if seen[0] >= 2:  # both workers have an episode in flight
+                arrived.set()
+        release.wait(timeout=30)
+        return json_reply(completion("The total is 0."))
+
+    out = tmp_path / "out"
+    with FakeOpenAIServer(responder=respond) as server:
+        args = ["--suite", "arithmetic", "--model", "vllm:fake", "--base-url", server.base_url]
+        args += ["--repeats", "1", "--concurrency", "2", "--workers", "2", "--out", str(out)]
+        child = subprocess.Popen(
+            [sys.executable, "-c", CLI_CHILD, *args],
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # a group of its own, as a terminal's foreground job
+        )
+        try:
+            assert arrived.wait(timeout=120)
+            os.killpg(child.pid, signal.SIGINT)
+        finally:
+            release.set()
+            _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    records = [json.loads(p.read_text()) for p in (out / "episodes").glob("*.json")]
+    assert not [r for r in records if r.get("reason") == "worker_died"]

@@ -26,6 +26,7 @@ import functools
 import itertools
 import math
 import multiprocessing
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -74,7 +75,10 @@ def _preload() -> list[str]:
 def _worker(
     connection: Connection, traces: Path, threads: int, caps: dict[str, int], fsync: bool
 ) -> None:
-    """The child: run each (number, spec) it gets; answer (number, record) when it ends."""
+    """The child: run each (number, spec) it gets; answer (number, record) when it ends.
+    Ctrl-C reaches every process of the terminal's group: here it is ignored, for the driver
+    owns it (it sends ``cancel``: the episodes in flight end cancelled, unrecorded)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     store = ResultsStore(traces.parent, fsync=fsync)
     gates = EndpointGates(caps, threads)
     backend = LocalBackend(threads, traces, lambda s, r: store.save(s.file_stem, r), gates)
