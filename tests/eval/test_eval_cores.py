@@ -15,6 +15,7 @@ from helpers import invoke
 from reactloop.eval import EvalConfig, Rung, run_eval
 from reactloop.eval import cores as cores_module
 from reactloop.eval.cores import (
+    CONCURRENCY_PER_WORKER,
     EPISODES_PER_WORKER,
     cgroup_quota,
     usable_cores,
@@ -93,13 +94,16 @@ def test_both_hierarchies_are_read_and_no_quota_is_none(
 
 
 def test_the_rule_never_runs_more_workers_than_the_eval_can_use() -> None:
+    many, wide = 100 * EPISODES_PER_WORKER, 100 * CONCURRENCY_PER_WORKER
+    assert worker_count(None, episodes=many, concurrency=wide, cores=8) == 8  # every core
     small = 2 * EPISODES_PER_WORKER - 1
-    assert worker_count(None, episodes=small, concurrency=64, cores=8) == 1
-    assert worker_count(None, episodes=2 * EPISODES_PER_WORKER, concurrency=64, cores=8) == 2
-    assert worker_count(None, episodes=100 * EPISODES_PER_WORKER, concurrency=64, cores=8) == 8
-    assert worker_count(None, episodes=100 * EPISODES_PER_WORKER, concurrency=3, cores=8) == 3
+    assert worker_count(None, episodes=small, concurrency=wide, cores=8) == 1
+    assert worker_count(None, episodes=2 * EPISODES_PER_WORKER, concurrency=wide, cores=8) == 2
+    narrow = 3 * CONCURRENCY_PER_WORKER
+    assert worker_count(None, episodes=many, concurrency=narrow, cores=8) == 3
+    assert worker_count(None, episodes=many, concurrency=4, cores=8) == 1  # the CLI's default
     assert worker_count(4, episodes=2, concurrency=64, cores=1) == 2  # asked: at most the work
-    assert worker_count(1, episodes=10_000, concurrency=64, cores=8) == 1
+    assert worker_count(1, episodes=many, concurrency=wide, cores=8) == 1
 
 
 def test_auto_workers_take_the_cgroup_limited_count_with_one_process_results(
@@ -110,6 +114,7 @@ def test_auto_workers_take_the_cgroup_limited_count_with_one_process_results(
     monkeypatch.setattr(cores_module, "CGROUP_ROOT", root)
     monkeypatch.setattr(cores_module, "PROC_CGROUP", pure_v2(root, leaf="300000 100000"))
     monkeypatch.setattr(cores_module, "EPISODES_PER_WORKER", 2)
+    monkeypatch.setattr(cores_module, "CONCURRENCY_PER_WORKER", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     rung = Rung(label="o", spec="oracle", factory=OracleFactory(frozenset({("arith-02", 1)})))
 

@@ -13,7 +13,7 @@ import click
 from reactloop import Limits
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval import EvalConfig, EvalOutcome, load_suite, run_eval
-from reactloop.eval.cores import EPISODES_PER_WORKER
+from reactloop.eval.cores import CONCURRENCY_PER_WORKER, EPISODES_PER_WORKER
 from reactloop.eval.ladder import load_models_file, parse_protocols, rungs_from_specs
 from reactloop.eval.summary import summarize
 
@@ -72,7 +72,8 @@ class WorkersType(click.ParamType):  # type: ignore[type-arg]  # generic from cl
     default="auto",
     show_default=True,
     help="local backend: worker processes sharing --concurrency; auto: one a usable core, as "
-    f"many as the eval can use (one process below {2 * EPISODES_PER_WORKER} episodes to run)",
+    f"many as the eval can use (one process below {2 * EPISODES_PER_WORKER} episodes to run "
+    f"or a concurrency of {2 * CONCURRENCY_PER_WORKER})",
 )
 @click.option("--ray-address", help="an existing Ray cluster (default: start a local Ray)")
 @click.option("--ray-actors", type=click.IntRange(1, 1024), default=2, show_default=True)

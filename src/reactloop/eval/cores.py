@@ -11,11 +11,13 @@ mount's own root is the container's cgroup). A quota of 1.5 cores counts as 2 (r
 the JVM and Go do: a worker mostly waits on the network).
 
 ``worker_count`` is the rule for ``--workers auto``: one worker per usable core, but never
-more than the eval can use: no more than its episodes' concurrency (each worker needs a
-thread), and one worker per ``EPISODES_PER_WORKER`` episodes, so that a small eval stays in
-one process: the forkserver that starts the workers costs about 1 s of CPU (once a process),
-more than a worker's share of a small eval saves (256 two-call episodes are some 1.3 s of
-harness CPU; docs/benchmarks.md).
+more than the eval can use: one per ``CONCURRENCY_PER_WORKER`` episodes in flight (one
+process keeps that many busy on one core unless each model call takes under some 40 ms: at
+2-3 ms of harness CPU a call, 16 episodes in flight at 50 ms a call are about one core), and
+one per ``EPISODES_PER_WORKER`` episodes to run, so that a small eval stays in one process:
+the forkserver that starts the workers costs about 1 s of CPU (once a process), more than a
+worker's share of a small eval saves (256 two-call episodes are some 1.3 s of harness CPU;
+docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_CGROUP = Path("/proc/self/cgroup")
 EPISODES_PER_WORKER = 256
 """Episodes to run for each worker process: fewer than twice this, and the eval stays in one
+process."""
+CONCURRENCY_PER_WORKER = 16
+"""Episodes in flight for each worker process: a ``--concurrency`` under twice this, one
 process."""
 
 
@@ -47,7 +52,8 @@ def worker_count(requested: int | None, *, episodes: int, concurrency: int, core
     most = max(1, min(episodes, concurrency))
     if requested is not None:
         return min(requested, most)
-    return max(1, min(cores, most, episodes // EPISODES_PER_WORKER))
+    usable = min(concurrency // CONCURRENCY_PER_WORKER, episodes // EPISODES_PER_WORKER)
+    return max(1, min(cores, most, usable))
 
 
 def _affinity() -> int:
