@@ -66,6 +66,8 @@ class EvalOutcome:
     skipped: int
     repeats: int
     endpoints: list[dict[str, Any]] = field(default_factory=list)
+    continued: int = 0  # episodes continued from their journals (--resume)
+    restarted: int = 0  # episodes started again, their earlier journals set aside
 
     @property
     def errored(self) -> int:
@@ -85,6 +87,7 @@ def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
             temperature=config.temperature,
             limits=config.limits,
             episode_seconds=config.episode_seconds,
+            continue_journal=config.resume,
         )
         for repeat in range(config.repeats)
         for task in tasks
@@ -106,6 +109,7 @@ def run_eval(
     specs = plan(config, tasks)
     todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
     progress = EvalProgress(len(specs), recorded, [s.key for s in specs], enabled=config.progress)
+    made = {"continued": 0, "restarted": 0}
     report = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
@@ -116,6 +120,8 @@ def run_eval(
         if report is not None:
             report.page(config.out, record)  # rendered by the report's child meanwhile
         recorded[spec.key] = record
+        made["continued"] += "resumed_from_step" in record
+        made["restarted"] += "restarted" in record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
@@ -136,6 +142,7 @@ def run_eval(
         skipped=len(specs) - len(todo),
         repeats=config.repeats,
         endpoints=endpoints,
+        **made,
     )
     if config.report:
         write_report(
