@@ -374,3 +374,60 @@ def test_an_episode_cut_at_any_line_continues_to_the_uninterrupted_result(
         else:  # nothing to go on from (no run_start yet), or already finished
             assert cut in (1, len(lines)) and got["restarted"]["journal"].endswith(".restarted-1")
     assert continued == len(lines) - 2
+
+
+def test_on_ray_an_interrupted_episode_starts_again_and_its_journal_is_kept(
+    tmp_path: Path,
+) -> None:
+    ray = pytest.importorskip("ray")
+    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
+    config = EvalConfig(
+        suite="arithmetic",
+        rungs=(rung,),
+        out=tmp_path / "out",
+        repeats=1,
+        tasks=tuple(TASKS[:1]),
+        fsync=False,
+        report=False,
+    )
+    run_eval(config)  # locally: then its record is lost, as when the eval is killed
+    (record,) = records_of(config.out)
+    (config.out / "episodes" / "o__native__arith-01__0.json").unlink()
+    journal = (config.out / record["trace"]).read_bytes()
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        again = run_eval(EvalConfig(**{**config.__dict__, "backend": "ray", "resume": True}))
+    finally:
+        ray.shutdown()
+    assert [r["status"] for r in again.records] == ["passed"]
+    kept = config.out / f"{record['trace']}.restarted-1"
+    assert kept.read_bytes() == journal  # the actors never see DIR: it starts again
+    assert (config.out / record["trace"]).stat().st_size > 0
+
+
+def test_a_stalled_workspace_episode_keeps_its_workspace_and_continues_there(
+    tmp_path: Path,
+) -> None:
+    suite = tmp_path / "write.jsonl"
+    suite.write_text(json.dumps(WRITE_TASK) + "\n")
+    writing = WritingServer()  # step 2 never answers during the first eval: it stalls there
+    with writing.server:
+        rung = Rung(label="fake", spec="vllm:fake", base_url=writing.server.base_url)
+        config = EvalConfig(
+            suite=str(suite),
+            rungs=(rung,),
+            out=tmp_path / "out",
+            repeats=1,
+            tasks=tuple(load_suite(str(suite))),
+            episode_seconds=2.0,
+            fsync=False,
+            report=False,
+        )
+        (first,) = run_eval(config).records
+        assert first["reason"] == "stalled"
+        workspace = Path(read_journal(config.out / first["trace"])[0]["config"]["workspace"])
+        assert (workspace / "answer.txt").read_text() == "42\n"  # kept for --resume
+        writing.released.set()
+        (again,) = run_eval(EvalConfig(**{**config.__dict__, "resume": True})).records
+    assert again["status"] == "passed" and again["resumed_from_step"] == 1
+    assert writing.writes == 1 and not workspace.exists()

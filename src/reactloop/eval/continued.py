@@ -60,6 +60,13 @@ class Attempt:
         with Journal(trace) as journal:
             return self.agent.run(task, journal=journal)
 
+    def clean_up(self, record: Mapping[str, Any] | None) -> None:
+        """Remove the workspace, unless ``--resume`` may continue the work in it (a stalled
+        episode: killed ones never get here)."""
+        stalled = record is not None and record.get("reason") == "stalled"
+        if self.workspace is not None and not stalled:
+            shutil.rmtree(self.workspace, ignore_errors=True)
+
     def marks(self) -> dict[str, Any]:
         """What the record says of this attempt: continued from which step, or restarted."""
         if self.state is not None:

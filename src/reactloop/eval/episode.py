@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -185,13 +184,8 @@ def run_episode(
             "error": f"{type(exc).__name__}: {exc}",
         }
     finally:
-        if attempt is not None and attempt.workspace is not None and not _goes_on(record):
-            shutil.rmtree(attempt.workspace, ignore_errors=True)
-
-
-def _goes_on(record: dict[str, Any] | None) -> bool:
-    """Whether ``--resume`` may continue the episode in its workspace: a stalled one."""
-    return record is not None and record.get("reason") == "stalled"
+        if attempt is not None:
+            attempt.clean_up(record)
 
 
 def _agent(

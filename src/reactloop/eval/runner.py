@@ -17,6 +17,7 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.continued import set_aside
 from reactloop.eval.episode import EpisodeSpec, Rung
 from reactloop.eval.process_backend import ProcessBackend
 from reactloop.eval.progress import EvalProgress
@@ -108,6 +109,8 @@ def run_eval(
     recorded = store.prepare(manifest(config, tasks), resume=config.resume)
     specs = plan(config, tasks)
     todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
+    if config.resume and config.backend == "ray":  # its actors never see DIR: all start again
+        _set_aside_journals(store, todo)
     progress = EvalProgress(len(specs), recorded, [s.key for s in specs], enabled=config.progress)
     made = {"continued": 0, "restarted": 0}
     report = None
@@ -169,6 +172,13 @@ def _run_episodes(
     if isinstance(backend, RayBackend | ProcessBackend):
         return completed, backend.endpoints()  # kept by close, for each actor or worker
     return completed, gates.summaries()
+
+
+def _set_aside_journals(store: ResultsStore, todo: list[EpisodeSpec]) -> None:
+    for spec in todo:
+        trace = store.traces / f"{spec.file_stem}.jsonl"
+        if trace.exists():
+            set_aside(trace)
 
 
 def _validate(config: EvalConfig) -> None:
