@@ -7,9 +7,9 @@ calls with a recorded result never run again, and its record says ``resumed_from
 It continues only when ``reactloop resume`` would (``prepare_resume``: the journal parses up
 to a torn last line, has no ``final_answer``, and stopped in a way that can go on — killed, or
 ``timeout`` — and no live process writes it), when the agent is the recorded one (the same
-checks, ``mismatch``: model, protocol, tools), and, for a task with a workspace, when the
-workspace its journal names is still there (the work goes on in it). Otherwise the episode
-starts again from the task in a fresh workspace, its old journal renamed
+checks, ``mismatch``: model, protocol, tools) on the same task, and, for a task with a
+workspace, when the workspace its journal names is still there (the work goes on in it).
+Otherwise the episode starts again from the task in a fresh workspace, its old journal renamed
 ``NAME.jsonl.restarted-N`` (kept, never overwritten) and its record saying ``restarted``.
 
 Each attempt of a stall-limited episode has ``episode_seconds`` of its own: a stalled episode
@@ -122,6 +122,8 @@ def _resumable(spec: EpisodeSpec, trace: Path) -> tuple[ResumeState | None, str 
         _, state = prepare_resume(trace)
     except UsageError as exc:
         return None, str(exc)
+    if state.task != spec.task.task:
+        return None, "the journal's task is not the episode's (the suite changed)"
     workspace = recorded_workspace(state.run_start)
     if needs_workspace(spec.task):
         if workspace is None:
