@@ -255,7 +255,7 @@ def test_a_stalled_episode_continues_with_a_new_window(
         out=tmp_path / "out",
         repeats=1,
         tasks=tuple(TASKS[:2]),
-        episode_seconds=2.0,
+        episode_seconds=4.0,
         fsync=False,
         report=False,
     )
@@ -420,7 +420,7 @@ def test_a_stalled_workspace_episode_keeps_its_workspace_and_continues_there(
             out=tmp_path / "out",
             repeats=1,
             tasks=tuple(load_suite(str(suite))),
-            episode_seconds=2.0,
+            episode_seconds=4.0,
             fsync=False,
             report=False,
         )
@@ -477,3 +477,22 @@ def test_a_journal_of_another_task_or_model_is_not_continued(tmp_path: Path) -> 
         assert got is not None and why in got["restarted"]["why"]
         assert "resume" not in kinds(cut)
         cut.with_name(cut.name + ".restarted-1").unlink()
+
+
+def test_a_run_that_ended_by_its_own_limit_is_not_continued(tmp_path: Path) -> None:
+    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
+    spec = EpisodeSpec(
+        suite="arithmetic",
+        task=TASKS[0],
+        rung=rung,
+        protocol="native",
+        repeat=0,
+        limits=Limits(max_model_calls=1),
+    )
+    trace = tmp_path / "ended.jsonl"
+    first = run_episode(spec, trace)
+    assert first is not None and first["stop_reason"] == "max_model_calls"
+    again = run_episode(dataclasses.replace(spec, continue_journal=True), trace)
+    assert again is not None and "resume" not in kinds(trace)
+    assert again["restarted"]["why"] == "its run had ended (max_model_calls), not stalled"
+    assert {f: again[f] for f in COMPARED} == {f: first[f] for f in COMPARED}

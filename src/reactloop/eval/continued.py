@@ -5,10 +5,11 @@ was killed, its worker died, ``--episode-seconds`` stopped it) goes on from that
 through ``Agent.resume``: one journal, one run, a ``resume`` event, then its ``stop``; the
 calls with a recorded result never run again, and its record says ``resumed_from_step``.
 It continues only when ``reactloop resume`` would (``prepare_resume``: the journal parses up
-to a torn last line, has no ``final_answer``, and stopped in a way that can go on — killed, or
-``timeout`` — and no live process writes it), when the agent is the recorded one (the same
-checks, ``mismatch``: model, protocol, tools) on the same task, and, for a task with a
-workspace, when the workspace its journal names is still there (the work goes on in it).
+to a torn last line, no live process writes it) and the run was interrupted: killed (no
+``stop``) or stalled (the ``timeout`` of a stall-limited episode; a run stopped by its own
+limits had ended); when the agent is the recorded one (the same checks, ``mismatch``: model,
+protocol, tools) on the same task; and, for a task with a workspace, when the workspace its
+journal names is still there (the work goes on in it).
 Otherwise the episode starts again from the task in a fresh workspace, its old journal renamed
 ``NAME.jsonl.restarted-N`` (kept, never overwritten) and its record saying ``restarted``.
 
@@ -121,7 +122,9 @@ def _resumable(spec: EpisodeSpec, trace: Path) -> tuple[ResumeState | None, str 
     try:
         _, state = prepare_resume(trace)
     except UsageError as exc:
-        return None, str(exc)
+        return None, str(exc).removeprefix(f"cannot resume {trace}: ")
+    if state.why != "no_stop" and not (state.why == "timeout" and spec.stall_limited):
+        return None, f"its run had ended ({state.why}), not stalled"
     if state.task != spec.task.task:
         return None, "the journal's task is not the episode's (the suite changed)"
     workspace = recorded_workspace(state.run_start)
