@@ -14,8 +14,11 @@ import os
 import select
 import shlex
 import signal
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -291,3 +294,89 @@ def test_an_agent_on_open_mcp_tools_resumes_inside_a_with_of_its_own(tmp_path: P
     assert done["s1"]["result"]["executed"] is False and UNCERTAIN in done["s1"]["content"]
     assert done["e2"]["result"]["executed"] is True
     assert len(pids(starts)) == 3 and all(gone(pid) for pid in pids(starts))
+
+
+def echo_run(tmp_path: Path, *mcp: str) -> Path:
+    """A ``reactloop run`` with these MCP options, stopped by ``--max-steps 1`` after its first
+    ``echo``; its journal."""
+    turns = [call("echo", "e1", message="one"), call("echo", "e2", message="two"), "done"]
+    script = write_script(tmp_path, turns)
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "q", "--model", f"scripted:{script}", *mcp, "--trace", str(trace),
+        "--max-steps", "1", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert json.loads(first.stdout)["stop_reason"] == "max_model_calls", first.stderr
+    return trace
+
+
+def test_the_servers_of_an_mcp_config_file_are_started_again(tmp_path: Path) -> None:
+    starts = tmp_path / "starts.txt"
+    args = [str(MISBEHAVING), "--starts", str(starts)]
+    servers = {"bad": {"command": sys.executable, "args": args}}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    turns = [call("echo", "e1", text="one"), call("echo", "e2", text="two"), "done"]
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "q", "--model", f"scripted:{write_script(tmp_path, turns)}", "--mcp-config",
+        "mcp.json", "--trace", str(trace), "--max-steps", "1", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert json.loads(first.stdout)["stop_reason"] == "max_model_calls", first.stderr
+    before = trace.read_bytes()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    config.rename(tmp_path / "moved.json")
+    refused = reactloop("resume", str(trace), "--max-steps", "5", cwd=elsewhere)
+    assert refused.returncode == 2 and "MCP config not found" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and trace.read_bytes() == before
+    (tmp_path / "moved.json").rename(config)
+    resumed = reactloop("resume", str(trace), "--max-steps", "5", "--json", cwd=elsewhere)
+    assert resumed.returncode == 0, resumed.stderr  # the recorded path is absolute
+    assert json.loads(resumed.stdout)["answer"] == "done"
+    events = read_journal(trace)
+    ends_once(events)
+    assert "two" in results(events)["e2"]["content"] and len(pids(starts)) == 2
+
+
+EVERYTHING_JS = MCP_TESTS / "node" / "node_modules" / "@modelcontextprotocol"
+EVERYTHING_JS = EVERYTHING_JS / "server-everything" / "dist" / "index.js"
+
+
+@pytest.fixture
+def everything_url() -> Iterator[str]:
+    """server-everything's streamable HTTP transport on a free port of 127.0.0.1."""
+    if not EVERYTHING_JS.exists():
+        pytest.skip("server-everything is not installed: npm ci --prefix tests/tools/mcp/node")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    server = subprocess.Popen(
+        ["node", str(EVERYTHING_JS), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        for line in server.stderr:  # it says so on stderr once it listens
+            if "listening on port" in line:
+                break
+        else:
+            pytest.fail("server-everything did not start its streamable HTTP transport")
+        threading.Thread(target=server.stderr.read, daemon=True).start()  # the pipe never fills
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_a_server_of_an_mcp_url_is_connected_to_again(tmp_path: Path, everything_url: str) -> None:
+    trace = echo_run(tmp_path, "--mcp-url", everything_url)
+    resumed = reactloop("resume", str(trace), "--max-steps", "5", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["answer"] == "done"
+    events = read_journal(trace)
+    ends_once(events)
+    assert "Echo: two" in results(events)["e2"]["content"]
