@@ -13,7 +13,8 @@ print(outcome.out / "report.md")
 
 Modules: ``tasks`` (a task and its checks, JSONL suites), ``suites`` (the built-in suites),
 ``bet_tools`` and ``coding`` (their tools and workspaces), ``episode`` (one run, checked, as a
-record), ``health`` (protocol health from a journal), ``store`` (atomic per-episode records,
+record), ``continued`` (an interrupted episode continued from its journal),
+``health`` (protocol health from a journal), ``store`` (atomic per-episode records,
 resume), ``metrics`` (Wilson, pass@k, pass^k, McNemar), ``summary`` (the tables),
 ``backends`` and ``ray_backend`` (where episodes run, and stalled ones given up),
 ``throttle`` (adaptive concurrency per endpoint), ``report``, ``html``,
