@@ -102,6 +102,12 @@ def eval_command(**options: Any) -> None:
         raise EvalUsageError(str(exc)) from None
     for row in _summary_lines(outcome):
         click.echo(row)
+    if outcome.continued or outcome.restarted:
+        click.echo(
+            f"resume: {outcome.continued} episodes continued from their journals, "
+            f"{outcome.restarted} started again (their journals set aside)",
+            err=True,
+        )
     click.echo(f"report: {outcome.out / 'report.md'} · {outcome.out / 'index.html'}", err=True)
     if not outcome.completed:
         click.echo(

@@ -5,8 +5,8 @@ threads and of each endpoint's cap, its own endpoint gates); it saves each recor
 into DIR itself, as the local backend does, and sends the record back. The driver keeps the
 schedule (``dispatch``) and hands each episode to the worker with the fewest in flight. A
 worker that dies loses only the episodes it had in flight: each is recorded ``errored``
-(``reason: worker_died``) and ``--resume`` runs it again. A dead worker is not replaced: the
-others take the rest (and when none is left, the rest is recorded ``worker_died`` too).
+(``reason: worker_died``) and ``--resume`` continues it from its journal (or starts it
+again). A dead worker is not replaced: the others take the rest (and when none is left, the rest is recorded ``worker_died`` too).
 Specs travel pickled, so a ``Rung.factory`` must be importable (a module-level class or
 function), not a lambda.
 

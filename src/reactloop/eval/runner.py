@@ -18,6 +18,7 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.continued import set_aside
 from reactloop.eval.cores import usable_cores, worker_count
 from reactloop.eval.episode import EpisodeSpec, Rung
 from reactloop.eval.process_backend import ProcessBackend
@@ -69,6 +70,8 @@ class EvalOutcome:
     repeats: int
     endpoints: list[dict[str, Any]] = field(default_factory=list)
     workers: int = 1  # the worker processes it ran in (1: in this process)
+    continued: int = 0  # episodes continued from their journals (--resume)
+    restarted: int = 0  # episodes started again, their earlier journals set aside
 
     @property
     def errored(self) -> int:
@@ -88,6 +91,7 @@ def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
             temperature=config.temperature,
             limits=config.limits,
             episode_seconds=config.episode_seconds,
+            continue_journal=config.resume,
         )
         for repeat in range(config.repeats)
         for task in tasks
@@ -109,9 +113,12 @@ def run_eval(
     specs = plan(config, tasks)
     todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
     config = dataclasses.replace(config, workers=_workers(config, len(todo)))
+    if config.resume and config.backend == "ray":  # its actors never see DIR: all start again
+        _set_aside_journals(store, todo)
     progress = EvalProgress(
         len(specs), recorded, [s.key for s in specs], enabled=config.progress, label=_label(config)
     )
+    made = {"continued": 0, "restarted": 0}
     report = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
@@ -122,6 +129,8 @@ def run_eval(
         if report is not None:
             report.page(config.out, record)  # rendered by the report's child meanwhile
         recorded[spec.key] = record
+        made["continued"] += "resumed_from_step" in record
+        made["restarted"] += "restarted" in record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
@@ -143,6 +152,7 @@ def run_eval(
         repeats=config.repeats,
         endpoints=endpoints,
         workers=config.workers or 1,
+        **made,
     )
     if config.report:
         write_report(
@@ -169,6 +179,13 @@ def _run_episodes(
     if isinstance(backend, RayBackend | ProcessBackend):
         return completed, backend.endpoints()  # kept by close, for each actor or worker
     return completed, gates.summaries()
+
+
+def _set_aside_journals(store: ResultsStore, todo: list[EpisodeSpec]) -> None:
+    for spec in todo:
+        trace = store.traces / f"{spec.file_stem}.jsonl"
+        if trace.exists():
+            set_aside(trace)
 
 
 def _validate(config: EvalConfig) -> None:
