@@ -194,14 +194,26 @@ def test_a_killed_eval_continues_its_episodes_from_their_journals(
     assert all(r["status"] == "passed" for r in want.values())
 
 
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        pid = _parent(pid)
+        if pid == ancestor:
+            return True
+    return False
+
+
 def _worker_with(eval_pid: int, traces: Path) -> int:
-    """The pid of the eval's worker process that has a journal in ``traces`` open."""
+    """The pid of the eval's worker process (a child of its forkserver) that has a journal in
+    ``traces`` open."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent != eval_pid:
+            if not _descends_from(int(entry.name), eval_pid):
                 continue
             for fd in (entry / "fd").iterdir():
                 if Path(os.readlink(fd)).parent == traces:
