@@ -104,7 +104,7 @@ def test_a_dead_worker_loses_only_its_episodes_and_resume_reruns_them(tmp_path: 
 
 @dataclass(frozen=True)
 class HangsOn:
-    """The oracle, except that ``task``'s model call takes 4 s whatever the deadline."""
+    """The oracle, except that ``task``'s model call takes 15 s whatever the deadline."""
 
     task: str
 
@@ -114,17 +114,17 @@ class HangsOn:
             return oracle
 
         def hang(request: ModelRequest) -> ModelTurn:
-            time.sleep(4)
+            time.sleep(15)
             return ModelTurn(text="too late")
 
         return FunctionModel(hang)
 
 
 def test_a_stalled_episode_in_a_worker_stays_stalled_on_disk(tmp_path: Path) -> None:
-    """The 3 s window is long enough for an oracle episode on a loaded machine (0.2 s stalled
-    ordinary episodes too at a load of 20)."""
+    """A 2 s window (and the 2 s grace) is long enough for an oracle episode on a loaded
+    machine (0.2 s stalled ordinary episodes too at a load of 20), far short of the hang."""
     rung = Rung(label="o", spec="oracle", factory=HangsOn("arith-01"))
-    cfg = config(tmp_path / "out", rung, 2, episode_seconds=3.0)
+    cfg = config(tmp_path / "out", rung, 2, episode_seconds=2.0)
     outcome = run_eval(EvalConfig(**{**cfg.__dict__, "repeats": 1}))
     stalled = [r for r in outcome.records if r.get("reason") == "stalled"]
     assert [r["task_id"] for r in stalled] == ["arith-01"]
