@@ -6,7 +6,8 @@ into DIR itself, as the local backend does, and sends the record back. The drive
 schedule (``dispatch``) and hands each episode to the worker with the fewest in flight. A
 worker that dies loses only the episodes it had in flight: each is recorded ``errored``
 (``reason: worker_died``) and ``--resume`` continues it from its journal (or starts it
-again). A dead worker is not replaced: the others take the rest (and when none is left, the rest is recorded ``worker_died`` too).
+again). A dead worker is not replaced: the others take the rest (and when none is left, the
+rest is recorded ``worker_died`` too).
 Specs travel pickled, so a ``Rung.factory`` must be importable (a module-level class or
 function), not a lambda.
 
