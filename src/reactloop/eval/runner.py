@@ -7,6 +7,7 @@ repeats differ from each other and a rerun with the same seed reproduces them.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.continued import set_aside
+from reactloop.eval.cores import usable_cores, worker_count
 from reactloop.eval.episode import EpisodeSpec, Rung
 from reactloop.eval.process_backend import ProcessBackend
 from reactloop.eval.progress import EvalProgress
@@ -44,8 +47,8 @@ class EvalConfig:
     concurrency: int = 4
     backend: str = "local"
     ray_address: str | None = None
-    ray_actors: int = 2
-    workers: int = 1
+    ray_actors: int | None = None  # None: one per Ray node, at least two
+    workers: int | None = 1  # None: one a usable core, as the eval can use (eval/cores.py)
     resume: bool = False
     seed: int | None = None
     temperature: float | None = None
@@ -66,6 +69,9 @@ class EvalOutcome:
     skipped: int
     repeats: int
     endpoints: list[dict[str, Any]] = field(default_factory=list)
+    workers: int = 1  # the worker processes it ran in (1: in this process)
+    continued: int = 0  # episodes continued from their journals (--resume)
+    restarted: int = 0  # episodes started again, their earlier journals set aside
 
     @property
     def errored(self) -> int:
@@ -85,6 +91,7 @@ def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
             temperature=config.temperature,
             limits=config.limits,
             episode_seconds=config.episode_seconds,
+            continue_journal=config.resume,
         )
         for repeat in range(config.repeats)
         for task in tasks
@@ -105,7 +112,13 @@ def run_eval(
     recorded = store.prepare(manifest(config, tasks), resume=config.resume)
     specs = plan(config, tasks)
     todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
-    progress = EvalProgress(len(specs), recorded, [s.key for s in specs], enabled=config.progress)
+    config = dataclasses.replace(config, workers=_workers(config, len(todo)))
+    if config.resume and config.backend == "ray":  # its actors never see DIR: all start again
+        _set_aside_journals(store, todo)
+    progress = EvalProgress(
+        len(specs), recorded, [s.key for s in specs], enabled=config.progress, label=_label(config)
+    )
+    made = {"continued": 0, "restarted": 0}
     report = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
@@ -116,6 +129,8 @@ def run_eval(
         if report is not None:
             report.page(config.out, record)  # rendered by the report's child meanwhile
         recorded[spec.key] = record
+        made["continued"] += "resumed_from_step" in record
+        made["restarted"] += "restarted" in record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
@@ -136,6 +151,8 @@ def run_eval(
         skipped=len(specs) - len(todo),
         repeats=config.repeats,
         endpoints=endpoints,
+        workers=config.workers or 1,
+        **made,
     )
     if config.report:
         write_report(
@@ -164,12 +181,19 @@ def _run_episodes(
     return completed, gates.summaries()
 
 
+def _set_aside_journals(store: ResultsStore, todo: list[EpisodeSpec]) -> None:
+    for spec in todo:
+        trace = store.traces / f"{spec.file_stem}.jsonl"
+        if trace.exists():
+            set_aside(trace)
+
+
 def _validate(config: EvalConfig) -> None:
     if config.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     if config.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
-    if config.workers < 1:
+    if config.workers is not None and config.workers < 1:
         raise UsageError("--workers must be at least 1")
     if config.episode_seconds is not None and not config.episode_seconds > 0:
         raise UsageError("--episode-seconds must be more than 0")
@@ -180,6 +204,22 @@ def _validate(config: EvalConfig) -> None:
     labels = [r.label for r in config.rungs]
     if len(set(labels)) != len(labels):
         raise UsageError("rung labels must be unique")
+
+
+def _workers(config: EvalConfig, episodes: int) -> int:
+    """``workers``, or (None) the rule of ``eval/cores.py``; the Ray backend has none."""
+    if config.backend != "local":
+        return 1
+    cores = usable_cores()
+    return worker_count(
+        config.workers, episodes=episodes, concurrency=config.concurrency, cores=cores
+    )
+
+
+def _label(config: EvalConfig) -> str:
+    if config.backend != "local":
+        return f"eval · {config.backend}"
+    return f"eval · {config.workers} workers" if config.workers != 1 else "eval · 1 process"
 
 
 def _check_tools(tasks: list[Task]) -> None:
@@ -206,9 +246,10 @@ def _backend(
     def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
         store.save(spec.file_stem, record)
 
-    if config.workers > 1 and config.backend == "local":
+    workers = config.workers or 1
+    if workers > 1 and config.backend == "local":
         return ProcessBackend(
-            config.workers, config.concurrency, store.traces, save, gates.caps, config.fsync
+            workers, config.concurrency, store.traces, save, gates.caps, config.fsync
         )
     if config.backend == "ray":
         return RayBackend(
@@ -219,6 +260,7 @@ def _backend(
             write=store.write_bytes,
             save=save,
             caps=gates.caps,
+            rungs=config.rungs,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
 
@@ -244,7 +286,7 @@ def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "episode_seconds": config.episode_seconds,
         "backend": config.backend,
-        "workers": config.workers,
+        "workers": "auto" if config.workers is None else config.workers,
         "reactloop_version": reactloop.__version__,
         "python": sys.version.split()[0],
     }
