@@ -340,7 +340,7 @@ def test_a_missing_workspace_is_refused(tmp_path: Path) -> None:
     lines = trace.read_bytes().split(b"\n")
     trace.write_bytes(b"\n".join(lines[:5]) + b"\n")
     workspace.rmdir()
-    refused(trace, "workspace .* is missing")
+    refused(trace, "the workspace .* is gone")
 
 
 def test_the_terminal_approver_shows_the_note_and_no_rule_skips_it() -> None:

@@ -172,3 +172,27 @@ def test_a_cli_resume_sends_the_request_the_uninterrupted_run_sends(tmp_path: Pa
     assert len(bodies["straight"]) == len(bodies["waited"]) == 2
     assert bodies["waited"] == bodies["straight"]
     assert b'"seed":3' in bodies["waited"][1] and b'"temperature":0' in bodies["waited"][1]
+
+
+def test_a_resume_whose_workspace_is_gone_says_so_and_force_cannot_help(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    turns = [{"tool_calls": [write("a.txt", "A", "w_a")]}, {"content": "wrote"}]
+    script.write_text(json.dumps(turns), encoding="utf-8")
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "write", "--model", f"scripted:{script.name}", "--tools", "files",
+        "--workspace", str(workspace), "--trace", str(trace), "--max-steps", "1", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    (workspace / "a.txt").unlink(missing_ok=True)
+    workspace.rmdir()
+    before = trace.read_bytes()
+    for force in ([], ["--force"]):
+        resumed = reactloop("resume", str(trace), "--max-steps", "3", *force, cwd=tmp_path)
+        assert resumed.returncode == 2
+        (line,) = resumed.stderr.splitlines()
+        assert f"cannot resume {trace}: the workspace {workspace} is gone" in line
+        assert ("--force cannot help" in line) == bool(force)
+        assert trace.read_bytes() == before

@@ -5,8 +5,10 @@ recorded workspace: resume continues the work there; the MCP servers of ``--mcp`
 ``--mcp-url`` and ``--mcp-config`` started again, as ``run`` started them, and stopped when
 the run ends), its protocol and tool choice, its
 instructions and limits (raised by the options given), its approval (``--approve`` or
-``--defer-approval`` as recorded, unless given now), and the model of ``--model``, else the
-spec ``reactloop run`` recorded. Exit codes are ``run``'s.
+``--defer-approval`` as recorded, unless given now), what it accepted as an answer and
+counted (``--verify``, ``--checklist``, ``--output-schema``, the price of ``--max-cost``,
+``--sandbox``, ``--exit-zero-on-forced``: ``checks_record.py``), and the model of
+``--model``, else the spec ``reactloop run`` recorded. Exit codes are ``run``'s.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from rich.console import Console
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
+from reactloop.cli.checks_record import (
+    recorded_checks,
+    recorded_output_type,
+    recorded_price,
+    recorded_sandbox,
+)
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import check_input_file
@@ -32,7 +40,7 @@ from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.events import Event
 from reactloop.limits import Limits
-from reactloop.replay.rebuild import recorded_mcp, tools_from_config
+from reactloop.replay.rebuild import recorded_mcp, recorded_workspace, tools_from_config
 from reactloop.result import RunResult
 from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
@@ -43,6 +51,7 @@ _RAISED = {
     "max_tool_calls": "max_tool_calls",
     "max_seconds": "max_seconds",
     "max_tokens": "max_tokens",
+    "max_cost": "max_cost",
 }
 
 
@@ -58,6 +67,11 @@ _RAISED = {
     help="Time limit of the whole run (the time it had run counts).",
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the whole run.")
+@click.option(
+    "--max-cost",
+    type=FiniteFloat(min=0, min_open=True),
+    help="Dollar budget of the whole run (at the price the run recorded from --prices).",
+)
 @click.option("--approve", is_flag=True, help="Ask before every call with side effects.")
 @click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
 @click.option(
@@ -92,7 +106,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     _, state = prepare_resume(trace)
     config = _config_of(state)
     model = recorded_model(_spec(options, config), config, base_url=options["base_url"])
-    builtin = tools_from_config(config)
+    builtin = _builtin_tools(trace, config, force=options["force"])
     with contextlib.ExitStack() as servers:
         try:  # the recorded servers, open while the run goes on, stopped after
             mcp = servers.enter_context(_mcp_tools(config, [t.name for t in builtin]))
@@ -100,7 +114,10 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
             raise UsageError(f"cannot resume {trace}: {exc}") from None
         result = _resumed(trace, options, state, model, [*builtin, *mcp], stderr)
     if options["as_json"]:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        payload = result.to_dict()
+        if state.run_start.get("output_schema") is not None:
+            payload["output"] = result.output
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
     else:
         print_result(stderr, result)
         for call in result.pending:
@@ -108,7 +125,26 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
             stderr.print(line, markup=False)
         if result.answer is not None:
             sys.stdout.write(result.answer + "\n")
-    return run_exit_code(result)
+    return run_exit_code(result, zero_on_forced=config.get("exit_zero_on_forced") is True)
+
+
+def _builtin_tools(trace: Path, config: Mapping[str, Any], *, force: bool) -> list[Tool]:
+    """The recorded tools, in the recorded workspace and sandbox mode. A workspace that is
+    gone is refused in one line: even with ``--force``, when the tools need it."""
+    workspace = recorded_workspace(config)
+    gone = workspace is not None and not workspace.is_dir()
+    if gone and not force:
+        raise UsageError(f"cannot resume {trace}: the workspace {workspace} is gone")
+    try:
+        return tools_from_config(config, {"sandbox_mode": recorded_sandbox(config)})
+    except UsageError:
+        if not gone:
+            raise
+        raise UsageError(
+            f"cannot resume {trace}: the workspace {workspace} is gone "
+            "(--force cannot help: its tools work in it, and a workspace cannot be forced "
+            "into being)"
+        ) from None
 
 
 def _resumed(
@@ -134,6 +170,9 @@ def _resumed(
         approve=_approver(options, config),
         observers=[announce, console] if console is not None else [],
         config=dict(config),
+        price=recorded_price(config),
+        output_type=recorded_output_type(state.run_start),
+        **recorded_checks(config, recorded_workspace(config)),
     )
     return agent.resume(
         trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]

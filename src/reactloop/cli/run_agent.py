@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
+from reactloop.cli.checks_record import checks_record, price_record
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -133,7 +134,7 @@ def _run_agent(
             protocol=options.protocol,  # type: ignore[arg-type]
             tool_choice=options.tool_choice,
             approve=approve,
-            config=_config(options, families),
+            config=_config(options, families, checks.get("checklist"), price),
             on_text=console.on_text if console and options.stream else None,
             price=price,
             output_type=output_type,
@@ -262,7 +263,11 @@ def _approver(options: RunOptions) -> Any:
     return TerminalApprover(allow=list(options.allow))
 
 
-def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
+def _config(
+    options: RunOptions, families: tuple[str, ...], checklist: list[str] | None, price: Any
+) -> dict[str, Any]:
+    """What ``reactloop resume`` rebuilds the run from: its tools, model settings, approval,
+    and what it accepted as an answer and counted (``checks_record.py``)."""
     config: dict[str, Any] = {
         "tools": list(families),
         "notes": str(options.notes.resolve()) if options.notes else None,
@@ -273,6 +278,13 @@ def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
         "model_spec": _model_spec(options.model),
         "approval": _approval_mode(options),
         "model_settings": model_record(options),
+        "sandbox": options.sandbox,
+        "checks": checks_record(options, checklist),
+        "output_schema_file": (
+            str(options.output_schema.resolve()) if options.output_schema else None
+        ),
+        "price": price_record(options.prices, price),
+        "exit_zero_on_forced": options.exit_zero_on_forced,
     }
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {

@@ -50,6 +50,11 @@ def resume_run(
 ) -> RunResult:
     recorded, state = prepare_resume(path)
     settings = resumed_settings(settings, state, limits)
+    if settings.limits.max_cost is not None and settings.price is None:
+        raise UsageError(
+            f"cannot resume {recorded.path}: its run counts its cost against max_cost, and the "
+            "agent has no price (Agent(..., price=...); reactloop run records the one of --prices)"
+        )
     if not force:
         problem = mismatch(settings, state.run_start)
         if problem is not None:
@@ -116,9 +121,33 @@ def mismatch(settings: RunSettings, start: Mapping[str, Any]) -> str | None:
     if tools is not None:
         return tools
     config = start.get("config")
-    workspace = config.get("workspace") if isinstance(config, Mapping) else None
+    config = config if isinstance(config, Mapping) else {}
+    workspace = config.get("workspace")
     if isinstance(workspace, str) and workspace and not Path(workspace).is_dir():
-        return f"the recorded workspace {workspace} is missing"
+        return f"the workspace {workspace} is gone"
+    return answers_differ(settings, start.get("output_schema"), config.get("checks"))
+
+
+def answers_differ(settings: RunSettings, schema: Any, checks: Any) -> str | None:
+    """How what the agent accepts as an answer differs from the recording: its output schema
+    (``run_start`` records it), and, when ``reactloop run`` recorded them (``config.checks``),
+    its checklist and verify command. A library run's own checks are not recorded: the
+    caller passes them as the run had them."""
+    now = settings.output.schema if settings.output is not None else None
+    if schema is not None and now is None:
+        return "the journal's run had an output schema, and the agent has no output type"
+    if schema is None and now is not None:
+        return "the agent has an output type, and the journal's run had none"
+    if schema is not None and canonical(schema) != canonical(now):
+        return "the agent's output type has another schema than the journal's run"
+    if not isinstance(checks, Mapping):
+        return None
+    if list(checks.get("checklist") or ()) != list(settings.checklist):
+        return "the agent's checklist is not the journal's run's"
+    command = checks.get("verify")
+    given = getattr(settings.verify, "command", None) if settings.verify is not None else None
+    if (command is None) != (settings.verify is None) or (command and given != command):
+        return f"the agent's verify check is not the journal's run's ({command!r})"
     return None
 
 

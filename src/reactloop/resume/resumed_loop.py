@@ -83,7 +83,8 @@ class ResumedLoop(RunLoop):
         open_calls = [c for c in state.calls if c.state != "done"]
         if not open_calls:
             turn = state.final_turn
-            if turn is not None and state.why == "no_stop":  # it answered; the stop was lost
+            # it answered; the stop was lost, or a Ctrl-C came while its checks ran
+            if turn is not None and state.why in ("no_stop", "cancelled"):
                 return self.accept(Stop(StopReason.FINAL_ANSWER, turn.answer))
             return None
         self.calls.open_turn([c.call for c in open_calls])
@@ -188,6 +189,8 @@ def _restore(loop: ResumedLoop, state: ResumeState) -> None:
     loop.flags.wound_down = state.wound_down
     loop.flags.format_errors = state.format_errors
     loop.flags.truncations = state.truncations
+    if loop.checks is not None and state.checklist_shown:  # shown once, in the whole run
+        loop.checks.shown = True
     notes = loop.budget_notes
     if notes is not None:
         for model_calls, tool_calls, tokens in state.notices_at:

@@ -20,7 +20,20 @@ from reactloop.errors import UsageError
 from reactloop.loop.notices import truncated_notice
 from reactloop.messages import Message, ModelTurn, ToolCall, Usage, not_executed
 
-RESUMABLE = ("awaiting_approval", "timeout", "max_model_calls", "max_tool_calls", "max_tokens")
+RESUMABLE = (
+    "awaiting_approval",
+    "timeout",
+    "max_model_calls",
+    "max_tool_calls",
+    "max_tokens",
+    "cancelled",
+)
+# The errors of the calls a stop left unrun (``_reopen``): besides ``not executed: <reason>``
+# (a call the stop closed), a cancel's own: a call it stopped before it ran, or at its approval.
+_UNRUN_BY_CANCEL = (
+    "cancelled: the run was cancelled before it ran",
+    "not run: the run was cancelled at its approval",
+)
 _DONE_POINTS = {"turn", "tool_call", "tool_start", "tool_result", "approval"}
 _NOTICE_WARNINGS = {"format_error", "empty_reply", "truncated"}
 _LOOP = "not run: loop detected ("  # the result of the call the loop guard stopped the run on
@@ -65,6 +78,7 @@ class ResumeState:
     superseded: str | None = None  # the reason of a stop a later ``resume`` supersedes
     loop: str | None = None  # the loop guard stopped the run: why (its last word follows)
     last_word: ModelTurn | None = None  # the model's answer after that, the stop lost
+    checklist_shown: bool = False  # the checklist was shown to the model (a ``check`` event)
 
     @property
     def task(self) -> str:
@@ -103,12 +117,12 @@ def _rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
     if not state.messages:
         state.messages = _opening(run)
     state.decisions = decisions_in(run)
+    if why != "no_stop":
+        _reopen(state, why)
     # an uncertain call counts again when it runs again (or once it is answered without)
     state.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
     state.t_end = _number(run[-1].get("t"))
     state.seconds = max(0.0, _number(run[done].get("t")) - t0)
-    if why != "no_stop":
-        _reopen(state, why)
     return state
 
 
@@ -168,6 +182,8 @@ def _apply(state: ResumeState, event: Mapping[str, Any]) -> None:
         _on_result(state, event)
     elif kind == "warning":
         _on_warning(state, event)
+    elif kind == "check" and event.get("kind") == "checklist":
+        state.checklist_shown = True
     elif kind == "budget_notice":
         state.notices_at.append((state.model_calls, state.tool_calls, state.usage.total_tokens))
     elif kind == "stop":
@@ -267,20 +283,37 @@ def _set_call(state: ResumeState, call_id: str, value: str, started: float | Non
 
 def _reopen(state: ResumeState, reason: str) -> None:
     """A run that stopped answered its open calls ``not executed: <reason>``: with the stop
-    superseded by a resume, those calls are open again (their results are taken back out)."""
+    superseded by a resume, those calls are open again (their results are taken back out).
+
+    A cancel (Ctrl-C) also left unrun the call it stopped before it ran or at its approval:
+    those are open again too, and not counted (they count when they run). A call closed
+    ``not executed`` after its ``tool_start`` may have run (the Ctrl-C came between the tool's
+    return and its result): it is *uncertain*. A call interrupted while it ran keeps its
+    result (``cancelled: the run was interrupted while it ran``)."""
     closed = not_executed(reason)
-    reopened = {
-        open_call.call.id
-        for open_call in state.calls
-        if open_call.state == "done" and _result_of(state, open_call.call.id) == closed
-    }
+    unrun = (closed, *_UNRUN_BY_CANCEL) if reason == "cancelled" else (closed,)
+    reopened: dict[str, str] = {}
+    for open_call in state.calls:
+        call_id = open_call.call.id
+        error = _result_of(state, call_id) if open_call.state == "done" else None
+        if error not in unrun:
+            continue
+        if error == closed and call_id in state.started:
+            reopened[call_id] = "uncertain"
+        else:
+            reopened[call_id] = "not_started"
+            if call_id in state.started:  # it had its tool_start, and did not run
+                state.started.discard(call_id)
+                state.tool_calls -= 1
     if not reopened:
         return
     state.messages = [
         m for m in state.messages if not (m.role == "tool" and m.tool_call_id in reopened)
     ]
     state.calls = [
-        OpenCall(call=c.call, state="not_started") if c.call.id in reopened else c
+        OpenCall(call=c.call, state=reopened[c.call.id], started_t=c.started_t)
+        if c.call.id in reopened
+        else c
         for c in state.calls
     ]
 

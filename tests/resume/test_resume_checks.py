@@ -1,0 +1,177 @@
+"""``reactloop resume`` keeps the run's answer checks and its cost budget: the answer is
+refused by the same ``--verify`` command, shown the same ``--checklist`` (once in the whole
+run), validated against the same ``--output-schema``, and its cost is counted from the
+recorded usage at the price ``--prices`` gave (``--max-cost`` raised or not). The files'
+content is recorded: the resumed run goes on with what the run read, whatever became of the
+files since. In the library a mismatch of the output type or the recorded checks is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal, tool
+from reactloop.errors import UsageError
+
+
+@tool(read_only=True)
+def calculator(expression: str) -> str:
+    """Evaluate an expression.
+
+    Args:
+        expression: what to evaluate
+    """
+    return "5"
+
+
+USAGE = {"input_tokens": 1000, "output_tokens": 100}
+PRICE = {"input": 2.0, "output": 10.0}  # dollars per million tokens: 0.003 a turn
+
+
+def reactloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reactloop", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+
+
+def turn(**fields: Any) -> dict[str, Any]:
+    return {**fields, "usage": USAGE}
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+def scripted(tmp_path: Path, turns: list[dict[str, Any]]) -> str:
+    (tmp_path / "script.json").write_text(json.dumps(turns), encoding="utf-8")
+    return "scripted:script.json"
+
+
+def test_a_resumed_answer_is_refused_by_the_runs_verify_command(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = scripted(
+        tmp_path,
+        [
+            turn(tool_calls=[write("note.txt", "x")]),
+            turn(content="early"),  # refused: done.txt is not there yet
+            turn(tool_calls=[write("done.txt", "yes")]),
+            turn(content="finished"),
+        ],
+    )
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "work", "--model", model, "--tools", "files", "--workspace", str(workspace),
+        "--verify", "test -f done.txt", "--max-steps", "1", "--trace", str(trace), cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    assert read_journal(trace)[0]["config"]["checks"]["verify"] == "test -f done.txt"
+
+    resumed = reactloop("resume", str(trace), "--max-steps", "6", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["answer"] == "finished"
+    checks = [(e["kind"], e["passed"]) for e in read_journal(trace) if e["type"] == "check"]
+    assert checks == [("verify", False), ("verify", True)]
+
+
+def test_the_checklist_schema_and_price_the_run_read_go_on(tmp_path: Path) -> None:
+    checklist = tmp_path / "checklist.md"
+    checklist.write_text("- the number is checked\n", encoding="utf-8")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"n": {"type": "integer"}},
+                                  "required": ["n"]}), encoding="utf-8")  # fmt: skip
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"*": PRICE}), encoding="utf-8")
+    model = scripted(
+        tmp_path,
+        [
+            turn(tool_calls=[{"name": "calculator", "arguments": {"expression": "2+3"}}]),
+            turn(content='{"n": "five"}'),  # not valid against the schema: tried again
+            turn(content='{"n": 5}'),  # the first valid answer: the checklist is shown
+            turn(content='{"n": 5}'),
+        ],
+    )
+    trace = tmp_path / "run.jsonl"
+    first = reactloop(
+        "run", "add", "--model", model, "--checklist", str(checklist), "--output-schema",
+        str(schema), "--prices", str(prices), "--max-cost", "1", "--max-steps", "1",
+        "--trace", str(trace), cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    config = read_journal(trace)[0]["config"]
+    assert config["checks"]["checklist"] == ["the number is checked"]
+    assert config["price"]["rates"]["input"] == 2.0
+    for path in (checklist, schema, prices):  # the run read them: their content is recorded
+        path.unlink()
+    spent = tmp_path / "spent.jsonl"
+    shutil.copy(trace, spent)
+
+    resumed = reactloop("resume", str(trace), "--max-steps", "6", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    payload = json.loads(resumed.stdout)
+    assert payload["output"] == {"n": 5} and payload["model_calls"] == 4
+    assert payload["cost"] == pytest.approx(4 * 0.003)  # the recorded turn counted too
+    events = read_journal(trace)
+    assert [e["kind"] for e in events if e["type"] == "check"] == ["checklist"]
+    assert any(e["type"] == "warning" and e["kind"] == "invalid_output" for e in events)
+
+    # the recorded turn cost 0.003: a budget below it stops the run before its next call
+    lowered = reactloop(
+        "resume", str(spent), "--max-steps", "6", "--max-cost", "0.002", "--json", cwd=tmp_path
+    )
+    assert lowered.returncode == 1, lowered.stderr
+    assert json.loads(lowered.stdout)["stop_reason"] == "max_cost"
+    assert json.loads(lowered.stdout)["model_calls"] == 1
+
+
+def test_max_cost_on_resume_needs_the_recorded_price(tmp_path: Path) -> None:
+    model = scripted(tmp_path, [turn(tool_calls=[{"name": "calculator",
+                                                  "arguments": {"expression": "1"}}]),
+                                turn(content="1")])  # fmt: skip
+    trace = tmp_path / "run.jsonl"
+    first = reactloop("run", "one", "--model", model, "--max-steps", "1", "--trace", str(trace),
+                      cwd=tmp_path)  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    before = trace.read_bytes()
+    refused = reactloop("resume", str(trace), "--max-cost", "1", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "the agent has no price" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert trace.read_bytes() == before
+
+
+def test_a_library_resume_refuses_another_output_type(tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]},
+        {"content": "5"},
+    ]
+    tools = [calculator]
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        agent = Agent(
+            ScriptedModel(turns),
+            tools,
+            journal=journal,
+            output_type=int,
+            limits=Limits(max_model_calls=1),
+        )
+        assert agent.run("add").stop_reason == "max_model_calls"
+    with pytest.raises(UsageError, match="had an output schema, and the agent has no output"):
+        Agent(ScriptedModel(turns), tools).resume(trace)
+    with pytest.raises(UsageError, match="another schema"):
+        Agent(ScriptedModel(turns), tools, output_type=str).resume(trace)
+    resumed = Agent(ScriptedModel(turns), tools, output_type=int).resume(
+        trace, limits=Limits(max_model_calls=3)
+    )
+    assert resumed.stop_reason == "final_answer" and resumed.output == 5
