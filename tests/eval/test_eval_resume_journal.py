@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from reactloop import FunctionModel, Limits, Model, ModelRequest, ModelTurn, read_journal
+from reactloop import Limits, read_journal
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_episode, run_eval
-from reactloop.eval.episode import CancelScope
 from reactloop.eval.oracle import OracleFactory, plan, total
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, tool_call
 from reactloop.testing.openai_replies import json_reply
@@ -444,32 +443,6 @@ def test_a_stalled_workspace_episode_keeps_its_workspace_and_continues_there(
         (again,) = run_eval(EvalConfig(**{**config.__dict__, "resume": True})).records
     assert again["status"] == "passed" and again["resumed_from_step"] == 1
     assert writing.writes == 1 and not workspace.exists()
-
-
-def test_a_cancelled_episode_starts_again_with_its_journal_kept(tmp_path: Path) -> None:
-    scope = CancelScope()
-    oracle = OracleFactory()
-
-    def cancelling(spec: EpisodeSpec) -> Model:
-        inner = oracle(spec)
-
-        def reply(request: ModelRequest) -> ModelTurn:
-            if any(m.role == "assistant" for m in request.messages):
-                scope.cancel()  # Ctrl-C while the second step's call is in flight
-            return inner.complete(request)
-
-        return FunctionModel(reply, name="oracle")
-
-    rung = Rung(label="o", spec="oracle", factory=cancelling)
-    spec = EpisodeSpec(suite="arithmetic", task=TASKS[0], rung=rung, protocol="native", repeat=0)
-    trace = tmp_path / "episode.jsonl"
-    assert run_episode(spec, trace, scope) is None
-    cancelled = trace.read_bytes()
-    assert read_journal(trace)[-1]["stop_reason"] == "cancelled"
-    again = run_episode(dataclasses.replace(spec, continue_journal=True), trace)
-    assert again is not None and again["status"] == "passed" and "resume" not in kinds(trace)
-    assert "stopped cancelled cannot be resumed" in again["restarted"]["why"]
-    assert (tmp_path / "episode.jsonl.restarted-1").read_bytes() == cancelled
 
 
 def test_a_journal_of_another_task_or_model_is_not_continued(tmp_path: Path) -> None:

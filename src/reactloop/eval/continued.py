@@ -1,15 +1,17 @@
 """An interrupted episode continued by ``--resume`` from its journal, or started again.
 
-With ``--resume``, an episode that left a journal in ``traces/`` and no final record (the eval
-was killed, its worker died, ``--episode-seconds`` stopped it) goes on from that journal
-through ``Agent.resume``: one journal, one run, a ``resume`` event, then its ``stop``; the
-calls with a recorded result never run again, and its record says ``resumed_from_step``.
-It continues only when ``reactloop resume`` would (``prepare_resume``: the journal parses up
-to a torn last line, no live process writes it) and the run was interrupted: killed (no
-``stop``) or stalled (the ``timeout`` of a stall-limited episode; a run stopped by its own
-limits had ended); when the agent is the recorded one (the same checks, ``mismatch``: model,
-protocol, tools) on the same task; and, for a task with a workspace, when the workspace its
-journal names is still there (the work goes on in it).
+With ``--resume``, an episode that left a journal in ``traces/`` and no final record (the
+eval was killed or Ctrl-C'd, its worker died, ``--episode-seconds`` stopped it) goes on from
+that journal through ``Agent.resume``: one journal, one run, a ``resume`` event, then its
+``stop``; the calls with a recorded result never run again, and its record says
+``resumed_from_step``. It continues only when ``reactloop resume`` would (``prepare_resume``:
+the journal parses up to a torn last line, no live process writes it) and the run was
+interrupted: killed (no ``stop``), cancelled (a Ctrl-C of the eval: the calls it left unrun
+run then, the one it interrupted keeps its result, the model call in flight is made again;
+its workspace is kept for it) or stalled (the ``timeout`` of a stall-limited episode; a run
+stopped by its own limits had ended); when the agent is the recorded one (the same checks,
+``mismatch``: model, protocol, tools, output type) on the same task; and, for a task with a
+workspace, when the workspace its journal names is still there (the work goes on in it).
 Otherwise the episode starts again from the task in a fresh workspace, its old journal renamed
 ``NAME.jsonl.restarted-N`` (kept, never overwritten) and its record saying ``restarted``.
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reactloop import Agent, Journal, Limits, RunResult, Tool
+from reactloop import Agent, Journal, Limits, RunResult, StopReason, Tool
 from reactloop.errors import UsageError
 from reactloop.eval.toolset import make_workspace, needs_workspace
 from reactloop.journal.events import Observer
@@ -43,10 +45,11 @@ Build = Callable[[Path | None, Limits], tuple[Agent, list[Tool]]]
 ASIDE = ".restarted-"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class Attempt:
     """How an episode runs this time: ``state`` set, it continues its journal; else it
-    starts from the task (``restarted`` saying why an earlier journal was set aside)."""
+    starts from the task (``restarted`` saying why an earlier journal was set aside).
+    ``cancelled``: its run stopped ``cancelled`` (set by ``execute``)."""
 
     agent: Agent
     tools: list[Tool]
@@ -55,20 +58,25 @@ class Attempt:
     stall_cut: bool  # whether ``limits.max_seconds`` is the stall window, not the run's own
     state: ResumeState | None = None
     restarted: dict[str, str] | None = None
+    cancelled: bool = False
 
     def execute(self, trace: Path, task: str, tally: Observer) -> RunResult:
         """Run it; ``tally`` observes a fresh run's events (a continued one is counted from
         its whole journal)."""
         if self.state is not None:
-            return self.agent.resume(trace, limits=self.limits)
-        with Journal(trace) as journal:
-            return self.agent.run(task, journal=journal, observers=[*self.agent.observers, tally])
+            result = self.agent.resume(trace, limits=self.limits)
+        else:
+            with Journal(trace) as journal:
+                observers = [*self.agent.observers, tally]
+                result = self.agent.run(task, journal=journal, observers=observers)
+        self.cancelled = result.stop_reason == StopReason.CANCELLED
+        return result
 
     def clean_up(self, record: Mapping[str, Any] | None) -> None:
         """Remove the workspace, unless ``--resume`` may continue the work in it (a stalled
-        episode: killed ones never get here)."""
+        or cancelled episode: killed ones never get here)."""
         stalled = record is not None and record.get("reason") == "stalled"
-        if self.workspace is not None and not stalled:
+        if self.workspace is not None and not stalled and not self.cancelled:
             shutil.rmtree(self.workspace, ignore_errors=True)
 
     def marks(self) -> dict[str, Any]:
@@ -126,7 +134,8 @@ def _resumable(spec: EpisodeSpec, trace: Path) -> tuple[ResumeState | None, str 
         _, state = prepare_resume(trace)
     except UsageError as exc:
         return None, str(exc).removeprefix(f"cannot resume {trace}: ")
-    if state.why != "no_stop" and not (state.why == "timeout" and spec.stall_limited):
+    interrupted = state.why in ("no_stop", "cancelled")
+    if not interrupted and not (state.why == "timeout" and spec.stall_limited):
         return None, f"its run had ended ({state.why}), not stalled"
     if state.task != spec.task.task:
         return None, "the journal's task is not the episode's (the suite changed)"
