@@ -176,13 +176,14 @@ class Agent:
     ) -> RunResult:
         """Continue the run journaled in ``trace``: one whose process died (no ``stop``), or
         that stopped ``awaiting_approval``, ``timeout``, ``max_model_calls``,
-        ``max_tool_calls`` or ``max_tokens``. The run goes on in the same journal (a
+        ``max_tool_calls``, ``max_tokens`` or ``cancelled``. The run goes on in the same journal (a
         ``resume`` event, then its events, then one ``stop``) with the recorded history,
         counts and instructions; ``limits`` replace the recorded ones for the whole run.
         ``decisions`` answer pending calls by id: True runs one, a reason denies it. The
-        agent's model, tools and protocol must be the recorded ones (``force`` resumes all
-        the same); its own ``journal`` is not used. A journal that cannot be resumed is a
-        ``UsageError`` and is left as it was."""
+        agent's model, tools, protocol and output type must be the recorded ones (``force``
+        resumes all the same); its ``verify``, ``checklist`` and ``price`` are used as given:
+        pass them as the run had them. Its own ``journal`` is not used. A journal that cannot
+        be resumed is a ``UsageError`` and is left as it was."""
         self._cancel.clear()
         options = {"limits": limits, "decisions": decisions, "force": force, "fsync": fsync}
         return self._resume(trace, self._cancel, **options)

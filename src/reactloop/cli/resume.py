@@ -83,7 +83,8 @@ _RAISED = {
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def resume(trace: Path, **options: Any) -> None:
-    """Continue the run journaled in TRACE (killed, awaiting approval, or stopped by a limit).
+    """Continue the run journaled in TRACE (killed, Ctrl-C'd, awaiting approval, or stopped by
+    a limit), with the checks, schema and price it was run with.
 
     The run goes on in TRACE: a resume event, then its steps, then one stop. A call with a
     recorded result never runs again; one that started without a result runs again only if

@@ -2,7 +2,8 @@
 
 Everything is checked before the journal is touched: the journal itself
 (``journal_file.py``), the state it holds (``run_state.py``), and that the agent is the one that
-recorded it (the model, the tools by name and schema, the protocol, the workspace; ``force``
+recorded it (the model, the tools by name and schema, the protocol, the workspace, the output
+schema and the recorded checks; ``force``
 resumes all the same). Then the torn last line (if any) is set aside, the journal is opened
 to append, and the ``ResumedLoop`` runs.
 """
