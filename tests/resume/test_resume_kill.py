@@ -7,9 +7,11 @@ scripted model, and over real HTTP against the fake OpenAI and Anthropic servers
 Checked each time: the journal ends with one ``stop`` (the only one); no call with a
 recorded result ran twice; an uncertain call ran again only when its tool is idempotent
 (no approver: the side effect is never repeated); the final history is the uninterrupted
-run's apart from the marked interruptions. ``REACTLOOP_KILL_RUNS=N`` runs N seeds of each
-(CI runs a few; one Python in ``.ci/run`` runs enough for 200 kills of the scripted
-run, and the kills landed are printed at the end of the module).
+run's apart from the marked interruptions. ``REACTLOOP_KILL_RUNS=N`` runs N seeds of the
+scripted run (with fsync and without) and N // 2 of each HTTP one
+(``REACTLOOP_KILL_HTTP_RUNS`` sets those apart). The kills landed are printed at the end of
+the module: 60 seeds land 212 kills of the scripted run, which ``.ci/run`` runs on its first
+Python (the issue asks for 200), with one seed of each HTTP run; the default is 2 (~6 kills).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import resume_kill_child as child
 
 RUNS = int(os.environ.get("REACTLOOP_KILL_RUNS", "2"))
+HTTP_RUNS = int(os.environ.get("REACTLOOP_KILL_HTTP_RUNS", str(max(1, RUNS // 2))))
 UNCERTAIN = "may already have run"
 KILLS: Counter[str] = Counter()  # the kills landed, by variant
 
@@ -176,7 +179,7 @@ def test_the_seeds_kill_at_every_kind_of_moment() -> None:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-@pytest.mark.parametrize("seed", range(max(1, RUNS // 2)))
+@pytest.mark.parametrize("seed", range(HTTP_RUNS))
 def test_killed_runs_over_http_resume_to_the_uninterrupted_history(
     tmp_path: Path, seed: int, provider: str
 ) -> None:
