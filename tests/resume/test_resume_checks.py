@@ -175,3 +175,28 @@ def test_a_library_resume_refuses_another_output_type(tmp_path: Path) -> None:
         trace, limits=Limits(max_model_calls=3)
     )
     assert resumed.stop_reason == "final_answer" and resumed.output == 5
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["5", {"tool_calls": [{"name": "final_answer", "arguments": {"value": 5}}]}],
+    ids=["text", "final_answer-tool"],
+)
+def test_a_typed_answer_journaled_without_its_stop_is_judged_on_resume(
+    tmp_path: Path, answer: Any
+) -> None:
+    """Killed after the answer's turn, before its stop: the resumed run reads that turn as
+    the run would have (its typed value; the ``final_answer`` call answered, not run)."""
+    turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}, answer]
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        full = Agent(ScriptedModel(turns), [calculator], journal=journal, output_type=int).run(
+            "add"
+        )
+    assert full.output == 5
+    lines = trace.read_bytes().split(b"\n")
+    last_turn = max(i for i, line in enumerate(lines) if b'"type":"turn"' in line)
+    trace.write_bytes(b"\n".join(lines[: last_turn + 1]) + b"\n")
+    resumed = Agent(ScriptedModel(turns), [calculator], output_type=int).resume(trace)
+    assert (resumed.stop_reason, resumed.output, resumed.model_calls) == ("final_answer", 5, 2)
+    assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]

@@ -24,7 +24,7 @@ from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.run_parts import refused
 from reactloop.loop.settings import RunSettings
-from reactloop.messages import Message, ToolCall, ToolResult
+from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
 from reactloop.result import Stop
 from reactloop.resume.run_state import OpenCall, ResumeState
 from reactloop.tools.base import Tool
@@ -78,6 +78,9 @@ class ResumedLoop(RunLoop):
                 return Stop(StopReason.CONTENT_FILTER, None, refused(turn))
             if turn.finish_reason == "length":  # its calls are refused, as the run would have
                 return self.on_truncated(turn)
+            typed = self._typed_answer(turn) if self.answers is not None else None
+            if typed is not None:  # an answer of the output type: judged as the run would
+                return typed[0]
             if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
                 return self.on_format_error(turn)
         open_calls = [c for c in state.calls if c.state != "done"]
@@ -101,6 +104,20 @@ class ResumedLoop(RunLoop):
             self.budget.tool_calls += 1  # it started: it counts, as it did in the run
             self.calls.report(open_call.call, answer)
         return self._run(batch)
+
+    def _typed_answer(self, turn: ModelTurn) -> tuple[Stop | None] | None:
+        """``handle_turn``'s reading of a typed answer (text, or the ``final_answer`` call),
+        for the last turn the loop never read; None when the turn is no answer."""
+        assert self.answers is not None
+        self.calls.open_turn(turn.tool_calls)
+        judged = self.answers.judge(turn)
+        if judged is None:
+            return None
+        if judged.others:  # final_answer beside other calls: those run, it is refused
+            return (self.on_tool_calls(judged.others),)
+        stop = self.answers.settle(judged, self.flags.forced)
+        valid = stop is not None and stop.reason is StopReason.FINAL_ANSWER
+        return (self.accept(stop) if stop is not None and valid else stop,)
 
     def _after_loop(self, loop: str) -> Stop:
         """The calls after the one the guard stopped on refused as the run refused them, then
