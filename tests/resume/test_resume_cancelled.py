@@ -73,7 +73,7 @@ def test_a_run_ctrl_c_ed_while_a_tool_ran_resumes_to_one_stop(tmp_path: Path) ->
     workspace = tmp_path / "ws"
     workspace.mkdir()
     script = tmp_path / "script.json"
-    turns = [
+    turns: list[Any] = [
         {
             "tool_calls": [
                 bash("echo one >> count.txt; sleep 120", "c_one"),
@@ -216,7 +216,7 @@ class Cancelling:
 
 
 def test_calls_a_cancel_stopped_before_they_ran_run_once_on_resume(tmp_path: Path) -> None:
-    turns = [
+    turns: list[Any] = [
         {
             "tool_calls": [
                 {"name": n, "arguments": {}, "id": n} for n in ("first", "second", "third")
@@ -252,7 +252,10 @@ def test_calls_a_cancel_stopped_before_they_ran_run_once_on_resume(tmp_path: Pat
 def test_a_call_closed_by_the_cancel_after_its_start_is_uncertain(tmp_path: Path) -> None:
     """The Ctrl-C came between the tool's return and its result: closed ``not executed:
     cancelled`` after its ``tool_start``, it may have run."""
-    turns = [{"tool_calls": [{"name": "second", "arguments": {}, "id": "s1"}]}, {"content": "ok"}]
+    turns: list[Any] = [
+        {"tool_calls": [{"name": "second", "arguments": {}, "id": "s1"}]},
+        {"content": "ok"},
+    ]
     trace = tmp_path / "run.jsonl"
     with Journal(trace) as journal:
         Agent(ScriptedModel(turns), Cancelling().tools, journal=journal, limits=LIMITS).run("go")
@@ -270,3 +273,30 @@ def test_a_call_closed_by_the_cancel_after_its_start_is_uncertain(tmp_path: Path
     state = rebuild([*cut, closed, stop])
     assert [(c.call.id, c.state) for c in state.calls] == [("s1", "uncertain")]
     assert state.tool_calls == 0  # counted again when it runs again, or is answered
+
+
+def test_a_call_whose_approval_a_ctrl_c_ended_is_asked_again_on_resume(tmp_path: Path) -> None:
+    turns: list[Any] = [
+        {"tool_calls": [{"name": "second", "arguments": {}, "id": "s1"}]},
+        {"content": "ok"},
+    ]
+    trace = tmp_path / "run.jsonl"
+
+    def interrupted(call: Any, tool: Any) -> bool:
+        raise KeyboardInterrupt  # Ctrl-C at the approval's question
+
+    tools = Cancelling()
+    with Journal(trace) as journal:
+        agent = Agent(ScriptedModel(turns), tools.tools, journal=journal, approve=interrupted)
+        assert agent.run("go").stop_reason == "cancelled"
+    assert tools.runs == []
+    asked: list[str] = []
+
+    def approve(call: Any, tool: Any) -> bool:
+        asked.append(call.id)
+        return True
+
+    again = Cancelling()
+    resumed = Agent(ScriptedModel(turns), again.tools, approve=approve).resume(trace)
+    assert resumed.answer == "ok" and asked == ["s1"] and again.runs == ["second"]
+    assert resumed.tool_calls == 1

@@ -152,7 +152,7 @@ def test_max_cost_on_resume_needs_the_recorded_price(tmp_path: Path) -> None:
 
 
 def test_a_library_resume_refuses_another_output_type(tmp_path: Path) -> None:
-    turns = [
+    turns: list[Any] = [
         {"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]},
         {"content": "5"},
     ]
@@ -187,7 +187,10 @@ def test_a_typed_answer_journaled_without_its_stop_is_judged_on_resume(
 ) -> None:
     """Killed after the answer's turn, before its stop: the resumed run reads that turn as
     the run would have (its typed value; the ``final_answer`` call answered, not run)."""
-    turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}, answer]
+    turns: list[Any] = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]},
+        answer,
+    ]
     trace = tmp_path / "run.jsonl"
     with Journal(trace) as journal:
         full = Agent(ScriptedModel(turns), [calculator], journal=journal, output_type=int).run(
