@@ -18,7 +18,6 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
-from reactloop.eval.continued import set_aside
 from reactloop.eval.cores import usable_cores, worker_count
 from reactloop.eval.episode import EpisodeSpec, Rung
 from reactloop.eval.process_backend import ProcessBackend
@@ -113,8 +112,6 @@ def run_eval(
     specs = plan(config, tasks)
     todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
     config = dataclasses.replace(config, workers=_workers(config, len(todo)))
-    if config.resume and config.backend == "ray":  # its actors never see DIR: all start again
-        _set_aside_journals(store, todo)
     progress = EvalProgress(
         len(specs), recorded, [s.key for s in specs], enabled=config.progress, label=_label(config)
     )
@@ -179,13 +176,6 @@ def _run_episodes(
     if isinstance(backend, RayBackend | ProcessBackend):
         return completed, backend.endpoints()  # kept by close, for each actor or worker
     return completed, gates.summaries()
-
-
-def _set_aside_journals(store: ResultsStore, todo: list[EpisodeSpec]) -> None:
-    for spec in todo:
-        trace = store.traces / f"{spec.file_stem}.jsonl"
-        if trace.exists():
-            set_aside(trace)
 
 
 def _validate(config: EvalConfig) -> None:
