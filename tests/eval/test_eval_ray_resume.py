@@ -40,6 +40,8 @@ from test_eval_resume_journal import (
 
 from reactloop import read_journal
 from reactloop.eval import EvalConfig, Rung, run_eval
+from reactloop.eval.continued import set_aside
+from reactloop.eval.ray_journals import ActorJournals, DriverJournals, Ended
 
 ray = pytest.importorskip("ray")
 
@@ -230,3 +232,77 @@ def test_a_stalled_ray_episode_continues_on_the_local_backend(
     stops = [e["stop_reason"] for e in read_journal(trace) if e["type"] == "stop"]
     assert stops == ["timeout", "final_answer"][1 - came_back :]
     assert kinds(trace).count("resume") == 1
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+def test_the_driver_sets_the_old_journal_aside_before_it_writes_a_restarted_one(
+    tmp_path: Path,
+) -> None:
+    traces, folder = tmp_path / "traces", tmp_path / "actor"
+    traces.mkdir()
+    folder.mkdir()
+    (traces / "e.jsonl").write_bytes(b"old 1\nold 2\n")
+    (traces / "e.jsonl.restarted-1").write_bytes(b"from an earlier eval\n")
+    driver, actor = DriverJournals(traces, write_whole), ActorJournals(folder)
+    sent = driver.to_send("e", resume=True)
+    assert sent == b"old 1\nold 2\n" and driver.to_send("e", resume=False) is None
+    trace = actor.begin("e", sent)
+    early = actor.progress(driver.wanted(["e"]))
+    assert early["e"][1:] == (False, 0, sent)
+    # the actor's start_attempt found it could not go on: it moved it aside, started anew
+    set_aside(trace)
+    trace.write_bytes(b"fresh 1\nfresh 2 torn")
+    pieces = actor.progress(driver.wanted(["e"]))
+    assert pieces["e"][1:] == (True, 0, b"fresh 1\n")  # whole lines only
+    driver.take(pieces, running={"e"})
+    assert (traces / "e.jsonl.restarted-2").read_bytes() == sent
+    assert (traces / "e.jsonl").read_bytes() == b"fresh 1\n"
+    driver.take(early, running={"e"})  # a late reply of the file it had sent: left out
+    assert (traces / "e.jsonl").read_bytes() == b"fresh 1\n"
+    with trace.open("ab") as more:
+        more.write(b"\nfresh 3\n")
+    driver.take(actor.progress(driver.wanted(["e"])), running={"e"})
+    assert (traces / "e.jsonl").read_bytes() == b"fresh 1\nfresh 2 torn\nfresh 3\n"
+    record = {"restarted": {"why": "damaged", "journal": "traces/e.jsonl.restarted-1"}}
+    driver.finish("e", record, actor.end("e"))
+    assert record["restarted"]["journal"] == "traces/e.jsonl.restarted-2"
+    assert (traces / "e.jsonl.restarted-2").read_bytes() == sent
+    assert (traces / "e.jsonl.restarted-1").read_bytes() == b"from an earlier eval\n"
+    assert not list((traces).glob("*.restarted-3")) and not list(folder.iterdir())
+
+
+def test_a_continued_journal_grows_in_dir_and_an_attempt_run_again_starts_over(
+    tmp_path: Path,
+) -> None:
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "e.jsonl").write_bytes(b"old\n")
+    driver = DriverJournals(traces, write_whole)
+    first = ActorJournals(tmp_path / "one")
+    (tmp_path / "one").mkdir()
+    trace = first.begin("e", driver.to_send("e", resume=True))
+    with trace.open("ab") as more:
+        more.write(b"resume\nstep 2\n")
+    driver.take(first.progress(driver.wanted(["e"])), running={"e"})
+    assert (traces / "e.jsonl").read_bytes() == b"old\nresume\nstep 2\n"
+    # its actor died; Ray runs it again on a restarted actor, from the journal it was sent
+    again = ActorJournals(tmp_path / "two")
+    (tmp_path / "two").mkdir()
+    retry = again.begin("e", b"old\n")
+    with retry.open("ab") as more:
+        more.write(b"resume\n")
+    pieces = again.progress(driver.wanted(["e"]))
+    assert pieces["e"][1:] == (False, 0, b"old\nresume\n")
+    driver.take(pieces, running=set())  # no longer in flight: its outcome came first
+    assert (traces / "e.jsonl").read_bytes() == b"old\nresume\nstep 2\n"
+    driver.take(pieces, running={"e"})
+    assert (traces / "e.jsonl").read_bytes() == b"old\nresume\n"
+    ended = again.end("e")
+    assert ended == Ended(journal=b"old\nresume\n", torn=None, restarted=False)
+    driver.finish("e", {"resumed_from_step": 1}, ended)
+    assert [p.name for p in traces.iterdir()] == ["e.jsonl"]

@@ -162,6 +162,7 @@ class RayBackend:
         save: Callable[[EpisodeSpec, Record], None],
         caps: dict[str, int] | None = None,
         rungs: Sequence[Rung] = (),
+        fsync: bool = True,
     ) -> None:
         ray = self.ray = _import_ray()
         if not ray.is_initialized():
@@ -190,7 +191,7 @@ class RayBackend:
         self.load = [0] * count
         self._where: dict[Any, int] = {}
         self._stems: dict[Any, str] = {}  # each handle's episode
-        self.journals = DriverJournals(traces, write)
+        self.journals = DriverJournals(traces, write, fsync=fsync)
         self.workspaces = PackedWorkspaces(ray)
         self._endpoints: list[dict[str, Any]] | None = None
 

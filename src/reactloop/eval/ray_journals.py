@@ -5,11 +5,12 @@ episode (its bytes, with the episode's arguments); the actor writes it into its 
 where ``run_episode`` decides, as on the local backend (``continued.py``: on the node that
 will do the work, where a recorded workspace is or is not), whether it goes on or starts
 again. While episodes run, the driver fetches each one's journal as it grows (its whole
-lines, about every ``STREAM_SECONDS``) and writes it over DIR's, so that an eval killed with
-episodes in flight leaves their journals for ``--resume``. A journal started again on the
-actor (a new file there) first moves DIR's earlier one aside (``NAME.jsonl.restarted-N``),
-and every write is a temporary file renamed over the journal: a kill, of the driver or of an
-actor, leaves the old journal or the new one, whole, never neither.
+lines, about every ``STREAM_SECONDS``) into DIR, so that an eval killed with episodes in
+flight leaves their journals for ``--resume``: an attempt's first lines are written whole (a
+temporary file renamed over DIR's journal), the next ones appended (a kill may tear the last
+line, which resume sets aside). A journal started again on the actor (a new file there)
+first moves DIR's earlier one aside (``NAME.jsonl.restarted-N``). So a kill, of the driver or
+of an actor, never costs the journal DIR had.
 """
 
 from __future__ import annotations
@@ -114,9 +115,12 @@ class _Have:
 class DriverJournals:
     """The driver's side: what goes to the actors, and what comes back into ``traces``."""
 
-    def __init__(self, traces: Path, write: Callable[[Path, bytes], None]) -> None:
+    def __init__(
+        self, traces: Path, write: Callable[[Path, bytes], None], *, fsync: bool = True
+    ) -> None:
         self.traces = traces
-        self.write = write
+        self.write = write  # whole or not at all (a temporary file renamed over it)
+        self.fsync = fsync
         self._have: dict[str, _Have] = {}
         self._aside: dict[str, Path] = {}  # stem: where its earlier journal went
         self._polls: dict[Any, int] = {}  # the pending requests for pieces: their actor
@@ -166,14 +170,28 @@ class DriverJournals:
             have = self._have.get(stem)
             if stem not in running or not data:
                 continue
-            if have is None or (have.token, have.restarted) != (token, restarted):
-                have = self._have[stem] = _Have(token, restarted)
-            if start != len(have.data):
+            if have is not None and have.token == token and have.restarted > restarted:
+                continue  # a late reply of the file the actor set aside since
+            fresh = have is None or (have.token, have.restarted) != (token, restarted)
+            if start != (0 if fresh or have is None else len(have.data)):
                 continue  # a reply to an older request
-            have.data += data
             if restarted:
                 self._set_aside(stem)
-            self.write(self.path(stem), have.data)
+            if fresh or have is None:
+                have = self._have[stem] = _Have(token, restarted, data)
+                self.write(self.path(stem), data)  # whole, over the journal DIR had
+            else:
+                have.data += data
+                self._append(self.path(stem), data)
+
+    def _append(self, path: Path, data: bytes) -> None:
+        """Whole lines after the ones written (a kill may tear the last: resume sets it
+        aside, as it does the line a killed run tore)."""
+        with path.open("ab") as handle:
+            handle.write(data)
+            if self.fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
 
     def finish(self, stem: str, record: dict[str, Any] | None, ended: Ended | None) -> None:
         """The episode's final journal into DIR (the earlier one set aside when it started
@@ -183,10 +201,9 @@ class DriverJournals:
         self._aside.pop(stem, None)
         if ended is None:
             return
-        if aside is not None:
-            marks = record.get("restarted") if record is not None else None
-            if aside is not None and isinstance(marks, dict):
-                marks["journal"] = f"traces/{aside.name}"
+        marks = record.get("restarted") if record is not None else None
+        if aside is not None and isinstance(marks, dict):
+            marks["journal"] = f"traces/{aside.name}"
         if ended.torn:
             with self.path(stem).with_name(f"{stem}.jsonl.torn").open("ab") as kept:
                 kept.write(ended.torn)

@@ -251,6 +251,7 @@ def _backend(
             save=save,
             caps=gates.caps,
             rungs=config.rungs,
+            fsync=config.fsync,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
 
