@@ -160,8 +160,9 @@ def test_a_killed_ray_eval_continues_its_episodes_from_their_journals(
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").is_file(), reason="finds actors in /proc")
-def test_a_workspace_gone_with_its_node_starts_again_its_journal_kept(
-    tmp_path: Path, ray_address: str
+@pytest.mark.parametrize("workspace_kept", [True, False])
+def test_a_ray_workspace_episode_continues_on_its_node_else_starts_again(
+    tmp_path: Path, ray_address: str, workspace_kept: bool
 ) -> None:
     suite = tmp_path / "write.jsonl"
     suite.write_text(json.dumps(WRITE_TASK) + "\n")
@@ -182,16 +183,24 @@ def test_a_workspace_gone_with_its_node_starts_again_its_journal_kept(
         journal = trace.read_bytes()
         workspace = Path(read_journal(trace)[0]["config"]["workspace"])
         assert (workspace / "answer.txt").read_text() == "42\n"
-        (workspace / "answer.txt").unlink()  # as on another node: no such folder there
-        workspace.rmdir()
+        if not workspace_kept:  # as on another node than the actor's: no such folder there
+            (workspace / "answer.txt").unlink()
+            workspace.rmdir()
         resumed = run_cli([*args, "--resume"])
-    assert "0 episodes continued from their journals, 1 started again" in resumed.stderr
     (record,) = records_of(out)
-    assert record["status"] == "passed" and writing.writes == 2
-    assert "is gone" in record["restarted"]["why"]
-    assert record["restarted"]["journal"] == f"traces/{trace.name}.restarted-1"
-    assert (out / "traces" / f"{trace.name}.restarted-1").read_bytes() == journal
-    assert "resume" not in kinds(trace) and kinds(trace)[-1] == "stop"
+    assert record["status"] == "passed" and kinds(trace)[-1] == "stop"
+    if workspace_kept:  # this machine's actors find it: the work goes on in it
+        assert "1 episodes continued from their journals, 0 started again" in resumed.stderr
+        assert writing.writes == 1 and record["resumed_from_step"] == 1
+        assert kinds(trace).count("resume") == 1 and kinds(trace).count("stop") == 1
+        assert not list((out / "traces").glob("*.restarted-*"))
+    else:
+        assert "0 episodes continued from their journals, 1 started again" in resumed.stderr
+        assert writing.writes == 2 and "is gone" in record["restarted"]["why"]
+        assert record["restarted"]["journal"] == f"traces/{trace.name}.restarted-1"
+        assert (out / "traces" / f"{trace.name}.restarted-1").read_bytes() == journal
+        assert "resume" not in kinds(trace)
+    assert not workspace.exists()
 
 
 def test_a_stalled_ray_episode_continues_on_the_local_backend(
