@@ -109,7 +109,7 @@ def _whole(trace: Path) -> tuple[int, bytes] | None:
 class _Have:
     token: str = ""
     restarted: bool = False
-    data: bytes = b""
+    length: int = 0  # of the journal written into DIR
 
 
 class DriverJournals:
@@ -162,7 +162,7 @@ class DriverJournals:
 
     def wanted(self, stems: list[str]) -> dict[str, Wanted]:
         have = {stem: self._have.get(stem, _Have()) for stem in stems}
-        return {stem: (h.token, h.restarted, len(h.data)) for stem, h in have.items()}
+        return {stem: (h.token, h.restarted, h.length) for stem, h in have.items()}
 
     def take(self, pieces: Mapping[str, Piece], running: set[str]) -> None:
         """Each running episode's new lines, written over its journal in DIR."""
@@ -173,15 +173,15 @@ class DriverJournals:
             if have is not None and have.token == token and have.restarted > restarted:
                 continue  # a late reply of the file the actor set aside since
             fresh = have is None or (have.token, have.restarted) != (token, restarted)
-            if start != (0 if fresh or have is None else len(have.data)):
+            if start != (0 if fresh or have is None else have.length):
                 continue  # a reply to an older request
             if restarted:
                 self._set_aside(stem)
             if fresh or have is None:
-                have = self._have[stem] = _Have(token, restarted, data)
+                self._have[stem] = _Have(token, restarted, len(data))
                 self.write(self.path(stem), data)  # whole, over the journal DIR had
             else:
-                have.data += data
+                have.length += len(data)
                 self._append(self.path(stem), data)
 
     def _append(self, path: Path, data: bytes) -> None:
