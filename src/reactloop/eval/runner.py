@@ -8,7 +8,7 @@ repeats differ from each other and a rerun with the same seed reproduces them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
 from reactloop.eval.report import write_report
 from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore, is_final
+from reactloop.eval.store import FINAL, ResultsStore, Stored, StoredRecords
 from reactloop.eval.suites import load_suite
 from reactloop.eval.tasks import Task
 from reactloop.eval.throttle import EndpointGates
@@ -60,7 +60,7 @@ class EvalConfig:
 @dataclass(frozen=True, kw_only=True)
 class EvalOutcome:
     out: Path
-    records: list[dict[str, Any]]
+    records: Sequence[dict[str, Any]]  # read from DIR/episodes each time they are walked
     completed: bool
     ran: int
     skipped: int
@@ -69,7 +69,7 @@ class EvalOutcome:
 
     @property
     def errored(self) -> int:
-        return sum(r["status"] == "errored" for r in self.records)
+        return sum(r["status"] == "errored" for r in self.records)  # one record at a time
 
 
 def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
@@ -102,10 +102,17 @@ def run_eval(
     if config.backend == "local":
         _check_models(config)
     store = ResultsStore(config.out, fsync=config.fsync)
-    recorded = store.prepare(manifest(config, tasks), resume=config.resume)
+    stored = store.prepare(manifest(config, tasks), resume=config.resume)
     specs = plan(config, tasks)
-    todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
-    progress = EvalProgress(len(specs), recorded, [s.key for s in specs], enabled=config.progress)
+    todo = [spec for spec in specs if stored.get(spec.key, _ABSENT).status not in FINAL]
+    progress = EvalProgress(
+        len(specs),
+        {key: {"status": s.status} for key, s in stored.items()},
+        [s.key for s in specs],
+        enabled=config.progress,
+    )
+    moved = _moved(specs, stored)
+    del stored  # the records are on disk: the driver keeps none of them
     report = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
@@ -115,7 +122,6 @@ def run_eval(
             return
         if report is not None:
             report.page(config.out, record)  # rendered by the report's child meanwhile
-        recorded[spec.key] = record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
@@ -127,7 +133,7 @@ def run_eval(
         if report is not None:
             report.close()
         raise
-    records = [recorded[s.key] for s in specs if s.key in recorded]
+    records = StoredRecords(store, _recorded(store, specs, moved))
     outcome = EvalOutcome(
         out=config.out,
         records=records,
@@ -142,6 +148,30 @@ def run_eval(
             config.out, records, k=config.repeats, endpoints=endpoints, report_process=report
         )
     return outcome
+
+
+_ABSENT = Stored(None, "")
+
+
+def _moved(specs: list[EpisodeSpec], stored: dict[str, Stored]) -> dict[str, str]:
+    """The records resumed from a file not of their episode's name (by key)."""
+    return {
+        s.key: stored[s.key].stem
+        for s in specs
+        if s.key in stored and stored[s.key].stem != s.file_stem
+    }
+
+
+def _recorded(store: ResultsStore, specs: list[EpisodeSpec], moved: dict[str, str]) -> list[str]:
+    """The file of each planned episode that has a record, in plan order: this run's (saved
+    under the episode's own name) or, when it did not run, the one resumed from."""
+    stems = []
+    for spec in specs:
+        if store.has(spec.file_stem):
+            stems.append(spec.file_stem)
+        elif spec.key in moved and store.has(moved[spec.key]):
+            stems.append(moved[spec.key])
+    return stems
 
 
 def _run_episodes(
