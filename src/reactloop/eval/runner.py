@@ -23,7 +23,7 @@ from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
 from reactloop.eval.report import write_report
 from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import FINAL, ResultsStore, Stored, StoredRecords
+from reactloop.eval.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
 from reactloop.eval.suites import load_suite
 from reactloop.eval.tasks import Task
 from reactloop.eval.throttle import EndpointGates
@@ -162,16 +162,16 @@ def _moved(specs: list[EpisodeSpec], stored: dict[str, Stored]) -> dict[str, str
     }
 
 
-def _recorded(store: ResultsStore, specs: list[EpisodeSpec], moved: dict[str, str]) -> list[str]:
+def _recorded(store: ResultsStore, specs: list[EpisodeSpec], moved: dict[str, str]) -> Stems:
     """The file of each planned episode that has a record, in plan order: this run's (saved
     under the episode's own name) or, when it did not run, the one resumed from."""
-    stems = []
+    found: list[EpisodeSpec | str] = []
     for spec in specs:
         if store.has(spec.file_stem):
-            stems.append(spec.file_stem)
+            found.append(spec)
         elif spec.key in moved and store.has(moved[spec.key]):
-            stems.append(moved[spec.key])
-    return stems
+            found.append(moved[spec.key])
+    return Stems(found)
 
 
 def _run_episodes(

@@ -19,7 +19,7 @@ import shutil
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple, overload
+from typing import IO, Any, NamedTuple, Protocol, overload
 
 from reactloop.errors import UsageError
 
@@ -133,6 +133,34 @@ class ResultsStore:
 
 def is_final(record: dict[str, Any] | None) -> bool:
     return record is not None and record.get("status") in FINAL
+
+
+class Named(Protocol):
+    @property
+    def file_stem(self) -> str: ...
+
+
+class Stems(Sequence[str]):
+    """File stems, each given as itself or as what is named after it (an ``EpisodeSpec`` of
+    the plan, alive anyway: 8 bytes each here rather than a string)."""
+
+    def __init__(self, items: Sequence[str | Named]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Stems: ...
+
+    def __getitem__(self, index: int | slice) -> str | Stems:
+        if isinstance(index, slice):
+            return Stems(self.items[index])
+        item = self.items[index]
+        return item if isinstance(item, str) else item.file_stem
 
 
 class StoredRecords(Sequence[dict[str, Any]]):
