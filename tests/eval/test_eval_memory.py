@@ -88,6 +88,18 @@ def test_resume_reads_each_stored_record_once_and_keeps_none(
     assert [r["key"] for r in resumed.records][-1] == "b/native/arith-04/1"
 
 
+def test_a_record_resumed_from_a_file_of_another_name_is_reported(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_eval(config(out, report=False))
+    episodes = out / "episodes"
+    (episodes / "a__native__arith-01__0.json").rename(episodes / "copied by hand.json")
+    resumed = run_eval(config(out, resume=True))
+    assert resumed.ran == 0 and len(resumed.records) == 16
+    assert resumed.records[0]["key"] == "a/native/arith-01/0"
+    saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [r["key"] for r in saved["episodes"]] == [r["key"] for r in resumed.records]
+
+
 class Record(dict[str, Any]):
     """A record that can be weakly referenced, so that a test sees when it is freed."""
 

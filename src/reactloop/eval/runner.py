@@ -108,7 +108,7 @@ def run_eval(
     progress = EvalProgress(
         len(specs),
         {key: {"status": s.status} for key, s in stored.items()},
-        [s.key for s in specs],
+        [key for key in (s.key for s in specs) if key in stored],  # none but when resuming
         enabled=config.progress,
     )
     moved = _moved(specs, stored)
@@ -155,6 +155,8 @@ _ABSENT = Stored(None, "")
 
 def _moved(specs: list[EpisodeSpec], stored: dict[str, Stored]) -> dict[str, str]:
     """The records resumed from a file not of their episode's name (by key)."""
+    if not stored:
+        return {}
     return {
         s.key: stored[s.key].stem
         for s in specs
