@@ -200,7 +200,8 @@ def rss_curve(points: list[int], concurrency: int) -> dict[str, Any]:
             curve[episodes] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     finally:
         server.close()
-    return {"rss_mb_after": curve, "load": round(os.getloadavg()[0], 1)}
+    ratio = curve[points[-1]] / curve[points[0]]
+    return {"rss_mb_after": curve, "ratio": round(ratio, 2), "load": round(os.getloadavg()[0], 1)}
 
 
 def main() -> None:

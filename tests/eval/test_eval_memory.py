@@ -1,11 +1,13 @@
-"""Flat memory: the driver keeps no episode record while it runs or after, the report walks
-the records one at a time, and ``--resume`` reads each stored record once. Structural checks
-(which objects are alive, how often a file is read), not timings."""
+"""Flat memory: the driver keeps no episode record while it runs or after, gives the freed heap
+back to the system as it goes, the report walks the records one at a time, and ``--resume``
+reads each stored record once. Structural checks (which objects are alive, how often a file
+is read, how often the heap is trimmed), not timings."""
 
 from __future__ import annotations
 
 import gc
 import json
+import platform
 import statistics
 import weakref
 from collections.abc import Iterator, Sequence
@@ -16,7 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval import EvalConfig, Rung, load_suite, run_eval, runner
+from reactloop.eval.memory import release_freed_memory
 from reactloop.eval.oracle import OracleFactory
 from reactloop.eval.report import write_report
 from reactloop.eval.report_process import ReportProcess
@@ -98,6 +101,26 @@ def test_a_record_resumed_from_a_file_of_another_name_is_reported(tmp_path: Path
     assert resumed.records[0]["key"] == "a/native/arith-01/0"
     saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert [r["key"] for r in saved["episodes"]] == [r["key"] for r in resumed.records]
+
+
+def test_the_driver_gives_freed_heap_back_every_so_many_episodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trims: list[int] = []
+
+    def trim() -> bool:
+        trims.append(1)
+        return True
+
+    monkeypatch.setattr(runner, "TRIM_EVERY", 5)
+    monkeypatch.setattr(runner, "release_freed_memory", trim)
+    run_eval(config(tmp_path / "out", report=False))
+    assert len(trims) == 16 // 5
+
+
+def test_freed_heap_is_given_back_where_the_c_library_is_glibc() -> None:
+    # musl, macOS and Windows have no malloc_trim: there it answers False and does nothing
+    assert release_freed_memory() is (platform.libc_ver()[0] == "glibc")
 
 
 class Record(dict[str, Any]):

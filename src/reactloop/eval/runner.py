@@ -7,6 +7,7 @@ repeats differ from each other and a rerun with the same seed reproduces them.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
 from reactloop.eval.episode import EpisodeSpec, Rung
+from reactloop.eval.memory import release_freed_memory
 from reactloop.eval.process_backend import ProcessBackend
 from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
@@ -30,6 +32,8 @@ from reactloop.eval.throttle import EndpointGates
 from reactloop.eval.toolset import EVAL_FAMILIES
 from reactloop.tools.registry import parse_families
 
+TRIM_EVERY = 1000
+"""Episodes between two returns of the freed heap to the system (``release_freed_memory``)."""
 REPORT_CHILD_FROM = 64
 """Episodes to run from which the report's pages and charts are made in a child process (its
 start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."""
@@ -117,6 +121,8 @@ def run_eval(
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
 
+    finished = itertools.count(1)
+
     def done(spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
         if record is None:
             return
@@ -125,6 +131,8 @@ def run_eval(
         progress.advance(record)
         if on_record is not None:
             on_record(record)
+        if next(finished) % TRIM_EVERY == 0:
+            release_freed_memory()
 
     try:
         with progress:
