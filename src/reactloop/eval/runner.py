@@ -152,6 +152,7 @@ def run_eval(
         endpoints=endpoints,
     )
     if config.report:
+        release_freed_memory()  # the last episodes' heap, before the report walks the records
         write_report(
             config.out, records, k=config.repeats, endpoints=endpoints, report_process=report
         )
