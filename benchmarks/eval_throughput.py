@@ -2,7 +2,7 @@
 
     python benchmarks/eval_throughput.py [--latency 1.0 0.05] [--concurrency 32 128 512]
                                          [--waves 1 3] [--storm] [--rss 1000 20000]
-                                         [--workers 1]
+                                         [--workers 1] [--ray-nodes 1 2]
 
 Each episode makes two model calls (a calculator call, then the answer), so at concurrency C
 the ideal steady rate is C / (2 × latency) episodes a second. The steady rate is measured as
@@ -16,6 +16,8 @@ process's CPU during the large eval divided by its calls (it includes the SDK's;
 server (``reactloop.testing``) runs in a child process with a listen backlog of 2,048, so its
 threads share neither this interpreter nor its accept queue. ``--storm``: every third call
 refused with ``Retry-After: 1`` for 10 s. ``--rss``: the driver's RSS after N episodes.
+``--ray-nodes``: the Ray backend on a local cluster of N raylets (``ray.cluster_utils``), one
+actor and ``--ray-per-node`` episodes in flight per node, at 1 s a call (``ray_nodes_row``).
 Figures taken on a loaded machine say so: the load average is printed with each row.
 """
 
@@ -204,6 +206,58 @@ def rss_curve(points: list[int], concurrency: int) -> dict[str, Any]:
     return {"rss_mb_after": curve, "ratio": round(ratio, 2), "load": round(os.getloadavg()[0], 1)}
 
 
+RAY_PER_NODE = [16]  # episodes in flight per node, as each machine of a cluster would add
+
+
+def _ray_eval(base_url: str, episodes: int, address: str, nodes: int) -> list[float]:
+    """When each record arrived, in order."""
+    rung = Rung(label="fake", spec="vllm:fake", base_url=base_url)
+    arrived: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        config = EvalConfig(
+            suite="bench", rungs=(rung,), out=Path(folder) / "out", repeats=1,
+            tasks=tasks(episodes), concurrency=RAY_PER_NODE[0] * nodes, backend="ray",
+            ray_address=address, ray_actors=nodes, fsync=False, report=False,
+        )  # fmt: skip
+        outcome = run_eval(config, on_record=lambda r: arrived.append(time.perf_counter()))
+    assert outcome.errored == 0 and {r["status"] for r in outcome.records} == {"passed"}
+    return arrived
+
+
+def ray_nodes_row(nodes: int, latency: float = 1.0, waves: int = 4) -> dict[str, Any]:
+    """The steady rate of the Ray backend on a local cluster of ``nodes`` raylets (each
+    with 1 CPU), ``RAY_PER_NODE`` (``--ray-per-node``) episodes in flight per node: the
+    episodes recorded after the first wave over the time they took (each eval starts its
+    actors afresh, seconds of CPU on a loaded machine, so start-up is left out)."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster: Any = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    server = Server(latency)
+    concurrency = RAY_PER_NODE[0] * nodes
+    try:
+        arrived = _ray_eval(server.base_url, concurrency * waves, cluster.address, nodes)
+    finally:
+        server.close()
+        ray.shutdown()
+        cluster.shutdown()
+    rate = (len(arrived) - concurrency) / (arrived[-1] - arrived[concurrency - 1])
+    ideal = concurrency / (CALLS_PER_EPISODE * latency)
+    return {
+        "ray_nodes": nodes,
+        "latency_s": latency,
+        "concurrency": concurrency,
+        "episodes": len(arrived),
+        "rate": round(rate, 1),
+        "ideal": round(ideal, 1),
+        "of_ideal": round(rate / ideal, 3),
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, nargs="*", default=[1.0, 0.05])
@@ -212,7 +266,14 @@ def main() -> None:
     parser.add_argument("--storm", action="store_true")
     parser.add_argument("--rss", type=int, nargs="*")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--ray-nodes", type=int, nargs="*", help="e.g. 1 2 (only these rows)")
+    parser.add_argument("--ray-per-node", type=int, default=16)
     args = parser.parse_args()
+    RAY_PER_NODE[0] = args.ray_per_node
+    if args.ray_nodes:
+        for nodes in args.ray_nodes:
+            print(json.dumps(ray_nodes_row(nodes)))
+        return
     WORKERS[0] = args.workers
     for latency in args.latency:
         server = Server(latency)

@@ -11,6 +11,7 @@ notices off. Medians of ``--repeat`` runs; figures in docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -97,6 +98,18 @@ def rebuild_time(path: Path, repeat: int) -> float:
     return statistics.median(times)
 
 
+def decode_time(path: Path, repeat: int) -> float:
+    """The journal's lines through ``json.loads`` alone: the floor of any reading of it."""
+    lines = path.read_bytes().split(b"\n")[:-1]
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        decoded = [json.loads(line) for line in lines]
+        times.append(time.perf_counter() - started)
+        del decoded
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
@@ -128,15 +141,19 @@ def main() -> None:
             synced = (best[f"fsync {key}"] - best[f"bare {key}"]) * 1e3
             print(f"journal, write-ahead {key}: {plain:.1f} µs a step; with fsync {synced:.2f} ms")
         print(f"journal bytes a step: {size:.0f}, of which tool_start {start_line}")
-        previous = None
+        previous: tuple[float, float] | None = None
         for count in (1_000, 10_000):
             path = journal_without_stop(count, folder)
             n = len(read_journal(path))
-            seconds = rebuild_time(path, args.repeat)
-            ratio = "" if previous is None else f" ({seconds / previous:.1f}× the 1,000)"
+            seconds, floor = rebuild_time(path, args.repeat), decode_time(path, args.repeat)
+            ratio = floor_ratio = ""
+            if previous is not None:
+                ratio = f" ({seconds / previous[0]:.1f}× the 1,000)"
+                floor_ratio = f" ({floor / previous[1]:.1f}×)"
             print(f"rebuild from {n:,} events: {seconds * 1e3:.1f} ms{ratio}, "
-                  f"{seconds * 1e3 / n * 1000:.1f} ms per 1,000 events")  # fmt: skip
-            previous = seconds
+                  f"{seconds * 1e3 / n * 1000:.1f} ms per 1,000 events; json.loads of its "
+                  f"lines alone {floor * 1e3:.1f} ms{floor_ratio}")  # fmt: skip
+            previous = seconds, floor
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.resume.resume_run"): "Agent.resume: the resumed loop",
     ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_agent", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
+    ("reactloop.cli.resume", "reactloop.tools.mcp"): "resume of a run with MCP servers",
     ("reactloop.cli.run_agent", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_agent", "reactloop.usage"): "reactloop run --prices",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",

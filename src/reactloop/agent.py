@@ -4,7 +4,8 @@ One ``Agent`` serves many runs, one after another or at once; each run has its o
 budget and loop guard (``reactloop.loop.RunLoop``, which gets the agent's ``RunSettings``, not
 the agent). ``arun`` and ``astream`` run the same loop on a thread of their own
 (``reactloop.loop.async_runner``). ``history=`` continues an earlier run with a follow-up task;
-``resume(trace)`` continues a run from its journal (``reactloop.resume``).
+``resume(trace)`` (``aresume`` for asyncio) continues a run from its journal
+(``reactloop.resume``).
 """
 
 from __future__ import annotations
@@ -182,13 +183,34 @@ class Agent:
         agent's model, tools and protocol must be the recorded ones (``force`` resumes all
         the same); its own ``journal`` is not used. A journal that cannot be resumed is a
         ``UsageError`` and is left as it was."""
+        self._cancel.clear()
+        options = {"limits": limits, "decisions": decisions, "force": force, "fsync": fsync}
+        return self._resume(trace, self._cancel, **options)
+
+    async def aresume(
+        self,
+        trace: str | Path,
+        *,
+        limits: Limits | None = None,
+        decisions: Mapping[str, bool | str] | None = None,
+        force: bool = False,
+        fsync: bool = False,
+    ) -> RunResult:
+        """``resume`` for asyncio, as ``arun`` is ``run``'s (a thread of its own; cancelling
+        the awaiting task stops the run ``cancelled``, its journal complete)."""
+        cancel = self._new_cancel()
+        try:
+            from reactloop.loop.async_runner import in_thread, settled
+
+            options = {"limits": limits, "decisions": decisions, "force": force, "fsync": fsync}
+            return await settled(in_thread(lambda: self._resume(trace, cancel, **options)), cancel)
+        finally:
+            self._drop_cancel(cancel)
+
+    def _resume(self, trace: str | Path, cancel: threading.Event, **options: Any) -> RunResult:
         from reactloop.resume.resume_run import resume_run  # loads the loop, as a first run does
 
-        self._cancel.clear()
-        settings = self.settings()
-        return resume_run(
-            settings, trace, limits=limits, decisions=decisions, force=force, fsync=fsync
-        )
+        return resume_run(dataclasses.replace(self.settings(), cancel=cancel), trace, **options)
 
     async def arun(
         self,

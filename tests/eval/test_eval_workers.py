@@ -1,10 +1,16 @@
 """``workers``: episodes in worker processes give the one process's results; a worker that
-dies loses only its in-flight episodes, recorded errored and run again by --resume."""
+dies loses only its in-flight episodes, recorded errored and run again by --resume; workers
+start from a forkserver that has imported what they need."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +19,9 @@ from typing import Any
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.process_backend import _context, _preload
+from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
+from reactloop.testing.openai_replies import json_reply
 
 TASKS = tuple(load_suite("arithmetic")[:4])
 SAME = ("status", "answer", "stop_reason", "model_calls", "tool_calls", "health", "called")
@@ -45,6 +54,18 @@ def test_workers_give_the_results_of_one_process(tmp_path: Path) -> None:
     for record in two.records:
         assert (tmp_path / "two" / record["trace"]).stat().st_size > 0
         assert (tmp_path / "two" / "pages" / (Path(record["trace"]).stem + ".html")).is_file()
+
+
+def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> None:
+    import openai  # what a rung's adapter imports in the driver
+
+    names = _preload()
+    assert {"reactloop.eval.process_backend", "reactloop.loop.run_loop", openai.__name__} <= set(
+        names
+    )
+    assert not any(name.endswith("__main__") for name in names)  # it would run a command
+    if "forkserver" in multiprocessing.get_all_start_methods():  # POSIX; Windows spawns
+        assert _context().get_start_method() == "forkserver"
 
 
 @dataclass(frozen=True)
@@ -83,7 +104,7 @@ def test_a_dead_worker_loses_only_its_episodes_and_resume_reruns_them(tmp_path: 
 
 @dataclass(frozen=True)
 class HangsOn:
-    """The oracle, except that ``task``'s model call takes 4 s whatever the deadline."""
+    """The oracle, except that ``task``'s model call takes 15 s whatever the deadline."""
 
     task: str
 
@@ -93,17 +114,62 @@ class HangsOn:
             return oracle
 
         def hang(request: ModelRequest) -> ModelTurn:
-            time.sleep(4)
+            time.sleep(15)
             return ModelTurn(text="too late")
 
         return FunctionModel(hang)
 
 
 def test_a_stalled_episode_in_a_worker_stays_stalled_on_disk(tmp_path: Path) -> None:
+    """A 2 s window (and the 2 s grace) is long enough for an oracle episode on a loaded
+    machine (0.2 s stalled ordinary episodes too at a load of 20), far short of the hang."""
     rung = Rung(label="o", spec="oracle", factory=HangsOn("arith-01"))
-    cfg = config(tmp_path / "out", rung, 2, episode_seconds=0.2)
+    cfg = config(tmp_path / "out", rung, 2, episode_seconds=2.0)
     outcome = run_eval(EvalConfig(**{**cfg.__dict__, "repeats": 1}))
     stalled = [r for r in outcome.records if r.get("reason") == "stalled"]
     assert [r["task_id"] for r in stalled] == ["arith-01"]
     saved = json.loads((tmp_path / "out" / "episodes" / "o__native__arith-01__0.json").read_text())
     assert saved["reason"] == "stalled"  # the late record the worker got was never saved
+
+
+CLI_CHILD = """
+import sys
+from reactloop.cli.eval import eval_command
+eval_command(sys.argv[1:], prog_name="reactloop eval")
+"""
+
+
+def test_ctrl_c_to_the_whole_group_stops_the_workers_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the driver and its workers: the workers leave it to the
+    driver, which cancels them; no worker dies, no traceback, exit 130."""
+    arrived, release = threading.Event(), threading.Event()
+    lock, seen = threading.Lock(), [0]
+
+    def respond(request: RecordedRequest) -> Reply:
+        with lock:
+            seen[0] += 1
+            if seen[0] >= 2:  # both workers have an episode in flight
+                arrived.set()
+        release.wait(timeout=30)
+        return json_reply(completion("The total is 0."))
+
+    out = tmp_path / "out"
+    with FakeOpenAIServer(responder=respond) as server:
+        args = ["--suite", "arithmetic", "--model", "vllm:fake", "--base-url", server.base_url]
+        args += ["--repeats", "1", "--concurrency", "2", "--workers", "2", "--out", str(out)]
+        child = subprocess.Popen(
+            [sys.executable, "-c", CLI_CHILD, *args],
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # a group of its own, as a terminal's foreground job
+        )
+        try:
+            assert arrived.wait(timeout=120)
+            os.killpg(child.pid, signal.SIGINT)
+        finally:
+            release.set()
+            _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    records = [json.loads(p.read_text()) for p in (out / "episodes").glob("*.json")]
+    assert not [r for r in records if r.get("reason") == "worker_died"]

@@ -469,3 +469,27 @@ def test_the_calls_of_a_reply_cut_off_are_refused_after_a_resume_too(tmp_path: P
     resumed = Agent(ScriptedModel(turns), tools.tools).resume(trace)
     assert "bump 9" not in tools.runs and resumed.answer == "done"
     assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]
+
+
+@pytest.mark.parametrize("calls", [1, 2], ids=["one-call", "two-calls"])
+def test_a_loop_found_just_before_the_kill_still_stops_the_run(tmp_path: Path, calls: int) -> None:
+    """Killed once the guard had stopped the run (the third identical call refused, and the
+    call after it), before or during the model's last word: the resumed run refuses what was
+    left and gives that last word, to the same stop."""
+    same = [{"name": "peek", "arguments": {"key": key}} for key in "ab"][:calls]
+    turns: list[dict[str, Any]] = [{"tool_calls": same} for _ in range(3)] + [
+        {"content": "gave up"}
+    ]
+    path = tmp_path / "full.jsonl"
+    with Journal(path) as journal:
+        full = Agent(ScriptedModel(turns), Tools().tools, journal=journal, limits=LIMITS).run("go")
+    assert full.stop_reason == "loop_detected"
+    lines = path.read_bytes().split(b"\n")
+    found = min(i for i, line in enumerate(lines) if b"not run: loop detected" in line)
+    for after in range(found, len(lines) - 2):  # up to the stop, cut off
+        trace = cut(path, after + 1, tmp_path / f"cut{after}.jsonl")
+        resumed = Agent(ScriptedModel(turns), Tools().tools).resume(trace)
+        assert (resumed.stop_reason, resumed.answer) == ("loop_detected", "gave up"), after
+        assert resumed.error == full.error and resumed.forced == full.forced
+        assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]
+        assert stops_after_last_start(trace) == 1

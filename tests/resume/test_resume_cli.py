@@ -136,3 +136,39 @@ def test_resume_keeps_the_recorded_way_of_approving(tmp_path: Path) -> None:
     third = reactloop("resume", str(trace), cwd=tmp_path)
     assert third.returncode == 0 and third.stdout.strip() == "both written", third.stderr
     assert (workspace / "b.txt").read_text() == "B"
+
+
+def test_a_cli_resume_sends_the_request_the_uninterrupted_run_sends(tmp_path: Path) -> None:
+    """The model's settings of ``reactloop run`` (here temperature, seed, the output cap and
+    the base URL) are recorded and used again by ``reactloop resume``: after a wait for
+    approval, the next request is byte for byte the uninterrupted run's."""
+    from reactloop.testing import FakeOpenAIServer, completion, json_reply, tool_call
+
+    def reply(request: Any) -> Any:
+        if any(m["role"] == "tool" for m in request.json["messages"]):
+            return json_reply(completion("done"))
+        call = tool_call("write_file", {"path": "a.txt", "content": "A"}, id="w_a")
+        return json_reply(completion("", tool_calls=[call]))
+
+    bodies = {}
+    for name, defer in (("straight", ()), ("waited", ("--defer-approval",))):
+        folder = tmp_path / name
+        (folder / "ws").mkdir(parents=True)
+        with FakeOpenAIServer(responder=reply) as server:
+            ran = reactloop(
+                "run", "write a", "--model", "openai:fake", "--base-url", server.base_url,
+                "--tools", "files", "--workspace", str(folder / "ws"), "--temperature", "0",
+                "--seed", "3", "--max-output-tokens", "50", "--trace", str(folder / "run.jsonl"),
+                *defer, cwd=folder,
+            )  # fmt: skip
+            if defer:
+                assert ran.returncode == 1, ran.stderr
+                assert reactloop("approve", "run.jsonl", cwd=folder).returncode == 0
+                resumed = reactloop("resume", "run.jsonl", cwd=folder)
+                assert resumed.returncode == 0, resumed.stderr
+            else:
+                assert ran.returncode == 0, ran.stderr
+            bodies[name] = [r.body for r in server.requests]
+    assert len(bodies["straight"]) == len(bodies["waited"]) == 2
+    assert bodies["waited"] == bodies["straight"]
+    assert b'"seed":3' in bodies["waited"][1] and b'"temperature":0' in bodies["waited"][1]

@@ -13,6 +13,7 @@ import click
 from reactloop import Limits
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval import EvalConfig, EvalOutcome, load_suite, run_eval
+from reactloop.eval.cores import CONCURRENCY_PER_WORKER, EPISODES_PER_WORKER
 from reactloop.eval.ladder import load_models_file, parse_protocols, rungs_from_specs
 from reactloop.eval.summary import summarize
 
@@ -24,6 +25,23 @@ class EvalUsageError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"reactloop: error: {self.message}", err=True)
+
+
+class WorkersType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.4 on
+    """``auto`` (None: the rule of ``reactloop.eval.cores``) or a count from 1 to 256."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int | None:
+        if value is None or str(value).strip().lower() == "auto":
+            return None
+        try:
+            count = int(value)
+        except ValueError:
+            count = 0
+        if not 1 <= count <= 256:
+            self.fail(f"{value!r} is not auto or a count from 1 to 256", param, ctx)
+        return count
 
 
 @click.command("eval")
@@ -50,13 +68,19 @@ class EvalUsageError(click.ClickException):
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option(
     "--workers",
-    type=click.IntRange(1, 256),
-    default=1,
+    type=WorkersType(),
+    default="auto",
     show_default=True,
-    help="local backend: worker processes sharing --concurrency (every core: its count)",
+    help="local backend: worker processes sharing --concurrency; auto: one a usable core, as "
+    f"many as the eval can use (one process below {2 * EPISODES_PER_WORKER} episodes to run "
+    f"or a concurrency of {2 * CONCURRENCY_PER_WORKER})",
 )
 @click.option("--ray-address", help="an existing Ray cluster (default: start a local Ray)")
-@click.option("--ray-actors", type=click.IntRange(1, 1024), default=2, show_default=True)
+@click.option(
+    "--ray-actors",
+    type=click.IntRange(1, 1024),
+    help="Ray actors sharing --concurrency (default: one per node, at least 2)",
+)
 @click.option("--resume", is_flag=True, help="keep recorded episodes, rerun errored ones")
 @click.option("--seed", type=int, help="repeat r runs with seed N + r")
 @click.option("--temperature", type=click.FloatRange(0, 2))
@@ -82,6 +106,12 @@ def eval_command(**options: Any) -> None:
         raise EvalUsageError(str(exc)) from None
     for row in _summary_lines(outcome):
         click.echo(row)
+    if outcome.continued or outcome.restarted:
+        click.echo(
+            f"resume: {outcome.continued} episodes continued from their journals, "
+            f"{outcome.restarted} started again (their journals set aside)",
+            err=True,
+        )
     click.echo(f"report: {outcome.out / 'report.md'} · {outcome.out / 'index.html'}", err=True)
     if not outcome.completed:
         click.echo(

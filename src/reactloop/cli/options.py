@@ -101,11 +101,14 @@ def _responses_extra(options: RunOptions, spec: str) -> dict[str, Any]:
 
 
 def _resolve(options: RunOptions, spec: str) -> Model:
+    return resolve_with_api(spec, model_settings(options, spec), options.api)
+
+
+def resolve_with_api(spec: str, settings: ModelSettings, api: str | None) -> Model:
     """``spec``'s model; with ``--api responses``, its provider's Responses endpoint."""
-    settings = model_settings(options, spec)
     provider, name = split_spec(spec)
-    if options.api != "responses" or provider == "responses":
-        if options.api == "chat" and provider == "responses":
+    if api != "responses" or provider == "responses":
+        if api == "chat" and provider == "responses":
             raise UsageError(f"--api chat and {spec!r} disagree: use openai:{name}")
         return resolve_model(spec, settings)
     module, _, function = PROVIDERS["responses"].partition(":")  # loaded only when asked for

@@ -1,7 +1,9 @@
 """``reactloop resume TRACE``: continue a run from its journal, in the same journal.
 
 The agent is rebuilt from the journal's ``run_start``: the tools of its config (in the
-recorded workspace: resume continues the work there), its protocol and tool choice, its
+recorded workspace: resume continues the work there; the MCP servers of ``--mcp``,
+``--mcp-url`` and ``--mcp-config`` started again, as ``run`` started them, and stopped when
+the run ends), its protocol and tool choice, its
 instructions and limits (raised by the options given), its approval (``--approve`` or
 ``--defer-approval`` as recorded, unless given now), and the model of ``--model``, else the
 spec ``reactloop run`` recorded. Exit codes are ``run``'s.
@@ -9,6 +11,7 @@ spec ``reactloop run`` recorded. Exit codes are ``run``'s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Mapping
@@ -22,16 +25,18 @@ from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
+from reactloop.cli.file_checks import check_input_file
+from reactloop.cli.model_record import recorded_model
 from reactloop.cli.options import MAX_SECONDS
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.events import Event
 from reactloop.limits import Limits
-from reactloop.models import resolve_model
-from reactloop.models.base import ModelSettings
-from reactloop.replay.rebuild import tools_from_config
+from reactloop.replay.rebuild import recorded_mcp, tools_from_config
+from reactloop.result import RunResult
 from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
+from reactloop.tools.base import Tool
 
 _RAISED = {
     "max_steps": "max_model_calls",
@@ -85,27 +90,15 @@ def resume(trace: Path, **options: Any) -> None:
 def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _, state = prepare_resume(trace)
-    config = state.run_start.get("config")
-    config = config if isinstance(config, Mapping) else {}
-    model = resolve_model(_spec(options, config), ModelSettings(base_url=options["base_url"]))
-    console = None if options["as_json"] else ConsoleObserver(stderr)
-
-    def announce(event: Event) -> None:  # once every check passed: the resume event is out
-        if event.type == "resume":
-            stderr.print(f"[dim]{describe(state)}[/]")
-
-    agent = Agent(
-        model,
-        tools_from_config(config),
-        protocol=_protocol(state, config),
-        tool_choice=str(config.get("tool_choice") or "auto"),
-        approve=_approver(options, config),
-        observers=[announce, console] if console is not None else [],
-        config=dict(config),
-    )
-    result = agent.resume(
-        trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]
-    )
+    config = _config_of(state)
+    model = recorded_model(_spec(options, config), config, base_url=options["base_url"])
+    builtin = tools_from_config(config)
+    with contextlib.ExitStack() as servers:
+        try:  # the recorded servers, open while the run goes on, stopped after
+            mcp = servers.enter_context(_mcp_tools(config, [t.name for t in builtin]))
+        except UsageError as exc:  # a server that does not start: the journal is untouched
+            raise UsageError(f"cannot resume {trace}: {exc}") from None
+        result = _resumed(trace, options, state, model, [*builtin, *mcp], stderr)
     if options["as_json"]:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
     else:
@@ -118,11 +111,60 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     return run_exit_code(result)
 
 
+def _resumed(
+    trace: Path,
+    options: Mapping[str, Any],
+    state: ResumeState,
+    model: Any,
+    tools: list[Tool],
+    stderr: Console,
+) -> RunResult:
+    config = _config_of(state)
+    console = None if options["as_json"] else ConsoleObserver(stderr)
+
+    def announce(event: Event) -> None:  # once every check passed: the resume event is out
+        if event.type == "resume":
+            stderr.print(f"[dim]{describe(state)}[/]")
+
+    agent = Agent(
+        model,
+        tools,
+        protocol=_protocol(state, config),
+        tool_choice=str(config.get("tool_choice") or "auto"),
+        approve=_approver(options, config),
+        observers=[announce, console] if console is not None else [],
+        config=dict(config),
+    )
+    return agent.resume(
+        trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]
+    )
+
+
+def _mcp_tools(
+    config: Mapping[str, Any], reserved: list[str]
+) -> contextlib.AbstractContextManager[list[Tool]]:
+    """The recorded MCP servers started again as ``reactloop run`` started them (the built-in
+    tools' names reserved alike, so the same tools get the same names)."""
+    servers = recorded_mcp(config)
+    if servers is None:
+        return contextlib.nullcontext([])
+    if servers["config"] is not None:
+        check_input_file(servers["config"], "MCP config")
+    from reactloop.tools.mcp import open_mcp_tools  # with asyncio: only for a run with MCP
+
+    return open_mcp_tools(servers["stdio"], servers["urls"], servers["config"], reserved=reserved)
+
+
 def describe(state: ResumeState) -> str:
     """One line: why the run is resumed, from where, and its calls in flight."""
     why = "its process died" if state.why == "no_stop" else f"it stopped {state.why}"
     calls = ", ".join(f"{c.call.id} {c.call.name} {c.state}" for c in state.calls)
     return f"resuming after step {state.step} ({why})" + (f"; calls: {calls}" if calls else "")
+
+
+def _config_of(state: ResumeState) -> Mapping[str, Any]:
+    config = state.run_start.get("config")
+    return config if isinstance(config, Mapping) else {}
 
 
 def _spec(options: Mapping[str, Any], config: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from reactloop.cli.file_checks import (
     default_trace_path,
     model_file,
 )
+from reactloop.cli.model_record import model_record
 from reactloop.cli.options import RunOptions, build_limits, pick_model
 from reactloop.cli.telemetry import otel_observer
 from reactloop.cli.unloaded import UnloadedModel, unstarted_run
@@ -271,6 +272,7 @@ def _config(options: RunOptions, families: tuple[str, ...]) -> dict[str, Any]:
         "tool_choice": options.tool_choice,
         "model_spec": _model_spec(options.model),
         "approval": _approval_mode(options),
+        "model_settings": model_record(options),
     }
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {

@@ -13,9 +13,12 @@ print(outcome.out / "report.md")
 
 Modules: ``tasks`` (a task and its checks, JSONL suites), ``suites`` (the built-in suites),
 ``bet_tools`` and ``coding`` (their tools and workspaces), ``episode`` (one run, checked, as a
-record), ``health`` (protocol health from a journal), ``store`` (atomic per-episode records,
+record), ``continued`` (an interrupted episode continued from its journal),
+``health`` (protocol health from a run's events), ``store`` (atomic per-episode records,
 resume), ``metrics`` (Wilson, pass@k, pass^k, McNemar), ``summary`` (the tables),
-``backends`` and ``ray_backend`` (where episodes run, and stalled ones given up),
+``backends``, ``process_backend`` and ``ray_backend`` (where episodes run, and stalled ones
+given up; ``ray_workspaces``: task folders sent to the Ray actors), ``cores`` (how many
+worker processes: the usable cores, the rule),
 ``throttle`` (adaptive concurrency per endpoint), ``report``, ``html``,
 ``health_table`` (the protocol-health table of both), ``charts``, ``report_process`` (pages
 and charts in a child process),

@@ -6,14 +6,14 @@ is kept apart from ``failed`` (the model's answer or trajectory did not solve th
 history outgrew the model's context). An episode that outlasts ``episode_seconds`` (shorter
 than its own time limit) is stopped by the run's deadline, its journal complete, and recorded
 ``errored`` with ``reason: stalled``. A cancelled episode returns None: it is not recorded, so
-``--resume`` runs it again.
+``--resume`` runs it again. With ``continue_journal`` (``--resume``), an episode that left a
+journal continues from it when it can, else starts again (``continued.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -25,19 +25,20 @@ from typing import Any
 import reactloop
 from reactloop import (
     Agent,
-    Journal,
     Limits,
     Model,
     ModelSettings,
     StopReason,
+    Tool,
     Usage,
     read_journal,
     resolve_model,
 )
-from reactloop.eval.health import journal_stats
+from reactloop.eval.continued import Attempt, one_run, start_attempt
+from reactloop.eval.health import HealthTally, journal_stats
 from reactloop.eval.tasks import Task, check_answer
 from reactloop.eval.throttle import EndpointGates, GatedModel
-from reactloop.eval.toolset import episode_tools, make_workspace
+from reactloop.eval.toolset import episode_tools
 from reactloop.usage import Price
 
 ERRORED_STOPS = frozenset({StopReason.MODEL_ERROR, StopReason.JOURNAL_ERROR})
@@ -113,6 +114,7 @@ class EpisodeSpec:
     temperature: float | None = None
     limits: Limits = field(default_factory=Limits)
     episode_seconds: float | None = None
+    continue_journal: bool = False  # --resume: a journal left in ``trace`` goes on
 
     @property
     def key(self) -> str:
@@ -171,61 +173,69 @@ def run_episode(
     if scope is not None and scope.cancelled.is_set():
         return None
     started = time.time()
-    workspace = None
+    attempt = record = None
     try:
-        workspace = make_workspace(spec.task)
-        return _run(spec, trace, workspace, scope, started, gates)
+        attempt = start_attempt(spec, trace, lambda ws, limits: _agent(spec, ws, limits, gates))
+        record = _run(spec, trace, attempt, scope, started)
+        return record
     except Exception as exc:  # the harness could not run it: errored, retried by --resume
         return base_record(spec, started) | {
             "status": "errored",
             "error": f"{type(exc).__name__}: {exc}",
         }
     finally:
-        if workspace is not None:
-            shutil.rmtree(workspace, ignore_errors=True)
+        if attempt is not None:
+            attempt.clean_up(record)
+
+
+def _agent(
+    spec: EpisodeSpec, workspace: Path | None, limits: Limits, gates: EndpointGates | None
+) -> tuple[Agent, list[Tool]]:
+    tools = episode_tools(spec.task, workspace)
+    agent = Agent(
+        _model(spec, gates),
+        tools,
+        limits=limits,
+        protocol="text" if spec.protocol == "text" else "native",
+        config={} if workspace is None else {"workspace": str(workspace)},
+    )
+    return agent, tools
 
 
 def _run(
     spec: EpisodeSpec,
     trace: Path,
-    workspace: Path | None,
+    attempt: Attempt,
     scope: CancelScope | None,
     started: float,
-    gates: EndpointGates | None = None,
 ) -> dict[str, Any] | None:
-    tools = episode_tools(spec.task, workspace)
-    model = _model(spec, gates)
-    with Journal(trace) as journal:
-        agent = Agent(
-            model,
-            tools,
-            limits=spec.run_limits(),
-            journal=journal,
-            protocol="text" if spec.protocol == "text" else "native",
-        )
+    agent = attempt.agent
+    tally = HealthTally()  # the record's figures, counted as the events go to the journal
+    if scope is not None:
+        scope.add(agent)
+    try:
+        result = attempt.execute(trace, spec.task.task, tally)
+    finally:
         if scope is not None:
-            scope.add(agent)
-        try:
-            result = agent.run(spec.task.task)
-        finally:
-            if scope is not None:
-                scope.discard(agent)
+            scope.discard(agent)
     if result.stop_reason == StopReason.CANCELLED:
         return None
-    stats = journal_stats(read_journal(trace))
+    # a continued run is counted from its whole journal, as one run (a call re-run counts once)
+    stats = tally.stats() if attempt.state is None else journal_stats(one_run(read_journal(trace)))
     record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung)
-    record["tools"] = sorted(t.name for t in tools)
+    record["tools"] = sorted(t.name for t in attempt.tools)
+    record |= attempt.marks()
     if result.stop_reason in ERRORED_STOPS and result.error_kind != "context_length":
         record["status"] = "errored"
         return record
-    if result.stop_reason == StopReason.TIMEOUT and spec.stall_limited:
+    if result.stop_reason == StopReason.TIMEOUT and attempt.stall_cut:
         return record | stalled(spec)
     verdict = check_answer(
         spec.task,
         result.answer,
         called=stats["called"],
         attempted=stats["attempted"],
-        workspace=workspace,
+        workspace=attempt.workspace,
     )
     record["status"] = "passed" if verdict.passed else "failed"
     record["check_detail"] = verdict.detail
@@ -241,7 +251,7 @@ def _model(spec: EpisodeSpec, gates: EndpointGates | None) -> Model:
 
 
 def stalled(spec: EpisodeSpec, journal: str = "complete") -> dict[str, Any]:
-    """What marks an episode stopped by ``--episode-seconds``: errored, run again by --resume."""
+    """What marks an episode stopped by ``--episode-seconds``: errored, continued by --resume."""
     return {
         "status": "errored",
         "reason": "stalled",

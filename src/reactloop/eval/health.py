@@ -1,4 +1,5 @@
-"""Protocol health of one episode, counted from its journal events (docs/journal.md).
+"""Protocol health of one episode, counted from its events (docs/journal.md): as the run
+emits them (``HealthTally``, an observer) or from its journal (``journal_stats``).
 
 Counts per episode; ``summary`` turns their sums into rates. Denominators: ``tool_calls``
 (every call the model asked for) for invalid arguments, unknown tools and loop-guard
@@ -9,8 +10,11 @@ loop stops and wind-downs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from reactloop.journal.events import Event
 
 HEALTH_COUNTS = (
     "turns",
@@ -27,46 +31,73 @@ _LOOP_KINDS = frozenset({"repeat", "pingpong", "cycle"})
 _BAD_ARGUMENTS = ("invalid arguments", "arguments are ", "arguments must be ")
 
 
-def journal_stats(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """``health`` (counts), ``steps`` (per model call: input, cached, output tokens and
-    seconds), ``called`` (tools that ran and succeeded), ``attempted`` (every tool asked for)
-    and ``server_model`` (the model name the provider reported, when it did)."""
-    health = dict.fromkeys(HEALTH_COUNTS, 0)
-    steps: list[dict[str, Any]] = []
-    called: list[str] = []
-    attempted: list[str] = []
-    server_model: str | None = None
-    requested_at: dict[int, float] = {}
-    for event in events:
-        kind = event.get("type")
+class HealthTally:
+    """``journal_stats`` counted as the run goes: an observer of its events
+    (``Agent(..., observers=[tally])``), so that an episode's record needs no read-back of its
+    journal. A step's seconds are timed by the tally's own clock, from its ``request`` to its
+    ``turn``, as the journal times them. ``add`` takes a journal record instead (a dict with
+    ``type``, ``step`` and ``t``)."""
+
+    def __init__(self) -> None:
+        self.health = dict.fromkeys(HEALTH_COUNTS, 0)
+        self.steps: list[dict[str, Any]] = []
+        self.called: list[str] = []
+        self.attempted: list[str] = []
+        self.server_model: str | None = None
+        self._requested_at: dict[int, float] = {}
+        self._started = time.monotonic()
+
+    def __call__(self, event: Event) -> None:
+        self._count(event.type, event.step, time.monotonic() - self._started, event.data)
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        step, t = int(record.get("step", 0)), float(record.get("t", 0.0))
+        self._count(str(record.get("type")), step, t, record)
+
+    def _count(self, kind: str, step: int, t: float, data: Mapping[str, Any]) -> None:
         if kind == "request":
-            requested_at[int(event.get("step", 0))] = float(event.get("t", 0.0))
+            self._requested_at[step] = t
         elif kind == "turn":
-            steps.append(_step(event, requested_at))
-            _count_turn(health, event.get("turn") or {})
+            turn = data.get("turn") or {}
+            self.steps.append(_step(step, t, turn, self._requested_at))
+            _count_turn(self.health, turn)
         elif kind == "tool_call":
-            health["tool_calls"] += 1
-            attempted.append(str((event.get("call") or {}).get("name", "")))
+            self.health["tool_calls"] += 1
+            self.attempted.append(str((data.get("call") or {}).get("name", "")))
         elif kind == "tool_result":
-            _count_result(health, called, event.get("result") or {})
+            _count_result(self.health, self.called, data.get("result") or {})
         elif kind == "warning":
-            _count_warning(health, str(event.get("kind", "")))
-        elif kind == "response" and server_model is None:
-            server_model = _reported_model(event.get("raw"))
-    return {
-        "health": health,
-        "steps": steps,
-        "called": called,
-        "attempted": attempted,
-        "server_model": server_model,
-    }
+            _count_warning(self.health, str(data.get("kind", "")))
+        elif kind == "response" and self.server_model is None:
+            self.server_model = _reported_model(data.get("raw"))
+
+    def stats(self) -> dict[str, Any]:
+        """``health`` (counts), ``steps`` (per model call: input, cached, output tokens and
+        seconds), ``called`` (tools that ran and succeeded), ``attempted`` (every tool asked
+        for) and ``server_model`` (the model name the provider reported, when it did)."""
+        return {
+            "health": dict(self.health),
+            "steps": list(self.steps),
+            "called": list(self.called),
+            "attempted": list(self.attempted),
+            "server_model": self.server_model,
+        }
 
 
-def _step(event: Mapping[str, Any], requested_at: dict[int, float]) -> dict[str, Any]:
-    usage = (event.get("turn") or {}).get("usage") or {}
-    step = int(event.get("step", 0))
+def journal_stats(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``HealthTally.stats`` of a journal's records (``read_journal``)."""
+    tally = HealthTally()
+    for event in events:
+        tally.add(event)
+    return tally.stats()
+
+
+def _step(
+    step: int, t: float, turn: Mapping[str, Any], requested_at: dict[int, float]
+) -> dict[str, Any]:
+    usage = turn.get("usage") or {}
     started = requested_at.get(step)
-    seconds = float(event.get("t", 0.0)) - started if started is not None else None
+    seconds = t - started if started is not None else None
     return {
         "step": step,
         "input_tokens": int(usage.get("input_tokens") or 0),

@@ -5,10 +5,20 @@ threads and of each endpoint's cap, its own endpoint gates); it saves each recor
 into DIR itself, as the local backend does, and sends the record back. The driver keeps the
 schedule (``dispatch``) and hands each episode to the worker with the fewest in flight. A
 worker that dies loses only the episodes it had in flight: each is recorded ``errored``
-(``reason: worker_died``) and ``--resume`` runs it again. A dead worker is not replaced: the
-others take the rest (and when none is left, the rest is recorded ``worker_died`` too).
+(``reason: worker_died``) and ``--resume`` continues it from its journal (or starts it
+again). A dead worker is not replaced: the others take the rest (and when none is left, the
+rest is recorded ``worker_died`` too).
 Specs travel pickled, so a ``Rung.factory`` must be importable (a module-level class or
 function), not a lambda.
+
+Workers are forked by multiprocessing's forkserver (where there is one: POSIX), which imports
+once what every worker needs: the modules of reactloop, of the model SDKs and of their HTTP
+stack that the driver has imported (``_preload``: the eval, the loop, the rungs' adapters
+and SDKs, resolved by the driver's check of the models). So a worker starts warm, in a fork,
+instead of a fresh interpreter importing all of it (1-3 s of CPU each); it is never forked
+from the driver itself, whose threads (the progress bar, the report's feeder) a fork would
+copy half-way. The forkserver starts with the first workers of a process and serves its
+later evals too.
 """
 
 from __future__ import annotations
@@ -17,6 +27,8 @@ import functools
 import itertools
 import math
 import multiprocessing
+import signal
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -30,12 +42,44 @@ from reactloop.eval.throttle import EndpointGates
 
 Record = dict[str, Any]
 Save = Callable[[EpisodeSpec, Record], None]
+PRELOADED = frozenset(
+    {"reactloop", "openai", "anthropic", "httpx", "httpcore", "httpx2", "httpcore2", "h11"}
+)
+"""Packages whose modules the driver has imported, the forkserver imports too: reactloop's
+and the model SDKs' with their HTTP stack (what they import comes along)."""
+RUN_MODULES = ("reactloop.loop.run_loop", "reactloop.tools.custody", "encodings.idna")
+"""What the first run of a process imports (the driver, which runs none, has not)."""
+
+
+def _context() -> Any:
+    """The forkserver, its preload set while it is not yet running; else spawn (Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_preload())  # no effect once it runs: it keeps its first
+    return context
+
+
+def _preload() -> list[str]:
+    """The driver's modules of ``PRELOADED``: those loaded from a file (not made at run time
+    by their package), and no ``__main__`` (it would run a command in the forkserver)."""
+    loaded = {
+        name
+        for name, module in list(sys.modules.items())
+        if name.partition(".")[0] in PRELOADED
+        and getattr(module, "__file__", None)
+        and not name.endswith("__main__")
+    }
+    return sorted(loaded | {__name__, *RUN_MODULES})
 
 
 def _worker(
     connection: Connection, traces: Path, threads: int, caps: dict[str, int], fsync: bool
 ) -> None:
-    """The child: run each (number, spec) it gets; answer (number, record) when it ends."""
+    """The child: run each (number, spec) it gets; answer (number, record) when it ends.
+    Ctrl-C reaches every process of the terminal's group: here it is ignored, for the driver
+    owns it (it sends ``cancel``: the episodes in flight end cancelled, unrecorded)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     store = ResultsStore(traces.parent, fsync=fsync)
     gates = EndpointGates(caps, threads)
     backend = LocalBackend(threads, traces, lambda s, r: store.save(s.file_stem, r), gates)
@@ -88,7 +132,7 @@ class ProcessBackend:
         caps: dict[str, int] | None = None,
         fsync: bool = True,
     ) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = _context()
         threads = math.ceil(concurrency / workers)
         shares = {e: math.ceil(cap / workers) for e, cap in (caps or {}).items()}
         self.save = save

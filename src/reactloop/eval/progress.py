@@ -1,4 +1,5 @@
-"""The progress bar on stderr: episodes done, the share passed so far, errored, and the ETA."""
+"""The progress bar on stderr: where the episodes run (``label``: how many worker processes),
+episodes done, the share passed so far, errored, and the ETA."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class EvalProgress:
         keys: Sequence[str],
         *,
         enabled: bool,
+        label: str = "eval",
     ) -> None:
         done = [
             recorded[k] for k in keys if recorded.get(k, {}).get("status") in ("passed", "failed")
@@ -26,7 +28,7 @@ class EvalProgress:
         self.errored = 0
         self.enabled = enabled
         self._progress = Progress(
-            TextColumn("eval"),
+            TextColumn(label),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"),

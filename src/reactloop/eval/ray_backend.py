@@ -2,51 +2,140 @@
 
 Each actor is a threaded Ray actor running ``run_episode`` as the local backend does; it writes
 the episode's journal to its own temporary folder and returns it with the record, so the
-driver writes every result and journal into DIR itself and no shared filesystem is needed.
-Needs the ``ray`` extra.
+driver writes every result and journal into DIR itself and no shared filesystem is needed (a
+task's workspace folder is sent to the actors: ``ray_workspaces.py``). The actors are placed
+round-robin on the cluster's nodes with CPUs (one per node by default, at least two), each
+record names the node it ran on (``ray_node``), and each episode goes to the actor with the
+fewest in flight. The variables that carry the rungs' API keys and base URLs are sent from
+the driver to the actors. An actor whose node dies is restarted by Ray on another node and
+runs the episodes it had in flight again (up to ``TASK_RETRIES`` times; after that, or when
+Ray fails otherwise, the episode is recorded ``errored``, ``reason: actor_died`` or
+``ray_error``, and ``--resume`` runs it again). Needs the ``ray`` extra.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import shutil
+import sys
 import tempfile
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.errors import MissingDependency
+import reactloop
+from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval.backends import stalled_record
-from reactloop.eval.episode import CancelScope, EpisodeSpec, run_episode
+from reactloop.eval.episode import CancelScope, EpisodeSpec, Rung, base_record, run_episode
+from reactloop.eval.ray_workspaces import PackedWorkspaces, UnpackedWorkspaces
 from reactloop.eval.throttle import EndpointGates
+from reactloop.models.roster import ROSTER
 
 Record = dict[str, Any]
+TASK_RETRIES = 2  # an episode whose actor died is run again, on its restarted actor
+ACTOR_CPUS = 0.01
+"""What each actor reserves: its threads wait on the network. Not 0: Ray ignores a soft node
+affinity for an actor that needs no resources (both actors landed on one node)."""
+ACTOR_START_SECONDS = 180.0  # for every actor to start (a cold node imports Ray and the SDKs)
 
 
 class _EpisodeActor:
     def __init__(self, caps: dict[str, int], default: int) -> None:
+        import ray
+
+        self.node: str = ray.get_runtime_context().get_node_id()
         self.scope = CancelScope()
         self.gates = EndpointGates(caps, default)
         self.folder = Path(tempfile.mkdtemp(prefix="reactloop-ray-"))
+        self.workspaces = UnpackedWorkspaces(self.folder)
 
-    def run(self, spec: EpisodeSpec) -> tuple[Record | None, bytes | None]:
+    def ready(self) -> tuple[str, str]:
+        """This node's reactloop version, and the node's id."""
+        return reactloop.__version__, self.node
+
+    def run(
+        self, spec: EpisodeSpec, workspace: bytes | None = None
+    ) -> tuple[Record | None, bytes | None]:
         trace = self.folder / f"{spec.file_stem}.jsonl"
         try:
+            spec = self.workspaces.local(spec, workspace)
             record = run_episode(spec, trace, self.scope, self.gates)
             journal = trace.read_bytes() if trace.exists() else None
         finally:
             trace.unlink(missing_ok=True)
+        if record is not None:
+            record["ray_node"] = self.node
         return record, journal
 
     def cancel(self) -> None:
         self.scope.cancel()
 
+    def cleanup(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
     def endpoints(self) -> list[dict[str, Any]]:
         return self.gates.summaries()
 
 
+def forwarded_env(rungs: Iterable[Rung], environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The driver's variables the rungs' models read on the workers: each rung's
+    ``api_key_env``, and its provider's key and base-URL variables (only those set)."""
+    environ = dict(os.environ) if environ is None else environ
+    names: set[str] = set()
+    for rung in rungs:
+        if rung.api_key_env:
+            names.add(rung.api_key_env)
+        for part in rung.spec.lower().split(":"):
+            provider = ROSTER.get(part.strip())
+            if provider is not None:
+                names.update(n for n in (provider.key_env, provider.base_url_env) if n)
+                if provider.ollama_host:
+                    names.add("OLLAMA_HOST")
+    return {name: environ[name] for name in sorted(names) if name in environ}
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ModuleNotFoundError:
+        raise MissingDependency("--backend ray needs Ray: pip install 'reactloop[ray]'") from None
+    return ray
+
+
+def worker_nodes(nodes: Iterable[dict[str, Any]]) -> list[str]:
+    """The ids of the alive nodes (``ray.nodes()``) with CPUs (a head started with
+    ``--num-cpus 0`` is kept free of episodes), or of every alive node when none has any."""
+    alive = [node for node in nodes if node.get("Alive")]
+    with_cpus = [node for node in alive if node.get("Resources", {}).get("CPU", 0) > 0]
+    return [node["NodeID"] for node in with_cpus or alive]
+
+
+def _connect(ray: Any, address: str | None) -> None:
+    """Ray started here (no address), or the cluster at ``address``; a clear error when it
+    cannot be reached (Ray itself retries an unanswered address for a minute or more)."""
+    started = {} if address else {"include_dashboard": False}
+    try:
+        ray.init(address=address, log_to_driver=False, **started)
+    except (ValueError, ConnectionError, RuntimeError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise UsageError(f"cannot connect to {where}: {exc}") from None
+
+
+def _on(node: str) -> Any:
+    """Placed on ``node``, or anywhere when it is gone (so that Ray restarts an actor whose
+    node died on another one)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+
+
 class RayBackend:
-    """``actors`` Ray actors sharing ``concurrency`` threads; Ray is started when not running.
-    Each actor keeps its own endpoint gates, with its share of each endpoint's cap."""
+    """``actors`` Ray actors (None: one per node, at least two) sharing ``concurrency``
+    threads; Ray is started when not running. Each actor keeps its own endpoint gates, with
+    its share of each endpoint's cap."""
 
     def __init__(
         self,
@@ -54,35 +143,76 @@ class RayBackend:
         traces: Path,
         *,
         address: str | None = None,
-        actors: int = 2,
+        actors: int | None = None,
         write: Callable[[Path, bytes], None],
         save: Callable[[EpisodeSpec, Record], None],
         caps: dict[str, int] | None = None,
+        rungs: Sequence[Rung] = (),
     ) -> None:
-        try:
-            import ray
-        except ModuleNotFoundError:
-            raise MissingDependency(
-                "--backend ray needs Ray: pip install 'reactloop[ray]'"
-            ) from None
-        self.ray: Any = ray
+        ray = self.ray = _import_ray()
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            _connect(ray, address)
         self.traces = traces
         self.write = write
         self.save = save
-        actors = max(1, actors)
-        threads = math.ceil(concurrency / actors)
-        shares = {e: math.ceil(cap / actors) for e, cap in (caps or {}).items()}
-        remote = self.ray.remote(num_cpus=0, max_concurrency=threads + 2)(_EpisodeActor)
-        self.actors = [remote.remote(shares, threads) for _ in range(actors)]
-        self._next = 0
+        nodes = worker_nodes(ray.nodes())
+        count = max(1, actors or max(2, len(nodes)))
+        threads = math.ceil(concurrency / count)
+        shares = {e: math.ceil(cap / count) for e, cap in (caps or {}).items()}
+        remote = ray.remote(
+            num_cpus=ACTOR_CPUS,
+            max_concurrency=threads + 2,
+            max_restarts=-1,
+            max_task_retries=TASK_RETRIES,
+        )
+        env = forwarded_env(rungs)
+        actor_class = remote(_EpisodeActor)
+        runtime_env = {"env_vars": env} if env else None
+        self.actors = [
+            actor_class.options(
+                scheduling_strategy=_on(nodes[n % len(nodes)]), runtime_env=runtime_env
+            ).remote(shares, threads)
+            for n in range(count)
+        ]
+        self.nodes = self._ready()
+        self.load = [0] * count
+        self._where: dict[Any, int] = {}
+        self.workspaces = PackedWorkspaces(ray)
         self._endpoints: list[dict[str, Any]] | None = None
 
+    def _ready(self) -> list[str]:
+        """Each actor's node, once every actor has started with this reactloop version."""
+        exceptions = self.ray.exceptions
+        needs = (
+            f"every node needs Python {sys.version.split()[0]}, Ray {self.ray.__version__} "
+            f"and reactloop {reactloop.__version__} (pip install 'reactloop[ray]')"
+        )
+        try:
+            found = self.ray.get(
+                [actor.ready.remote() for actor in self.actors], timeout=ACTOR_START_SECONDS
+            )
+        except exceptions.GetTimeoutError:
+            self._kill()
+            raise UsageError(
+                f"the Ray actors did not start within {ACTOR_START_SECONDS:g} s; {needs}"
+            ) from None
+        except exceptions.RayError as exc:
+            self._kill()
+            # the last line of Ray's message is the cause ("ModuleNotFoundError: ...")
+            cause = (str(exc).strip().splitlines() or [type(exc).__name__])[-1].strip()
+            raise UsageError(f"the Ray actors could not start ({cause}); {needs}") from None
+        versions = sorted({version for version, _ in found} - {reactloop.__version__})
+        if versions:
+            self._kill()
+            raise UsageError(f"Ray workers run reactloop {', '.join(versions)}; {needs}")
+        return [node for _, node in found]
+
     def submit(self, spec: EpisodeSpec) -> Any:
-        actor = self.actors[self._next % len(self.actors)]
-        self._next += 1
-        return actor.run.remote(spec)
+        number = min(range(len(self.actors)), key=self.load.__getitem__)
+        handle = self.actors[number].run.remote(spec, self.workspaces.ref(spec))
+        self.load[number] += 1
+        self._where[handle] = number
+        return handle
 
     def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
         ready, rest = self.ray.wait(list(handles), num_returns=1, timeout=timeout)
@@ -92,19 +222,36 @@ class RayBackend:
         return list(ready)
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+        number = self._where.pop(handle)
+        self.load[number] -= 1
         try:
             record, journal = self.ray.get(handle)
-        except self.ray.exceptions.RayError:  # cancelled, or the actor died: not recorded
-            return None
+        except self.ray.exceptions.RayError as exc:
+            record, journal = self._lost(spec, number, exc), None
         if record is not None:
+            self.nodes[number] = record.get("ray_node", self.nodes[number])
             if journal is not None:
                 self.write(self.traces / f"{spec.file_stem}.jsonl", journal)
             self.save(spec, record)
         return record  # type: ignore[no-any-return]
 
+    def _lost(self, spec: EpisodeSpec, number: int, exc: Exception) -> Record:
+        """The episode's actor died (its node with it, most often) or could not run it."""
+        died = isinstance(exc, self.ray.exceptions.RayActorError)
+        node = self.nodes[number]
+        return base_record(spec, time.time()) | {
+            "status": "errored",
+            "reason": "actor_died" if died else "ray_error",
+            "error": f"Ray actor {number} on node {node[:12]} lost the episode: "
+            f"{type(exc).__name__}",
+            "journal": "lost with its actor",
+            "ray_node": node,
+        }
+
     def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
-        """The actor's thread stays busy; the episode is recorded ``stalled`` and a late
-        result from it is never collected."""
+        """The actor's thread stays busy (so it stays counted in the actor's load); the
+        episode is recorded ``stalled`` and a late result from it is never collected."""
+        self._where.pop(handle, None)
         record = stalled_record(spec, journal="incomplete: the actor never sent it back")
         self.save(spec, record)
         return record
@@ -114,17 +261,27 @@ class RayBackend:
             actor.cancel.remote()
 
     def endpoints(self) -> list[dict[str, Any]]:
-        """Each actor's gates, the actor's number added to each endpoint's summary (kept by
-        ``close``, so also after it)."""
+        """Each actor's gates, the actor's number and node added to each endpoint's summary
+        (kept by ``close``, so also after it)."""
         if self._endpoints is None:
             try:
                 found = self.ray.get([actor.endpoints.remote() for actor in self.actors])
             except self.ray.exceptions.RayError:  # an actor died: its history with it
                 found = []
-            self._endpoints = [s | {"actor": n} for n, sums in enumerate(found) for s in sums]
+            self._endpoints = [
+                s | {"actor": n, "node": self.nodes[n]}
+                for n, sums in enumerate(found)
+                for s in sums
+            ]
         return self._endpoints
 
     def close(self) -> None:
         self.endpoints()
+        # each actor's temporary folder (a lost actor's went with its node, or stays in /tmp)
+        with contextlib.suppress(self.ray.exceptions.RayError):
+            self.ray.get([actor.cleanup.remote() for actor in self.actors], timeout=30)
+        self._kill()
+
+    def _kill(self) -> None:
         for actor in self.actors:
             self.ray.kill(actor)

@@ -7,6 +7,7 @@ repeats differ from each other and a rerun with the same seed reproduces them.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 from collections.abc import Callable, Sequence
@@ -18,6 +19,8 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.continued import set_aside
+from reactloop.eval.cores import usable_cores, worker_count
 from reactloop.eval.episode import EpisodeSpec, Rung
 from reactloop.eval.memory import release_freed_memory
 from reactloop.eval.process_backend import ProcessBackend
@@ -48,8 +51,8 @@ class EvalConfig:
     concurrency: int = 4
     backend: str = "local"
     ray_address: str | None = None
-    ray_actors: int = 2
-    workers: int = 1
+    ray_actors: int | None = None  # None: one per Ray node, at least two
+    workers: int | None = 1  # None: one a usable core, as the eval can use (eval/cores.py)
     resume: bool = False
     seed: int | None = None
     temperature: float | None = None
@@ -70,6 +73,9 @@ class EvalOutcome:
     skipped: int
     repeats: int
     endpoints: list[dict[str, Any]] = field(default_factory=list)
+    workers: int = 1  # the worker processes it ran in (1: in this process)
+    continued: int = 0  # episodes continued from their journals (--resume)
+    restarted: int = 0  # episodes started again, their earlier journals set aside
 
     @property
     def errored(self) -> int:
@@ -89,6 +95,7 @@ def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
             temperature=config.temperature,
             limits=config.limits,
             episode_seconds=config.episode_seconds,
+            continue_journal=config.resume,
         )
         for repeat in range(config.repeats)
         for task in tasks
@@ -109,12 +116,17 @@ def run_eval(
     stored = store.prepare(manifest(config, tasks), resume=config.resume)
     specs = plan(config, tasks)
     todo = [spec for spec in specs if stored.get(spec.key, _ABSENT).status not in FINAL]
+    config = dataclasses.replace(config, workers=_workers(config, len(todo)))
+    if config.resume and config.backend == "ray":  # its actors never see DIR: all start again
+        _set_aside_journals(store, todo)
     progress = EvalProgress(
         len(specs),
         {key: {"status": s.status} for key, s in stored.items()},
         [key for key in (s.key for s in specs) if key in stored],  # none but when resuming
         enabled=config.progress,
+        label=_label(config),
     )
+    made = {"continued": 0, "restarted": 0}
     moved = _moved(specs, stored)
     del stored  # the records are on disk: the driver keeps none of them
     report = None
@@ -128,6 +140,8 @@ def run_eval(
             return
         if report is not None:
             report.page(config.out, record)  # rendered by the report's child meanwhile
+        made["continued"] += "resumed_from_step" in record
+        made["restarted"] += "restarted" in record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
@@ -150,6 +164,8 @@ def run_eval(
         skipped=len(specs) - len(todo),
         repeats=config.repeats,
         endpoints=endpoints,
+        workers=config.workers or 1,
+        **made,
     )
     if config.report:
         release_freed_memory()  # the last episodes' heap, before the report walks the records
@@ -205,12 +221,19 @@ def _run_episodes(
     return completed, gates.summaries()
 
 
+def _set_aside_journals(store: ResultsStore, todo: list[EpisodeSpec]) -> None:
+    for spec in todo:
+        trace = store.traces / f"{spec.file_stem}.jsonl"
+        if trace.exists():
+            set_aside(trace)
+
+
 def _validate(config: EvalConfig) -> None:
     if config.repeats < 1:
         raise UsageError("--repeats must be at least 1")
     if config.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
-    if config.workers < 1:
+    if config.workers is not None and config.workers < 1:
         raise UsageError("--workers must be at least 1")
     if config.episode_seconds is not None and not config.episode_seconds > 0:
         raise UsageError("--episode-seconds must be more than 0")
@@ -221,6 +244,22 @@ def _validate(config: EvalConfig) -> None:
     labels = [r.label for r in config.rungs]
     if len(set(labels)) != len(labels):
         raise UsageError("rung labels must be unique")
+
+
+def _workers(config: EvalConfig, episodes: int) -> int:
+    """``workers``, or (None) the rule of ``eval/cores.py``; the Ray backend has none."""
+    if config.backend != "local":
+        return 1
+    cores = usable_cores()
+    return worker_count(
+        config.workers, episodes=episodes, concurrency=config.concurrency, cores=cores
+    )
+
+
+def _label(config: EvalConfig) -> str:
+    if config.backend != "local":
+        return f"eval · {config.backend}"
+    return f"eval · {config.workers} workers" if config.workers != 1 else "eval · 1 process"
 
 
 def _check_tools(tasks: list[Task]) -> None:
@@ -247,9 +286,10 @@ def _backend(
     def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
         store.save(spec.file_stem, record)
 
-    if config.workers > 1 and config.backend == "local":
+    workers = config.workers or 1
+    if workers > 1 and config.backend == "local":
         return ProcessBackend(
-            config.workers, config.concurrency, store.traces, save, gates.caps, config.fsync
+            workers, config.concurrency, store.traces, save, gates.caps, config.fsync
         )
     if config.backend == "ray":
         return RayBackend(
@@ -260,6 +300,7 @@ def _backend(
             write=store.write_bytes,
             save=save,
             caps=gates.caps,
+            rungs=config.rungs,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
 
@@ -285,7 +326,7 @@ def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "episode_seconds": config.episode_seconds,
         "backend": config.backend,
-        "workers": config.workers,
+        "workers": "auto" if config.workers is None else config.workers,
         "reactloop_version": reactloop.__version__,
         "python": sys.version.split()[0],
     }

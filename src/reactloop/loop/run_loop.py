@@ -282,7 +282,10 @@ class RunLoop:
         turn = self.ask_model()
         if isinstance(turn, ModelFailure):
             return Stop(reason, None, f"{error}; then: {turn.message}")
-        turn = self.record_turn(turn)
+        return self.after_last_word(reason, error, self.record_turn(turn))
+
+    def after_last_word(self, reason: StopReason, error: str, turn: ModelTurn) -> Stop:
+        """The stop once the model had its last word (``turn``, in the history)."""
         if turn.finish_reason == "length":  # a cut reply is never an answer, forced or not
             return Stop(reason, None, f"{error}; then the reply was cut off at the token limit")
         if turn.finish_reason == "content_filter":

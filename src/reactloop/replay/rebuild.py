@@ -78,6 +78,26 @@ def tools_from_config(
     return build_tools(families_of(config), context)
 
 
+def recorded_mcp(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The MCP servers a CLI run started (``config["mcp"]``: ``stdio`` command lines,
+    ``urls``, the ``config`` file), as ``open_mcp_tools`` takes them; None without any."""
+    value = config.get("mcp")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise UsageError(f"the journal's mcp is not an object: {value!r:.80}")
+    lists = {key: value.get(key) or [] for key in ("stdio", "urls")}
+    for key, items in lists.items():
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise UsageError(f"the journal's mcp {key} is not a list of strings: {items!r:.80}")
+    path = value.get("config")
+    if path is not None and not isinstance(path, str):
+        raise UsageError(f"the journal's mcp config is not a path: {path!r:.80}")
+    if not (lists["stdio"] or lists["urls"] or path):
+        return None
+    return {**lists, "config": Path(path) if path else None}
+
+
 def limits_from(data: Mapping[str, Any]) -> Limits:
     """The recorded run's ``Limits``, without ``max_cost``: a replay has no price to count it.
 

@@ -2,16 +2,16 @@
 
 Everything is checked before the journal is touched: the journal itself
 (``journal_file.py``), the state it holds (``run_state.py``), and that the agent is the one that
-recorded it (the model, the tools, the protocol, the workspace; ``force`` resumes all the
-same). Then the torn last line (if any) is set aside, the journal is opened to append, and
-the ``ResumedLoop`` runs.
+recorded it (the model, the tools by name and schema, the protocol, the workspace; ``force``
+resumes all the same). Then the torn last line (if any) is set aside, the journal is opened
+to append, and the ``ResumedLoop`` runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,12 @@ from reactloop.errors import JournalError, UsageError
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
+from reactloop.messages import ToolSpec
 from reactloop.result import RunResult
 from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_torn
 from reactloop.resume.resumed_loop import Decision, ResumedLoop
 from reactloop.resume.run_state import ResumeState, rebuild
+from reactloop.support.json_encode import canonical
 
 
 def prepare_resume(path: str | Path) -> tuple[Recorded, ResumeState]:
@@ -110,15 +112,37 @@ def mismatch(settings: RunSettings, start: Mapping[str, Any]) -> str | None:
         return f"the journal was recorded with model {model!r}, not {settings.model.name!r}"
     if start.get("protocol") not in (None, settings.protocol):
         return f"the journal used the {start.get('protocol')} protocol, not {settings.protocol}"
-    recorded = sorted(str(t.get("name")) for t in start.get("tools") or () if isinstance(t, dict))
-    now = sorted(spec.name for spec in settings.toolbox.specs)
-    if recorded != now:
-        return f"the tools differ: recorded {', '.join(recorded) or 'none'}; now {', '.join(now)}"
+    tools = tools_differ(start.get("tools"), settings.toolbox.specs)
+    if tools is not None:
+        return tools
     config = start.get("config")
     workspace = config.get("workspace") if isinstance(config, Mapping) else None
     if isinstance(workspace, str) and workspace and not Path(workspace).is_dir():
         return f"the recorded workspace {workspace} is missing"
     return None
+
+
+def tools_differ(recorded: Any, specs: Sequence[ToolSpec]) -> str | None:
+    """How the tools now differ from the recorded ones (a tool missing, added, or with
+    another schema: the model would be told of other tools than it was), in one line."""
+    before = {
+        str(t.get("name")): canonical(t.get("parameters"))
+        for t in (recorded if isinstance(recorded, list) else ())
+        if isinstance(t, dict)
+    }
+    now = {spec.name: canonical(spec.parameters) for spec in specs}
+    parts = [
+        (what, names)
+        for what, names in (
+            ("missing", [name for name in before if name not in now]),
+            ("added", [name for name in now if name not in before]),
+            ("another schema", [n for n in before if n in now and before[n] != now[n]]),
+        )
+        if names
+    ]
+    if not parts:
+        return None
+    return "the tools differ: " + "; ".join(f"{what} {', '.join(n)}" for what, n in parts)
 
 
 def uncertain_notes(state: ResumeState, created: datetime | None) -> dict[str, str]:

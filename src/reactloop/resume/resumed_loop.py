@@ -70,6 +70,8 @@ class ResumedLoop(RunLoop):
     def settle(self) -> Stop | None:
         """The last turn's calls that have no result, each settled in the model's order."""
         state = self.state
+        if state.loop is not None:  # the guard had stopped the run: only its last word is left
+            return self._after_loop(state.loop)
         turn = state.last_turn
         if turn is not None and not state.turn_handled:  # killed before the loop read it
             if turn.finish_reason == "content_filter":
@@ -98,6 +100,23 @@ class ResumedLoop(RunLoop):
             self.budget.tool_calls += 1  # it started: it counts, as it did in the run
             self.calls.report(open_call.call, answer)
         return self._run(batch)
+
+    def _after_loop(self, loop: str) -> Stop:
+        """The calls after the one the guard stopped on refused as the run refused them, then
+        the model's last word (or the one it had given) and the ``loop_detected`` stop."""
+        for open_call in self.state.calls:
+            if open_call.state != "done":
+                call = open_call.call
+                error = f"not run: the run stopped ({loop})"
+                result = ToolResult(
+                    call_id=call.id, name=call.name, ok=False, error=error, executed=False
+                )
+                self.calls.open_turn([call])
+                self.calls.answer(call, result)
+        turn = self.state.last_word
+        if turn is None:
+            return self.last_word(StopReason.LOOP_DETECTED, loop)
+        return self.after_last_word(StopReason.LOOP_DETECTED, loop, turn)
 
     def _run(self, batch: list[ToolCall]) -> Stop | None:
         return self.on_tool_calls(tuple(batch)) if batch else None

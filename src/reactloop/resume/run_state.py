@@ -23,6 +23,7 @@ from reactloop.messages import Message, ModelTurn, ToolCall, Usage, not_executed
 RESUMABLE = ("awaiting_approval", "timeout", "max_model_calls", "max_tool_calls", "max_tokens")
 _DONE_POINTS = {"turn", "tool_call", "tool_start", "tool_result", "approval"}
 _NOTICE_WARNINGS = {"format_error", "empty_reply", "truncated"}
+_LOOP = "not run: loop detected ("  # the result of the call the loop guard stopped the run on
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +63,8 @@ class ResumeState:
     executed: set[str] = field(default_factory=set)  # ids of the calls a tool ran (a result)
     notice: Message | None = None  # a format or truncation notice still to be placed
     superseded: str | None = None  # the reason of a stop a later ``resume`` supersedes
+    loop: str | None = None  # the loop guard stopped the run: why (its last word follows)
+    last_word: ModelTurn | None = None  # the model's answer after that, the stop lost
 
     @property
     def task(self) -> str:
@@ -205,6 +208,8 @@ def _flush_notice(state: ResumeState) -> None:
 
 def _on_turn(state: ResumeState, event: Mapping[str, Any]) -> None:
     turn = ModelTurn.from_dict(event["turn"])
+    if state.loop is not None:
+        state.last_word = turn
     state.turns += 1
     state.model_calls += 1
     state.usage = state.usage + turn.usage
@@ -232,6 +237,9 @@ def _on_result(state: ResumeState, event: Mapping[str, Any]) -> None:
     content = str(event["content"])
     if result.get("executed", True):
         state.executed.add(call_id)
+    error = result.get("error")
+    if isinstance(error, str) and error.startswith(_LOOP) and error.endswith(")"):
+        state.loop = error[len(_LOOP) : -1]
     state.messages.append(Message(role="tool", content=content, tool_call_id=call_id, name=name))
     _set_call(state, call_id, "done", None)
 

@@ -1,0 +1,69 @@
+"""The model settings ``reactloop run`` records (``config.model_settings``) and ``reactloop
+resume`` builds its model with again, so that the resumed run sends what the run sent: the
+same sampling (temperature, seed), output cap, streaming, wire (``--api``), Anthropic's
+thinking budget and cache markers, and the base URL. No key is ever recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reactloop.cli.options import RunOptions, resolve_with_api
+from reactloop.errors import UsageError
+from reactloop.models import Model, ModelSettings
+
+_EXTRA = ("thinking", "cache", "server_state")  # what ``ModelSettings.extra`` may hold
+
+
+def model_record(options: RunOptions) -> dict[str, Any]:
+    """What of ``options`` shapes the requests, as JSON for the ``run_start`` config."""
+    record: dict[str, Any] = {
+        "base_url": options.base_url,
+        "api": options.api,
+        "stream": options.stream,
+        "seed": options.seed,
+        "temperature": options.temperature,
+        "max_output_tokens": options.max_output_tokens,
+    }
+    extra = {
+        "thinking": options.thinking,
+        "cache": options.cache,
+        "server_state": options.server_state,
+    }
+    record["extra"] = {k: v for k, v in extra.items() if v not in (None, False)}
+    return record
+
+
+def recorded_model(spec: str, config: Mapping[str, Any], *, base_url: str | None) -> Model:
+    """The model of ``spec`` with the recorded settings (``base_url`` given now wins)."""
+    record = config.get("model_settings")
+    record = record if isinstance(record, Mapping) else {}
+    try:
+        settings = _settings(record, base_url)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"the journal's model settings are invalid: {exc}") from None
+    api = record.get("api")
+    return resolve_with_api(spec, settings, api if isinstance(api, str) else None)
+
+
+def _settings(record: Mapping[str, Any], base_url: str | None) -> ModelSettings:
+    extra = record.get("extra")
+    extra = {k: v for k, v in extra.items() if k in _EXTRA} if isinstance(extra, Mapping) else {}
+    recorded_url = record.get("base_url")
+    return ModelSettings(
+        base_url=base_url or (recorded_url if isinstance(recorded_url, str) else None),
+        stream=bool(record.get("stream", False)),
+        seed=_optional(record.get("seed"), int),
+        temperature=_optional(record.get("temperature"), float),
+        max_output_tokens=_optional(record.get("max_output_tokens"), int),
+        extra=extra,
+    )
+
+
+def _optional(value: Any, kind: type[int] | type[float]) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{value!r} is not a number")
+    return kind(value)
