@@ -67,7 +67,8 @@ class EvalConfig:
 @dataclass(frozen=True, kw_only=True)
 class EvalOutcome:
     out: Path
-    records: Sequence[dict[str, Any]]  # read from DIR/episodes each time they are walked
+    records: Sequence[dict[str, Any]]  # read from DIR/episodes each time they are walked: a
+    # later --resume into DIR changes them (list() keeps a copy)
     completed: bool
     ran: int
     skipped: int
