@@ -105,17 +105,30 @@ def eval_once(base_url: str, episodes: int, concurrency: int) -> dict[str, Any]:
             fsync=False,
         )
         last = [0.0]
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu, wall = time.process_time() + _workers_cpu(), time.perf_counter()
         outcome = run_eval(config, on_record=lambda r: last.__setitem__(0, time.perf_counter()))
         end = time.perf_counter()
         return {
             "wall": end - wall,
             "report": end - last[0],
-            "cpu": time.process_time() - cpu,
+            "cpu": time.process_time() + _workers_cpu() - cpu,
             "statuses": sorted({r["status"] for r in outcome.records}),
             "errored": outcome.errored,
             "endpoints": outcome.endpoints,
         }
+
+
+def _workers_cpu() -> float:
+    """The CPU seconds of the eval's worker processes so far: the forkserver forks and reaps
+    them, so their time is in its children's (``cutime``, ``cstime`` of /proc/PID/stat)."""
+    import multiprocessing.forkserver
+
+    pid = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return 0.0  # no forkserver yet (one process), or no /proc
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 async def _bare(base_url: str, episodes: int, concurrency: int) -> float:
@@ -202,7 +215,8 @@ def rss_curve(points: list[int], concurrency: int) -> dict[str, Any]:
             curve[episodes] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     finally:
         server.close()
-    return {"rss_mb_after": curve, "load": round(os.getloadavg()[0], 1)}
+    ratio = curve[points[-1]] / curve[points[0]]
+    return {"rss_mb_after": curve, "ratio": round(ratio, 2), "load": round(os.getloadavg()[0], 1)}
 
 
 RAY_PER_NODE = [16]  # episodes in flight per node, as each machine of a cluster would add

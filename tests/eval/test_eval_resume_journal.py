@@ -388,7 +388,7 @@ def test_an_episode_cut_at_any_line_continues_to_the_uninterrupted_result(
     assert continued == len(lines) - 2
 
 
-def test_on_ray_an_interrupted_episode_starts_again_and_its_journal_is_kept(
+def test_on_ray_an_episode_whose_run_had_ended_starts_again_and_its_journal_is_kept(
     tmp_path: Path,
 ) -> None:
     ray = pytest.importorskip("ray")
@@ -413,7 +413,7 @@ def test_on_ray_an_interrupted_episode_starts_again_and_its_journal_is_kept(
         ray.shutdown()
     assert [r["status"] for r in again.records] == ["passed"]
     kept = config.out / f"{record['trace']}.restarted-1"
-    assert kept.read_bytes() == journal  # the actors never see DIR: it starts again
+    assert kept.read_bytes() == journal  # its run had ended (final_answer): it starts again
     assert (config.out / record["trace"]).stat().st_size > 0
 
 

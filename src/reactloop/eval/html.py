@@ -7,6 +7,7 @@ network: everything from a record is escaped.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -39,30 +40,34 @@ def write_html(
     charts: Sequence[str] = (),
     links: dict[str, str | None] | None = None,
 ) -> Path:
-    """``index.html``; ``links``: the pages ``write_pages`` wrote (else it writes them)."""
+    """``index.html``, written as the episodes go by; ``links``: the pages ``write_pages``
+    wrote (else each episode's page is rendered, when missing or stale, as its row is)."""
     store = ResultsStore(out, fsync=False)
     if links is None:
-        links = write_pages(out, data["episodes"])
-    body = [
+        (out / "pages").mkdir(exist_ok=True)
+    head = [
         "<h1>Evaluation</h1>",
         '<p><a href="report.md">report.md</a> · <a href="results.csv">results.csv</a> · '
         '<a href="results.json">results.json</a></p>',
         _summary_table(data["summary"]),
         _health_table(data["summary"]),
         *(f'<img src="{escape(name)}" alt="{escape(name)}">' for name in charts),
-        _episode_table(data["episodes"], links),
     ]
-    page = (
+    start = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "img-src 'self'; style-src 'unsafe-inline'\">"
         f"<title>reactloop eval</title><style>{_STYLE}</style></head><body>"
-        + "\n".join(body)
-        + "</body></html>\n"
     )
+
+    def link(record: dict[str, Any]) -> str | None:
+        return links.get(record["key"]) if links is not None else render_page(out, record, store)
+
     path = out / "index.html"
-    store.write_text(path, page)
+    rows = (_episode_row(record, link(record)) for record in data["episodes"])
+    opening = [start, *(part + "\n" for part in head), "<h2>Episodes</h2><table>", _EPISODE_HEAD]
+    store.write_pieces(path, itertools.chain(opening, rows, ["</table></body></html>\n"]))
     return path
 
 
@@ -111,22 +116,20 @@ def _health_table(summary: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def _episode_table(records: Sequence[dict[str, Any]], links: dict[str, str | None]) -> str:
-    head = (
-        "<tr><th>episode</th><th>status</th><th>stop</th><th>forced</th><th>answer</th>"
-        "<th>steps</th></tr>"
+_EPISODE_HEAD = (
+    "<tr><th>episode</th><th>status</th><th>stop</th><th>forced</th><th>answer</th>"
+    "<th>steps</th></tr>"
+)
+
+
+def _episode_row(record: dict[str, Any], link: str | None) -> str:
+    name = escape(record["key"])
+    label = f'<a href="{escape(link)}">{name}</a>' if link else name
+    status = escape(str(record["status"]))
+    answer = escape(str(record.get("answer") or record.get("error") or "")[:120])
+    forced = '<td class="forced">forced</td>' if record.get("forced") is True else "<td></td>"
+    return (
+        f'<tr><td>{label}</td><td class="{status}">{status}</td>'
+        f"<td>{escape(str(record.get('stop_reason') or '–'))}</td>{forced}<td>{answer}</td>"
+        f"<td>{record.get('model_calls', '–')}</td></tr>"
     )
-    rows = []
-    for record in records:
-        link = links.get(record["key"])
-        name = escape(record["key"])
-        label = f'<a href="{escape(link)}">{name}</a>' if link else name
-        status = escape(str(record["status"]))
-        answer = escape(str(record.get("answer") or record.get("error") or "")[:120])
-        forced = '<td class="forced">forced</td>' if record.get("forced") is True else "<td></td>"
-        rows.append(
-            f'<tr><td>{label}</td><td class="{status}">{status}</td>'
-            f"<td>{escape(str(record.get('stop_reason') or '–'))}</td>{forced}<td>{answer}</td>"
-            f"<td>{record.get('model_calls', '–')}</td></tr>"
-        )
-    return f"<h2>Episodes</h2><table>{head}{''.join(rows)}</table>"

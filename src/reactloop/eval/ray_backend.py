@@ -3,7 +3,9 @@
 Each actor is a threaded Ray actor running ``run_episode`` as the local backend does; it writes
 the episode's journal to its own temporary folder and returns it with the record, so the
 driver writes every result and journal into DIR itself and no shared filesystem is needed (a
-task's workspace folder is sent to the actors: ``ray_workspaces.py``). The actors are placed
+task's workspace folder is sent to the actors: ``ray_workspaces.py``; the journals of the
+episodes in flight come back as they grow, and ``--resume`` sends an interrupted one to the
+actor that continues it: ``ray_journals.py``). The actors are placed
 round-robin on the cluster's nodes with CPUs (one per node by default, at least two), each
 record names the node it ran on (``ray_node``), and each episode goes to the actor with the
 fewest in flight. The variables that carry the rungs' API keys and base URLs are sent from
@@ -30,6 +32,13 @@ import reactloop
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval.backends import stalled_record
 from reactloop.eval.episode import CancelScope, EpisodeSpec, Rung, base_record, run_episode
+from reactloop.eval.ray_journals import (
+    ActorJournals,
+    DriverJournals,
+    Ended,
+    Piece,
+    Wanted,
+)
 from reactloop.eval.ray_workspaces import PackedWorkspaces, UnpackedWorkspaces
 from reactloop.eval.throttle import EndpointGates
 from reactloop.models.roster import ROSTER
@@ -51,24 +60,29 @@ class _EpisodeActor:
         self.gates = EndpointGates(caps, default)
         self.folder = Path(tempfile.mkdtemp(prefix="reactloop-ray-"))
         self.workspaces = UnpackedWorkspaces(self.folder)
+        self.journals = ActorJournals(self.folder)
 
     def ready(self) -> tuple[str, str]:
         """This node's reactloop version, and the node's id."""
         return reactloop.__version__, self.node
 
     def run(
-        self, spec: EpisodeSpec, workspace: bytes | None = None
-    ) -> tuple[Record | None, bytes | None]:
-        trace = self.folder / f"{spec.file_stem}.jsonl"
+        self, spec: EpisodeSpec, workspace: bytes | None = None, journal: bytes | None = None
+    ) -> tuple[Record | None, Ended]:
+        """The episode's record and journal; ``journal``: the one ``--resume`` may continue."""
+        trace = self.journals.begin(spec.file_stem, journal)
+        record = None
         try:
             spec = self.workspaces.local(spec, workspace)
             record = run_episode(spec, trace, self.scope, self.gates)
-            journal = trace.read_bytes() if trace.exists() else None
         finally:
-            trace.unlink(missing_ok=True)
+            ended = self.journals.end(spec.file_stem)
         if record is not None:
             record["ray_node"] = self.node
-        return record, journal
+        return record, ended
+
+    def progress(self, wanted: dict[str, Wanted]) -> dict[str, Piece]:
+        return self.journals.progress(wanted)
 
     def cancel(self) -> None:
         self.scope.cancel()
@@ -148,12 +162,11 @@ class RayBackend:
         save: Callable[[EpisodeSpec, Record], None],
         caps: dict[str, int] | None = None,
         rungs: Sequence[Rung] = (),
+        fsync: bool = True,
     ) -> None:
         ray = self.ray = _import_ray()
         if not ray.is_initialized():
             _connect(ray, address)
-        self.traces = traces
-        self.write = write
         self.save = save
         nodes = worker_nodes(ray.nodes())
         count = max(1, actors or max(2, len(nodes)))
@@ -177,6 +190,8 @@ class RayBackend:
         self.nodes = self._ready()
         self.load = [0] * count
         self._where: dict[Any, int] = {}
+        self._stems: dict[Any, str] = {}  # each handle's episode
+        self.journals = DriverJournals(traces, write, fsync=fsync)
         self.workspaces = PackedWorkspaces(ray)
         self._endpoints: list[dict[str, Any]] | None = None
 
@@ -209,12 +224,16 @@ class RayBackend:
 
     def submit(self, spec: EpisodeSpec) -> Any:
         number = min(range(len(self.actors)), key=self.load.__getitem__)
-        handle = self.actors[number].run.remote(spec, self.workspaces.ref(spec))
+        journal = self.journals.to_send(spec.file_stem, spec.continue_journal)
+        handle = self.actors[number].run.remote(spec, self.workspaces.ref(spec), journal)
         self.load[number] += 1
         self._where[handle] = number
+        self._stems[handle] = spec.file_stem
         return handle
 
     def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
+        running = {self._stems[h]: self._where[h] for h in self._stems}
+        self.journals.poll(self.ray, self.actors, running)
         ready, rest = self.ray.wait(list(handles), num_returns=1, timeout=timeout)
         if ready and rest:
             more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
@@ -223,15 +242,15 @@ class RayBackend:
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
         number = self._where.pop(handle)
+        self._stems.pop(handle)
         self.load[number] -= 1
         try:
-            record, journal = self.ray.get(handle)
+            record, ended = self.ray.get(handle)
         except self.ray.exceptions.RayError as exc:
-            record, journal = self._lost(spec, number, exc), None
+            record, ended = self._lost(spec, number, exc), None
+        self.journals.finish(spec.file_stem, record, ended)
         if record is not None:
             self.nodes[number] = record.get("ray_node", self.nodes[number])
-            if journal is not None:
-                self.write(self.traces / f"{spec.file_stem}.jsonl", journal)
             self.save(spec, record)
         return record  # type: ignore[no-any-return]
 
@@ -244,7 +263,7 @@ class RayBackend:
             "reason": "actor_died" if died else "ray_error",
             "error": f"Ray actor {number} on node {node[:12]} lost the episode: "
             f"{type(exc).__name__}",
-            "journal": "lost with its actor",
+            "journal": "as far as it came back from the actor",
             "ray_node": node,
         }
 
@@ -252,7 +271,9 @@ class RayBackend:
         """The actor's thread stays busy (so it stays counted in the actor's load); the
         episode is recorded ``stalled`` and a late result from it is never collected."""
         self._where.pop(handle, None)
-        record = stalled_record(spec, journal="incomplete: the actor never sent it back")
+        self._stems.pop(handle, None)
+        self.journals.forget(spec.file_stem)
+        record = stalled_record(spec, journal="incomplete: as far as it came back from the actor")
         self.save(spec, record)
         return record
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from reactloop.eval.health_table import HEALTH_NOTE, health_rows, percent
-from reactloop.eval.html import write_html, write_pages
+from reactloop.eval.html import write_html
+from reactloop.eval.report_markdown import errored_line, markdown_lines
 from reactloop.eval.report_process import ReportProcess
 from reactloop.eval.store import ResultsStore
-from reactloop.eval.summary import comparisons, per_step, summarize
+from reactloop.eval.summary import Tally
 
 EPISODE_COLUMNS = (
     "key", "rung", "model", "server_model", "protocol", "task_id", "repeat", "seed",
@@ -34,32 +35,98 @@ def write_report(
     endpoints: Sequence[dict[str, Any]] = (),
     report_process: ReportProcess | None = None,
 ) -> dict[str, Any]:
-    """Write every report file; returns what ``results.json`` holds. ``endpoints``: each
-    endpoint's cap history (``throttle.EndpointGate.summary``) in this run;
-    ``report_process``: the child that rendered the pages and draws the charts meanwhile."""
+    """Write every report file; returns what ``results.json`` holds (its ``episodes``:
+    ``records`` itself). ``endpoints``: each endpoint's cap history
+    (``throttle.EndpointGate.summary``) in this run; ``report_process``: the child that
+    rendered the pages and draws the charts meanwhile.
+
+    ``records`` is walked twice, one record at a time (a ``StoredRecords`` reads them from
+    disk): once for the tables, results.csv and the episodes of results.json and report.md,
+    spooled to temporary files until the tables that come before them are known; once for
+    index.html, after the child's pages."""
     store = ResultsStore(out, fsync=False)
-    summary = summarize(records, k)
-    data = {
-        "summary": summary,
-        "comparisons": comparisons(records),
-        "per_step": [
-            {"rung": rung, "protocol": protocol, "steps": steps}
-            for (rung, protocol), steps in per_step(records).items()
-        ],
-        "episodes": list(records),
-        "endpoints": list(endpoints),
-    }
-    charts = report_process or ReportProcess.here()
-    charts.draw(out, data)
-    store.write_json_streamed(out / "results.json", data)
-    store.write_text(out / "results.csv", _csv([_episode_row(r) for r in records], EPISODE_COLUMNS))
-    columns = tuple(summary[0]) if summary else ("rung", "protocol")
-    store.write_text(out / "summary.csv", _csv(summary, columns))
-    names = charts.names()  # the child's pages done: write_pages renders only what it missed
-    links = write_pages(out, records)
-    store.write_text(out / "report.md", markdown(data, k=k, charts=names))
-    write_html(out, data, charts=names, links=links)
+    with _spool(out) as episodes, _spool(out) as errored:
+        counted = _first_pass(store, out, records, episodes, errored)
+        data = {
+            "summary": counted.summary(k),
+            "comparisons": counted.comparisons(),
+            "per_step": [
+                {"rung": rung, "protocol": protocol, "steps": steps}
+                for (rung, protocol), steps in counted.per_step().items()
+            ],
+            "episodes": records,
+            "endpoints": list(endpoints),
+        }
+        charts = report_process or ReportProcess.here()
+        charts.draw(out, data)
+        store.write_pieces(out / "results.json", _results_json(data, episodes))
+        summary = data["summary"]
+        columns = tuple(summary[0]) if summary else ("rung", "protocol")
+        store.write_text(out / "summary.csv", _csv(summary, columns))
+        names = charts.names()  # the child's pages done: write_html renders only what it missed
+        lines = markdown_lines(data, k=k, charts=names, errored=_rewound(errored))
+        store.write_pieces(out / "report.md", (line + "\n" for line in lines))
+    write_html(out, data, charts=names)
     return data
+
+
+def _spool(out: Path) -> IO[str]:
+    return tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n", dir=out)
+
+
+def _rewound(spool: IO[str]) -> IO[str]:
+    spool.flush()
+    spool.seek(0)
+    return spool
+
+
+def _first_pass(
+    store: ResultsStore,
+    out: Path,
+    records: Iterable[dict[str, Any]],
+    episodes: IO[str],
+    errored: IO[str],
+) -> Tally:
+    """The tables' counters, and results.csv written, as the records go by; each record's
+    JSON (as results.json nests it) into ``episodes`` and each errored one's line of report.md
+    into ``errored``."""
+    counted = Tally()
+    separator = "\n  "
+    with store.open_text(out / "results.csv") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(EPISODE_COLUMNS), extrasaction="ignore")
+        writer.writeheader()
+        for record in records:
+            counted.add(record)
+            writer.writerow(_episode_row(record))
+            episodes.write(separator + _nested_json(record, 2))
+            separator = ",\n  "
+            if record["status"] == "errored":
+                errored.write(errored_line(record) + "\n")
+    return counted
+
+
+def _nested_json(value: Any, level: int) -> str:
+    """``value`` as ``json.dump(..., indent=1)`` writes it ``level`` deep in a document (a
+    JSON text has no raw newline but the indentation's)."""
+    text = json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    return text.replace("\n", "\n" + " " * level)
+
+
+def _results_json(data: dict[str, Any], episodes: IO[str]) -> Iterator[str | IO[str]]:
+    """The pieces of ``json.dump(data, indent=1)``, the episodes copied from their spool."""
+    written = episodes.tell() != 0
+    yield "{"
+    for n, (name, value) in enumerate(data.items()):
+        yield ("," if n else "") + "\n " + json.dumps(name, ensure_ascii=False) + ": "
+        if name != "episodes":
+            yield _nested_json(value, 1)
+        elif not written:
+            yield "[]"
+        else:
+            yield "["
+            yield _rewound(episodes)
+            yield "\n ]"
+    yield "\n}\n"
 
 
 def _episode_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -80,167 +147,3 @@ def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
-
-
-def number(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def markdown(data: dict[str, Any], *, k: int, charts: Sequence[str] = ()) -> str:
-    summary = data["summary"]
-    parts = ["# Evaluation report", ""]
-    parts += _results_table(summary, k)
-    parts += _health_table(summary)
-    parts += _spending_table(summary)
-    parts += _step_table(data["per_step"])
-    parts += _comparison_table(data["comparisons"])
-    parts += _errored_list(data["episodes"])
-    parts += _endpoint_table(data.get("endpoints") or ())
-    parts += [f"![{name}]({name})" for name in charts]
-    return "\n".join(parts) + "\n"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return [*lines, ""]
-
-
-def _results_table(summary: Sequence[dict[str, Any]], k: int) -> list[str]:
-    at_k = [f"pass@{k}"] if k > 1 else []  # at k = 1 it is pass@1 again
-    header = ["rung", "protocol", "episodes", "passed", "failed", "errored",
-              "success [95% CI]", "pass@1", *at_k, f"pass^{k}", "steps (success)",
-              "tool calls (success)"]  # fmt: skip
-    rows = [
-        [
-            r["rung"],
-            r["protocol"],
-            str(r["episodes"]),
-            str(r["passed"]),
-            str(r["failed"]),
-            str(r["errored"]),
-            f"{percent(r['success'])} [{percent(r['ci_low'])}–{percent(r['ci_high'])}]",
-            percent(r["pass_at_1"]),
-            *([percent(r["pass_at_k"])] if at_k else []),
-            percent(r["pass_hat_k"]),
-            number(r["mean_steps_success"]),
-            number(r["mean_tool_calls_success"]),
-        ]
-        for r in summary
-    ]
-    note = (
-        "Success over non-errored episodes; pass@k and pass^k are the unbiased estimators "
-        "averaged over tasks (a task with fewer than k non-errored trials is left out)."
-    )
-    return ["## Results", "", note, "", *_table(header, rows)]
-
-
-def _health_table(summary: Sequence[dict[str, Any]]) -> list[str]:
-    header, rows = health_rows(summary)
-    return ["## Protocol health", "", HEALTH_NOTE, "", *_table(header, rows)]
-
-
-def _spending_table(summary: Sequence[dict[str, Any]]) -> list[str]:
-    header = ["rung", "protocol", "server model", "input tokens", "cached", "output",
-              "call p50 s", "call p95 s", "cost $"]  # fmt: skip
-    rows = [
-        [
-            r["rung"],
-            r["protocol"],
-            r["server_model"] or "–",
-            f"{r['input_tokens']:,}",
-            f"{r['cached_tokens']:,}",
-            f"{r['output_tokens']:,}",
-            number(r["latency_p50"], 3),
-            number(r["latency_p95"], 3),
-            number(r["cost"], 4),
-        ]
-        for r in summary
-    ]
-    return ["## Tokens, latency, cost", "", *_table(header, rows)]
-
-
-def _step_table(per_step_rows: Sequence[dict[str, Any]]) -> list[str]:
-    header = ["rung", "protocol", "step", "calls", "mean input tokens", "mean cached",
-              "mean call s"]  # fmt: skip
-    rows = [
-        [
-            group["rung"],
-            group["protocol"],
-            str(s["step"]),
-            str(s["calls"]),
-            number(s["input_tokens"]),
-            number(s["cached_tokens"]),
-            number(s["seconds"], 3),
-        ]
-        for group in per_step_rows
-        for s in group["steps"]
-    ]
-    note = (
-        "Per step: does the model-call time grow with the history, or does the prefix "
-        "cache keep it flat? (cached tokens only where the server reports them)"
-    )
-    return ["## Per step", "", note, "", *_table(header, rows)]
-
-
-def _comparison_table(rows: Sequence[dict[str, Any]]) -> list[str]:
-    if not rows:
-        return []
-    header = ["protocol", "A", "B", "tasks", "both solve", "only A", "only B", "McNemar p"]
-    body = [
-        [
-            c["protocol"],
-            c["a"],
-            c["b"],
-            str(c["tasks"]),
-            str(c["both"]),
-            _tasks(c["only_a"]),
-            _tasks(c["only_b"]),
-            f"{c['p_value']:.3g}",
-        ]
-        for c in rows
-    ]
-    note = "A task is solved when more than half of its non-errored trials passed."
-    return ["## Paired comparison", "", note, "", *_table(header, body)]
-
-
-def _tasks(ids: Sequence[str]) -> str:
-    return f"{len(ids)}: " + ", ".join(ids) if ids else "0"
-
-
-def _errored_list(records: Sequence[dict[str, Any]]) -> list[str]:
-    errored = [r for r in records if r["status"] == "errored"]
-    if not errored:
-        return []
-    lines = ["## Errored episodes (run again by --resume)", ""]
-    lines += [f"- `{r['key']}`: {str(r.get('error') or '')[:200]}" for r in errored]
-    return [*lines, ""]
-
-
-def _endpoint_table(endpoints: Sequence[dict[str, Any]]) -> list[str]:
-    if not any(e["overloads"] for e in endpoints):
-        return []
-    header = ["endpoint", "cap", "lowest", "at the end", "refusals (429/503)", "cap over time"]
-    rows = [
-        [
-            e["endpoint"],
-            str(e["max_cap"]),
-            str(e["min_cap"]),
-            str(e["final_cap"]),
-            str(e["overloads"]),
-            _cap_history(e["history"]),
-        ]
-        for e in endpoints
-    ]
-    note = (
-        "Calls in flight per endpoint: halved on each burst of refusals (after the "
-        "Retry-After the server asked for), one more for every cap successes. "
-        "results.json holds each change."
-    )
-    return ["## Endpoint concurrency", "", note, "", *_table(header, rows)]
-
-
-def _cap_history(history: Sequence[dict[str, Any]], shown: int = 12) -> str:
-    points = [f"{p['cap']} ({p['seconds']:.1f} s)" for p in history[:shown]]
-    more = f" … {len(history) - shown} more" if len(history) > shown else ""
-    return " → ".join(points) + more

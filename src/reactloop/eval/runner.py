@@ -8,8 +8,9 @@ repeats differ from each other and a rerun with the same seed reproduces them.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,21 +19,23 @@ import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
 from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
-from reactloop.eval.continued import set_aside
 from reactloop.eval.cores import usable_cores, worker_count
 from reactloop.eval.episode import EpisodeSpec, Rung
+from reactloop.eval.memory import release_freed_memory
 from reactloop.eval.process_backend import ProcessBackend
 from reactloop.eval.progress import EvalProgress
 from reactloop.eval.ray_backend import RayBackend
 from reactloop.eval.report import write_report
 from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore, is_final
+from reactloop.eval.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
 from reactloop.eval.suites import load_suite
 from reactloop.eval.tasks import Task
 from reactloop.eval.throttle import EndpointGates
 from reactloop.eval.toolset import EVAL_FAMILIES
 from reactloop.tools.registry import parse_families
 
+TRIM_EVERY = 1000
+"""Episodes between two returns of the freed heap to the system (``release_freed_memory``)."""
 REPORT_CHILD_FROM = 64
 """Episodes to run from which the report's pages and charts are made in a child process (its
 start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."""
@@ -63,7 +66,8 @@ class EvalConfig:
 @dataclass(frozen=True, kw_only=True)
 class EvalOutcome:
     out: Path
-    records: list[dict[str, Any]]
+    records: Sequence[dict[str, Any]]  # read from DIR/episodes each time they are walked: a
+    # later --resume into DIR changes them (list() keeps a copy)
     completed: bool
     ran: int
     skipped: int
@@ -75,7 +79,7 @@ class EvalOutcome:
 
     @property
     def errored(self) -> int:
-        return sum(r["status"] == "errored" for r in self.records)
+        return sum(r["status"] == "errored" for r in self.records)  # one record at a time
 
 
 def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
@@ -109,31 +113,38 @@ def run_eval(
     if config.backend == "local":
         _check_models(config)
     store = ResultsStore(config.out, fsync=config.fsync)
-    recorded = store.prepare(manifest(config, tasks), resume=config.resume)
+    stored = store.prepare(manifest(config, tasks), resume=config.resume)
     specs = plan(config, tasks)
-    todo = [spec for spec in specs if not is_final(recorded.get(spec.key))]
+    todo = [spec for spec in specs if stored.get(spec.key, _ABSENT).status not in FINAL]
     config = dataclasses.replace(config, workers=_workers(config, len(todo)))
-    if config.resume and config.backend == "ray":  # its actors never see DIR: all start again
-        _set_aside_journals(store, todo)
     progress = EvalProgress(
-        len(specs), recorded, [s.key for s in specs], enabled=config.progress, label=_label(config)
+        len(specs),
+        {key: {"status": s.status} for key, s in stored.items()},
+        [key for key in (s.key for s in specs) if key in stored],  # none but when resuming
+        enabled=config.progress,
+        label=_label(config),
     )
     made = {"continued": 0, "restarted": 0}
+    moved = _moved(specs, stored)
+    del stored  # the records are on disk: the driver keeps none of them
     report = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
+
+    finished = itertools.count(1)
 
     def done(spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
         if record is None:
             return
         if report is not None:
             report.page(config.out, record)  # rendered by the report's child meanwhile
-        recorded[spec.key] = record
         made["continued"] += "resumed_from_step" in record
         made["restarted"] += "restarted" in record
         progress.advance(record)
         if on_record is not None:
             on_record(record)
+        if next(finished) % TRIM_EVERY == 0:
+            release_freed_memory()
 
     try:
         with progress:
@@ -142,7 +153,7 @@ def run_eval(
         if report is not None:
             report.close()
         raise
-    records = [recorded[s.key] for s in specs if s.key in recorded]
+    records = StoredRecords(store, _recorded(store, specs, moved))
     outcome = EvalOutcome(
         out=config.out,
         records=records,
@@ -155,10 +166,37 @@ def run_eval(
         **made,
     )
     if config.report:
+        release_freed_memory()  # the last episodes' heap, before the report walks the records
         write_report(
             config.out, records, k=config.repeats, endpoints=endpoints, report_process=report
         )
     return outcome
+
+
+_ABSENT = Stored(None, "")
+
+
+def _moved(specs: list[EpisodeSpec], stored: dict[str, Stored]) -> dict[str, str]:
+    """The records resumed from a file not of their episode's name (by key)."""
+    if not stored:
+        return {}
+    return {
+        s.key: stored[s.key].stem
+        for s in specs
+        if s.key in stored and stored[s.key].stem != s.file_stem
+    }
+
+
+def _recorded(store: ResultsStore, specs: list[EpisodeSpec], moved: dict[str, str]) -> Stems:
+    """The file of each planned episode that has a record, in plan order: this run's (saved
+    under the episode's own name) or, when it did not run, the one resumed from."""
+    found: list[EpisodeSpec | str] = []
+    for spec in specs:
+        if store.has(spec.file_stem):
+            found.append(spec)
+        elif spec.key in moved and store.has(moved[spec.key]):
+            found.append(moved[spec.key])
+    return Stems(found)
 
 
 def _run_episodes(
@@ -179,13 +217,6 @@ def _run_episodes(
     if isinstance(backend, RayBackend | ProcessBackend):
         return completed, backend.endpoints()  # kept by close, for each actor or worker
     return completed, gates.summaries()
-
-
-def _set_aside_journals(store: ResultsStore, todo: list[EpisodeSpec]) -> None:
-    for spec in todo:
-        trace = store.traces / f"{spec.file_stem}.jsonl"
-        if trace.exists():
-            set_aside(trace)
 
 
 def _validate(config: EvalConfig) -> None:
@@ -261,6 +292,7 @@ def _backend(
             save=save,
             caps=gates.caps,
             rungs=config.rungs,
+            fsync=config.fsync,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
 

@@ -4,20 +4,34 @@ A record is written to a temporary file in the same folder, flushed to disk and 
 its final name, so an eval killed at any point (SIGKILL included) leaves each episode either
 complete or absent, never torn or twice. ``--resume`` keeps passed and failed episodes, runs
 errored ones again and the ones never recorded; a task failure is never retried.
+
+The driver keeps no record: ``load`` answers each episode's status and file, and
+``StoredRecords`` reads the records back from their files, one at a time, each time they are
+walked (the report streams them; an eval of 20,000 episodes holds one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import threading
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NamedTuple, Protocol, overload
 
 from reactloop.errors import UsageError
 
 FINAL = frozenset({"passed", "failed"})
 MANIFEST = "eval.json"
+
+
+class Stored(NamedTuple):
+    """A record on disk: its status and the stem of its file under ``episodes/``."""
+
+    status: Any
+    stem: str
 
 
 class ResultsStore:
@@ -29,7 +43,7 @@ class ResultsStore:
         self._lock = threading.Lock()
         self._counter = 0
 
-    def prepare(self, manifest: dict[str, Any], *, resume: bool) -> dict[str, dict[str, Any]]:
+    def prepare(self, manifest: dict[str, Any], *, resume: bool) -> dict[str, Stored]:
         """Create the folders; return the records already there (by key) when resuming."""
         existing = self.episodes.is_dir() and any(self.episodes.glob("*.json"))
         if existing and not resume:
@@ -43,16 +57,27 @@ class ResultsStore:
         self.write_json(self.out / MANIFEST, manifest)
         return self.load() if resume else {}
 
-    def load(self) -> dict[str, dict[str, Any]]:
-        records: dict[str, dict[str, Any]] = {}
+    def load(self) -> dict[str, Stored]:
+        """Each record's status and file, by key: one read of each file, none kept."""
+        records: dict[str, Stored] = {}
         for path in sorted(self.episodes.glob("*.json")):
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue  # unreadable: the episode runs again
-            if isinstance(record, dict) and isinstance(record.get("key"), str):
-                records[record["key"]] = record
+            record = self.read(path.stem)
+            if record is not None:
+                records[record["key"]] = Stored(record.get("status"), path.stem)
         return records
+
+    def read(self, stem: str) -> dict[str, Any] | None:
+        """The record in ``episodes/STEM.json``; None when absent or unreadable."""
+        try:
+            record = json.loads((self.episodes / f"{stem}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # unreadable: the episode runs again
+        if isinstance(record, dict) and isinstance(record.get("key"), str):
+            return record
+        return None
+
+    def has(self, stem: str) -> bool:
+        return (self.episodes / f"{stem}.json").is_file()
 
     def save(self, stem: str, record: dict[str, Any]) -> None:
         self.write_json(self.episodes / f"{stem}.json", record)
@@ -72,15 +97,28 @@ class ResultsStore:
             self._flush(handle)
         os.replace(temporary, path)
 
-    def write_json_streamed(self, path: Path, data: Any) -> None:
-        """``write_json`` for a large value: encoded piece by piece into the file, never held
-        whole as one string (results.json of 20,000 episodes is some 60 MB of text)."""
+    def write_pieces(self, path: Path, pieces: Iterable[str | IO[str]]) -> None:
+        """``write_text`` of the pieces' concatenation, written as they come (a piece may be
+        an open text file, copied from where it stands)."""
+        with self.open_text(path) as handle:
+            for piece in pieces:
+                if isinstance(piece, str):
+                    handle.write(piece)
+                else:
+                    shutil.copyfileobj(piece, handle)
+
+    @contextlib.contextmanager
+    def open_text(self, path: Path) -> Iterator[IO[str]]:
+        """A text file to write ``path`` into, put in place whole when the block ends (and
+        not at all when it raises)."""
         temporary = self._temporary(path)
-        with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=1, default=str)
-            handle.write("\n")
-            self._flush(handle)
-        os.replace(temporary, path)
+        try:
+            with temporary.open("w", encoding="utf-8", newline="") as handle:
+                yield handle
+                self._flush(handle)
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def _temporary(self, path: Path) -> Path:
         with self._lock:
@@ -95,3 +133,63 @@ class ResultsStore:
 
 def is_final(record: dict[str, Any] | None) -> bool:
     return record is not None and record.get("status") in FINAL
+
+
+class Named(Protocol):
+    @property
+    def file_stem(self) -> str: ...
+
+
+class Stems(Sequence[str]):
+    """File stems, each given as itself or as what is named after it (an ``EpisodeSpec`` of
+    the plan, alive anyway: 8 bytes each here rather than a string)."""
+
+    def __init__(self, items: Sequence[str | Named]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Stems: ...
+
+    def __getitem__(self, index: int | slice) -> str | Stems:
+        if isinstance(index, slice):
+            return Stems(self.items[index])
+        item = self.items[index]
+        return item if isinstance(item, str) else item.file_stem
+
+
+class StoredRecords(Sequence[dict[str, Any]]):
+    """The records of the files ``episodes/STEM.json``, in the order of ``stems``, read each
+    time they are walked (a record whose file has become unreadable since is left out)."""
+
+    def __init__(self, store: ResultsStore, stems: Sequence[str]) -> None:
+        self.store = store
+        self.stems = stems
+
+    def __len__(self) -> int:
+        return len(self.stems)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [r for s in self.stems[index] if (r := self.store.read(s)) is not None]
+        record = self.store.read(self.stems[index])
+        if record is None:
+            raise IndexError(f"episode {self.stems[index]} is no longer readable")
+        return record
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for stem in self.stems:
+            record = self.store.read(stem)
+            if record is not None:
+                yield record

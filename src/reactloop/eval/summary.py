@@ -3,14 +3,19 @@ comparisons between rungs and the per-step latency and tokens.
 
 Errored episodes are counted apart and left out of every rate: they say nothing about the model.
 A task is *solved* by a rung when more than half of its non-errored trials passed.
+
+The records stream by once (``Tally.add``), so a report of any number of episodes holds only
+counters: per group, per task and per step, plus the model-call seconds the latency
+percentiles are taken from (8 bytes a call). The figures equal those of the records held whole:
+sums run in record order, as ``sum`` would, and means are ``fsum``'s exact partials.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from statistics import fmean
+import math
+from array import array
+from collections.abc import Iterable
 from typing import Any
 
 from reactloop.eval.health import HEALTH_COUNTS
@@ -30,146 +35,241 @@ RATES = {
 }
 
 
-def groups(records: Iterable[dict[str, Any]]) -> dict[Group, list[dict[str, Any]]]:
-    grouped: dict[Group, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        grouped[record["rung"], record["protocol"]].append(record)
-    return dict(grouped)
+class Mean:
+    """``statistics.fmean`` of the values added, in constant memory: the exact partial sums of
+    ``math.fsum`` (Shewchuk), so the mean is the one fmean gives, bit for bit."""
+
+    __slots__ = ("_partials", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._partials: list[float] = []
+
+    def add(self, value: float) -> None:
+        x = float(value)
+        kept = 0
+        for y in self._partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            high = x + y
+            low = y - (high - x)
+            if low:
+                self._partials[kept] = low
+                kept += 1
+            x = high
+        self._partials[kept:] = [x]
+        self.count += 1
+
+    def value(self) -> float | None:
+        return math.fsum(self._partials) / self.count if self.count else None
 
 
-def task_trials(records: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int]]:
-    """task id -> (non-errored trials, passed trials)."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for record in records:
-        if record["status"] != "errored":
-            counts[record["task_id"]][0] += 1
-            counts[record["task_id"]][1] += record["status"] == "passed"
-    return {task: (n, c) for task, (n, c) in counts.items()}
+class Values:
+    """Numbers kept for a percentile or an in-order ``sum``: 8 bytes each while they are floats
+    (the rare other number moves them to a list, so that nothing is converted)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: array[float] | list[float] = array("d")
+
+    def add(self, value: float) -> None:
+        if isinstance(self.items, array) and type(value) is not float:
+            self.items = list(self.items)
+        self.items.append(value)
 
 
-def summarize(records: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
-    return [summary_row(group, rows, k) for group, rows in sorted(groups(records).items())]
+class _Step:
+    __slots__ = ("cached_tokens", "calls", "input_tokens", "seconds")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.input_tokens, self.cached_tokens, self.seconds = Mean(), Mean(), Mean()
+
+    def add(self, step: dict[str, Any]) -> None:
+        self.calls += 1
+        self.input_tokens.add(step["input_tokens"])
+        self.cached_tokens.add(step["cached_tokens"])
+        if step["seconds"] is not None:
+            self.seconds.add(step["seconds"])
 
 
-def summary_row(group: Group, records: Sequence[dict[str, Any]], k: int) -> dict[str, Any]:
-    scored = [r for r in records if r["status"] != "errored"]
-    passed = [r for r in scored if r["status"] == "passed"]
-    low, high = wilson_interval(len(passed), len(scored))
-    trials = list(task_trials(records).values())
-    row: dict[str, Any] = {
-        "rung": group[0],
-        "protocol": group[1],
-        "model": records[0]["model"],
-        "server_model": _joined(r.get("server_model") for r in records),
-        "episodes": len(records),
-        "passed": len(passed),
-        "failed": len(scored) - len(passed),
-        "errored": len(records) - len(scored),
-        "success": len(passed) / len(scored) if scored else None,
-        "ci_low": low,
-        "ci_high": high,
-        "k": k,
-        "pass_at_1": mean_over_tasks(trials, 1),
-        "pass_at_k": mean_over_tasks(trials, k),
-        "pass_hat_k": mean_over_tasks(trials, k, "pass_hat_k"),
-        "mean_steps_success": _mean(r["model_calls"] for r in passed),
-        "mean_tool_calls_success": _mean(r["tool_calls"] for r in passed),
-    }
-    row.update(health_rates(scored))
-    row.update(spending(scored))
-    return row
+class GroupTally:
+    """The counters of one rung × protocol."""
 
+    def __init__(self, model: Any) -> None:
+        self.model = model  # the first record's
+        self.server_models: set[str] = set()
+        self.episodes = self.scored = self.passed = 0
+        self.tasks: dict[str, list[int]] = {}  # task id -> [non-errored trials, passed]
+        self.steps_success, self.tools_success = Mean(), Mean()
+        self.health = dict.fromkeys(HEALTH_COUNTS, 0)
+        self.loop_stops = self.wind_down_episodes = 0
+        self.tokens = {"input_tokens": 0, "cached_tokens": 0, "output_tokens": 0}
+        self.call_seconds, self.costs = Values(), Values()
+        self.steps: dict[int, _Step] = {}
 
-def health_rates(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    counts = dict.fromkeys(HEALTH_COUNTS, 0)
-    for record in records:
-        for name, value in (record.get("health") or {}).items():
-            counts[name] = counts.get(name, 0) + int(value)
-    counts["episodes"] = len(records)
-    counts["loop_stops"] = sum(r.get("stop_reason") == "loop_detected" for r in records)
-    counts["wind_down_episodes"] = sum(
-        (r.get("health") or {}).get("wind_downs", 0) > 0 for r in records
-    )
-    row: dict[str, Any] = {f"n_{name}": value for name, value in counts.items()}
-    for rate, (numerator, denominator) in RATES.items():
-        total = counts[denominator]
-        row[f"rate_{rate}"] = counts[numerator] / total if total else None
-    return row
+    def add(self, record: dict[str, Any]) -> None:
+        self.episodes += 1
+        if record.get("server_model"):
+            self.server_models.add(record["server_model"])
+        for step in record.get("steps", ()):
+            self.steps.setdefault(step["step"], _Step()).add(step)
+        if record["status"] == "errored":
+            return
+        self.scored += 1
+        trials = self.tasks.setdefault(record["task_id"], [0, 0])
+        trials[0] += 1
+        if record["status"] == "passed":
+            trials[1] += 1
+            self.passed += 1
+            self.steps_success.add(record["model_calls"])
+            self.tools_success.add(record["tool_calls"])
+        self._add_health(record)
+        self._add_spending(record)
 
+    def _add_health(self, record: dict[str, Any]) -> None:
+        health = record.get("health") or {}
+        for name, value in health.items():
+            self.health[name] = self.health.get(name, 0) + int(value)
+        self.loop_stops += record.get("stop_reason") == "loop_detected"
+        self.wind_down_episodes += health.get("wind_downs", 0) > 0
 
-def spending(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    usage = [r.get("usage") or {} for r in records]
-    seconds = [
-        s["seconds"] for r in records for s in r.get("steps", ()) if s["seconds"] is not None
-    ]
-    costs = [r["cost"] for r in records if r.get("cost") is not None]
-    return {
-        "input_tokens": sum(u.get("input_tokens", 0) for u in usage),
-        "cached_tokens": sum(u.get("cached_tokens", 0) for u in usage),
-        "output_tokens": sum(u.get("output_tokens", 0) for u in usage),
-        "latency_p50": percentile(seconds, 50),
-        "latency_p95": percentile(seconds, 95),
-        "cost": sum(costs) if costs else None,
-    }
+    def _add_spending(self, record: dict[str, Any]) -> None:
+        usage = record.get("usage") or {}
+        for name in self.tokens:
+            self.tokens[name] += usage.get(name, 0)
+        for step in record.get("steps", ()):
+            if step["seconds"] is not None:
+                self.call_seconds.add(step["seconds"])
+        if record.get("cost") is not None:
+            self.costs.add(record["cost"])
 
+    def trials(self) -> list[tuple[int, int]]:
+        return [(n, c) for n, c in self.tasks.values()]
 
-def solved_tasks(records: Sequence[dict[str, Any]]) -> dict[str, bool]:
-    return {task: 2 * c > n for task, (n, c) in task_trials(records).items() if n}
+    def solved(self) -> dict[str, bool]:
+        return {task: 2 * c > n for task, (n, c) in self.tasks.items() if n}
 
+    def row(self, group: Group, k: int) -> dict[str, Any]:
+        low, high = wilson_interval(self.passed, self.scored)
+        trials = self.trials()
+        names = sorted(self.server_models)
+        row: dict[str, Any] = {
+            "rung": group[0],
+            "protocol": group[1],
+            "model": self.model,
+            "server_model": ", ".join(names) if names else None,
+            "episodes": self.episodes,
+            "passed": self.passed,
+            "failed": self.scored - self.passed,
+            "errored": self.episodes - self.scored,
+            "success": self.passed / self.scored if self.scored else None,
+            "ci_low": low,
+            "ci_high": high,
+            "k": k,
+            "pass_at_1": mean_over_tasks(trials, 1),
+            "pass_at_k": mean_over_tasks(trials, k),
+            "pass_hat_k": mean_over_tasks(trials, k, "pass_hat_k"),
+            "mean_steps_success": self.steps_success.value(),
+            "mean_tool_calls_success": self.tools_success.value(),
+        }
+        row.update(self._health_rates())
+        row.update(self._spending())
+        return row
 
-def comparisons(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every pair of rungs on the same protocol, paired on the tasks both ran."""
-    grouped = groups(records)
-    result = []
-    for a, b in itertools.combinations(sorted(grouped), 2):
-        if a[1] != b[1]:
-            continue
-        solved_a, solved_b = solved_tasks(grouped[a]), solved_tasks(grouped[b])
-        common = sorted(set(solved_a) & set(solved_b))
-        only_a = [t for t in common if solved_a[t] and not solved_b[t]]
-        only_b = [t for t in common if solved_b[t] and not solved_a[t]]
-        result.append(
+    def _health_rates(self) -> dict[str, Any]:
+        counts = dict(self.health)
+        counts["episodes"] = self.scored
+        counts["loop_stops"] = self.loop_stops
+        counts["wind_down_episodes"] = self.wind_down_episodes
+        row: dict[str, Any] = {f"n_{name}": value for name, value in counts.items()}
+        for rate, (numerator, denominator) in RATES.items():
+            total = counts[denominator]
+            row[f"rate_{rate}"] = counts[numerator] / total if total else None
+        return row
+
+    def _spending(self) -> dict[str, Any]:
+        seconds = self.call_seconds.items
+        return {
+            **self.tokens,
+            "latency_p50": percentile(seconds, 50),
+            "latency_p95": percentile(seconds, 95),
+            "cost": sum(self.costs.items) if self.costs.items else None,
+        }
+
+    def step_rows(self) -> list[dict[str, Any]]:
+        return [
             {
-                "protocol": a[1],
-                "a": a[0],
-                "b": b[0],
-                "tasks": len(common),
-                "both": sum(solved_a[t] and solved_b[t] for t in common),
-                "only_a": only_a,
-                "only_b": only_b,
-                "p_value": mcnemar_exact(len(only_a), len(only_b)),
+                "step": number,
+                "calls": step.calls,
+                "input_tokens": step.input_tokens.value(),
+                "cached_tokens": step.cached_tokens.value(),
+                "seconds": step.seconds.value(),
             }
-        )
-    return result
+            for number, step in sorted(self.steps.items())
+        ]
 
 
-def per_step(records: Sequence[dict[str, Any]]) -> dict[Group, list[dict[str, Any]]]:
-    """Per group and step number: mean input and cached tokens and mean model-call seconds."""
-    table: dict[Group, list[dict[str, Any]]] = {}
-    for group, rows in sorted(groups(records).items()):
-        by_step: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for record in rows:
-            for step in record.get("steps", ()):
-                by_step[step["step"]].append(step)
-        table[group] = [_step_means(n, steps) for n, steps in sorted(by_step.items())]
-    return table
+class Tally:
+    """Every table of the report from records added one at a time, in report order."""
+
+    def __init__(self) -> None:
+        self.groups: dict[Group, GroupTally] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        group = (record["rung"], record["protocol"])
+        if group not in self.groups:
+            self.groups[group] = GroupTally(record["model"])
+        self.groups[group].add(record)
+
+    def summary(self, k: int) -> list[dict[str, Any]]:
+        return [tally.row(group, k) for group, tally in sorted(self.groups.items())]
+
+    def comparisons(self) -> list[dict[str, Any]]:
+        """Every pair of rungs on the same protocol, paired on the tasks both ran."""
+        result = []
+        for a, b in itertools.combinations(sorted(self.groups), 2):
+            if a[1] == b[1]:
+                result.append(_compare(a, b, self.groups[a].solved(), self.groups[b].solved()))
+        return result
+
+    def per_step(self) -> dict[Group, list[dict[str, Any]]]:
+        """Per group and step number: mean input and cached tokens and mean model-call
+        seconds."""
+        return {group: tally.step_rows() for group, tally in sorted(self.groups.items())}
 
 
-def _step_means(step: int, steps: list[dict[str, Any]]) -> dict[str, Any]:
+def _compare(a: Group, b: Group, solved_a: dict[str, bool], solved_b: dict[str, bool]) -> Any:
+    common = sorted(set(solved_a) & set(solved_b))
+    only_a = [t for t in common if solved_a[t] and not solved_b[t]]
+    only_b = [t for t in common if solved_b[t] and not solved_a[t]]
     return {
-        "step": step,
-        "calls": len(steps),
-        "input_tokens": fmean(s["input_tokens"] for s in steps),
-        "cached_tokens": fmean(s["cached_tokens"] for s in steps),
-        "seconds": _mean(s["seconds"] for s in steps if s["seconds"] is not None),
+        "protocol": a[1],
+        "a": a[0],
+        "b": b[0],
+        "tasks": len(common),
+        "both": sum(solved_a[t] and solved_b[t] for t in common),
+        "only_a": only_a,
+        "only_b": only_b,
+        "p_value": mcnemar_exact(len(only_a), len(only_b)),
     }
 
 
-def _mean(values: Iterable[float]) -> float | None:
-    listed = list(values)
-    return fmean(listed) if listed else None
+def tally(records: Iterable[dict[str, Any]]) -> Tally:
+    counted = Tally()
+    for record in records:
+        counted.add(record)
+    return counted
 
 
-def _joined(values: Iterable[str | None]) -> str | None:
-    names = sorted({v for v in values if v})
-    return ", ".join(names) if names else None
+def summarize(records: Iterable[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    return tally(records).summary(k)
+
+
+def comparisons(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return tally(records).comparisons()
+
+
+def per_step(records: Iterable[dict[str, Any]]) -> dict[Group, list[dict[str, Any]]]:
+    return tally(records).per_step()
