@@ -43,6 +43,9 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.run_agent", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_agent", "reactloop.usage"): "reactloop run --prices",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",
+    ("reactloop.cli.checks_record", "reactloop.loop.command_check"): "a resumed run's --verify",
+    ("reactloop.cli.checks_record", "reactloop.output.json_schema"): "a resumed --output-schema",
+    ("reactloop.cli.checks_record", "reactloop.usage.prices"): "a resumed run's --prices",
 }
 
 

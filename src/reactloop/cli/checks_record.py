@@ -17,10 +17,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import UsageError
-from reactloop.usage.prices import Price
+
+if TYPE_CHECKING:
+    from reactloop.usage.prices import Price
 
 
 def checks_record(options: Any, checklist: list[str] | None) -> dict[str, Any] | None:
@@ -75,6 +77,8 @@ def recorded_price(config: Mapping[str, Any]) -> Price | None:
         return None
     if not isinstance(rates, Mapping):
         raise UsageError(f"the journal's price is not an object: {rates!r:.80}")
+    from reactloop.usage.prices import Price  # only for a run that counted a cost
+
     try:
         values: dict[str, Any] = {str(k): _rate(v) for k, v in rates.items()}
         return Price(**values)
