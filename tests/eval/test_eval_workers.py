@@ -12,9 +12,12 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
@@ -64,8 +67,22 @@ def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> No
         names
     )
     assert not any(name.endswith("__main__") for name in names)  # it would run a command
+    assert not any(name.startswith("openai.") for name in names)  # openai imports its own
+    assert len(repr(names)) < 64 * 1024  # one argument of the forkserver's command line
     if "forkserver" in multiprocessing.get_all_start_methods():  # POSIX; Windows spawns
         assert _context().get_start_method() == "forkserver"
+
+
+def test_a_driver_with_thousands_of_sdk_modules_loaded_still_gets_its_forkserver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A test session had loaded ~4,000 modules: their names overflowed the one argument of
+    the forkserver's command line (128 KiB), which never started."""
+    for n in range(5000):
+        module = types.ModuleType(f"openai.types.generated_{n:04}")
+        module.__file__ = f"/site-packages/openai/types/generated_{n:04}.py"
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert len(repr(_preload())) < 64 * 1024
 
 
 @dataclass(frozen=True)

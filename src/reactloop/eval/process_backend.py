@@ -61,10 +61,14 @@ def _context() -> Any:
 
 
 def _preload() -> list[str]:
-    """The driver's modules of ``PRELOADED``: those loaded from a file (not made at run time
-    by their package), and no ``__main__`` (it would run a command in the forkserver)."""
+    """The driver's modules of ``PRELOADED``: reactloop's loaded from a file (not made at run
+    time by their package) and no ``__main__`` (it would run a command in the forkserver); of
+    the other packages only the top one, which imports nearly all its SDK needs (``openai``:
+    520 of the 537 modules of a chat call). The names go on the forkserver's command line, one
+    argument of at most 128 KiB (Linux's ``MAX_ARG_STRLEN``): a driver that had loaded some
+    4,000 modules (a test session) got no forkserver at all, its workers never started."""
     loaded = {
-        name
+        name if name.partition(".")[0] == "reactloop" else name.partition(".")[0]
         for name, module in list(sys.modules.items())
         if name.partition(".")[0] in PRELOADED
         and getattr(module, "__file__", None)
