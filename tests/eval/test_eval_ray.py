@@ -34,7 +34,7 @@ SAME = (
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

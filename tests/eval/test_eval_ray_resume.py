@@ -50,7 +50,7 @@ ray = pytest.importorskip("ray")
 def ray_address() -> Iterator[str]:
     """One local Ray for the module; the evals run in child processes connect to it."""
     ray.shutdown()  # a Ray another module started
-    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    context = ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield str(context.address_info["gcs_address"])
     ray.shutdown()
 
