@@ -41,8 +41,8 @@ SUMMARIES = {
     "view": "Write TRACE as one self-contained HTML page (no network needed to open it).",
     "cost": "Tokens per step and per run, the quadratic cost model, money, the cache cost of "
     "each context compaction, and prefix warnings.",
-    "resume": "Continue the run journaled in TRACE (killed, awaiting approval, or stopped by a "
-    "limit).",
+    "resume": "Continue the run journaled in TRACE (killed, Ctrl-C'd, awaiting approval, or "
+    "stopped by a limit), with the checks, schema and price it was run with.",
     "approve": "Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of "
     "them.",
 }
