@@ -30,6 +30,7 @@ from test_eval_resume_journal import (
     kinds,
     records,
     records_of,
+    resume_damaged,
     run_cli,
     stepped,  # noqa: F401  (the fixture)
     steps_of,
@@ -129,29 +130,7 @@ def test_a_killed_ray_eval_continues_its_episodes_from_their_journals(
     for n in range(2, 7):
         assert first[n] == list(range(1, recorded[n] + 2))  # the last one in flight
         assert "stop" not in kinds(trace_of(out, n))
-    damaged = trace_of(out, 5).read_bytes().splitlines(keepends=True)
-    damaged[1] = b'{"type": "run_start", broken\n'
-    trace_of(out, 5).write_bytes(b"".join(damaged))
-    trace_of(out, 6).unlink()
-
-    resumed = run_cli(on_ray([*args, "--resume"], ray_address))
-    assert "resume: 3 episodes continued from their journals, 1 started again" in resumed.stderr
-    second = stepped.steps_asked()
-    for n in (2, 3, 4):
-        assert second[n] == list(range(recorded[n] + 1, steps_of(n) + 1))
-        assert kinds(trace_of(out, n)).count("resume") == 1
-        assert kinds(trace_of(out, n)).count("stop") == 1
-        assert kinds(trace_of(out, n))[-1] == "stop"
-        assert records(out)[n]["resumed_from_step"] == recorded[n]
-    for n in (5, 6):
-        assert second[n] == list(range(1, steps_of(n) + 1))
-        assert "resume" not in kinds(trace_of(out, n))
-    aside = out / "traces" / (trace_of(out, 5).name + ".restarted-1")
-    assert aside.read_bytes() == b"".join(damaged)
-    assert records(out)[5]["restarted"]["journal"] == f"traces/{aside.name}"
-    assert "2: not JSON" in records(out)[5]["restarted"]["why"]
-    assert "restarted" not in records(out)[6] and "resumed_from_step" not in records(out)[6]
-    assert [p.name for p in (out / "traces").iterdir() if ".restarted-" in p.name] == [aside.name]
+    resume_damaged(out, on_ray([*args, "--resume"], ray_address), stepped, recorded)
     assert all("ray_node" in r for r in records(out).values())
 
     want = uninterrupted(stepped.server.base_url, tmp_path / "whole", 7)  # locally

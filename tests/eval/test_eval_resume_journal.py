@@ -143,6 +143,36 @@ def assert_same_results(got: dict[int, dict[str, Any]], want: dict[int, dict[str
         assert len(got[index]["steps"]) == len(record["steps"])
 
 
+def resume_damaged(
+    out: Path, resume_args: list[str], stepped: SteppedServer, recorded: dict[int, int]
+) -> None:
+    """Damage episode 5's journal and remove episode 6's, resume, and check: 2-4 continue
+    from the step their journals reached, 5 and 6 start again (5's old journal kept aside)."""
+    damaged = trace_of(out, 5).read_bytes().splitlines(keepends=True)
+    damaged[1] = b'{"type": "run_start", broken\n'
+    trace_of(out, 5).write_bytes(b"".join(damaged))
+    trace_of(out, 6).unlink()
+
+    resumed = run_cli(resume_args)
+    assert "resume: 3 episodes continued from their journals, 1 started again" in resumed.stderr
+    second = stepped.steps_asked()
+    for n in (2, 3, 4):
+        assert second[n] == list(range(recorded[n] + 1, steps_of(n) + 1))
+        assert kinds(trace_of(out, n)).count("resume") == 1
+        assert kinds(trace_of(out, n)).count("stop") == 1
+        assert kinds(trace_of(out, n))[-1] == "stop"
+        assert records(out)[n]["resumed_from_step"] == recorded[n]
+    for n in (5, 6):
+        assert second[n] == list(range(1, steps_of(n) + 1))
+        assert "resume" not in kinds(trace_of(out, n))
+    aside = out / "traces" / (trace_of(out, 5).name + ".restarted-1")
+    assert aside.read_bytes() == b"".join(damaged)
+    assert records(out)[5]["restarted"]["journal"] == f"traces/{aside.name}"
+    assert "2: not JSON" in records(out)[5]["restarted"]["why"]
+    assert "restarted" not in records(out)[6] and "resumed_from_step" not in records(out)[6]
+    assert [p.name for p in (out / "traces").iterdir() if ".restarted-" in p.name] == [aside.name]
+
+
 def test_a_killed_eval_continues_its_episodes_from_their_journals(
     tmp_path: Path, stepped: SteppedServer
 ) -> None:
@@ -164,29 +194,7 @@ def test_a_killed_eval_continues_its_episodes_from_their_journals(
     assert recorded == {2: 0, 3: 1, 4: 3, 5: 1, 6: 2}
     for n in range(2, 7):
         assert first[n] == list(range(1, recorded[n] + 2))  # the last one in flight
-    damaged = trace_of(out, 5).read_bytes().splitlines(keepends=True)
-    damaged[1] = b'{"type": "run_start", broken\n'
-    trace_of(out, 5).write_bytes(b"".join(damaged))
-    trace_of(out, 6).unlink()
-
-    resumed = run_cli([*args, "--resume"])
-    assert "resume: 3 episodes continued from their journals, 1 started again" in resumed.stderr
-    second = stepped.steps_asked()
-    for n in (2, 3, 4):
-        assert second[n] == list(range(recorded[n] + 1, steps_of(n) + 1))
-        assert kinds(trace_of(out, n)).count("resume") == 1
-        assert kinds(trace_of(out, n)).count("stop") == 1
-        assert kinds(trace_of(out, n))[-1] == "stop"
-        assert records(out)[n]["resumed_from_step"] == recorded[n]
-    for n in (5, 6):
-        assert second[n] == list(range(1, steps_of(n) + 1))
-        assert "resume" not in kinds(trace_of(out, n))
-    aside = out / "traces" / (trace_of(out, 5).name + ".restarted-1")
-    assert aside.read_bytes() == b"".join(damaged)
-    assert records(out)[5]["restarted"]["journal"] == f"traces/{aside.name}"
-    assert "2: not JSON" in records(out)[5]["restarted"]["why"]
-    assert "restarted" not in records(out)[6] and "resumed_from_step" not in records(out)[6]
-    assert not [p for p in (out / "traces").iterdir() if p.name.endswith(".restarted-2")]
+    resume_damaged(out, [*args, "--resume"], stepped, recorded)
 
     want = uninterrupted(stepped.server.base_url, tmp_path / "whole", 7)
     assert_same_results(records(out), want)
