@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import re
 import socket
 import threading
 import time
@@ -302,9 +303,10 @@ def test_a_hung_or_trickling_server_cannot_outlast_the_time_limit(
             server.base_url, tmp_path / "t.jsonl", stream=stream, max_seconds=LIMIT
         )
     assert elapsed < LIMIT + MARGIN
-    assert_model_error(
-        result, "no complete reply from", "in the 1 s left in the run", reason=StopReason.TIMEOUT
-    )
+    assert_model_error(result, "no complete reply from", reason=StopReason.TIMEOUT)
+    # the time left when the call began: LIMIT, or a little less on a loaded machine (0.99)
+    left = re.search(r"in the ([0-9.]+) s left in the run", result.error or "")
+    assert left is not None and 0 < float(left.group(1)) <= LIMIT
 
 
 def test_cli_run_against_a_hung_server_ends_at_its_time_limit(tmp_path: Path) -> None:
