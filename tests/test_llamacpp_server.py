@@ -35,7 +35,8 @@ REQUIRED_BY = "REACTLOOP_REQUIRE_SLOW"
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("llama_cpp") is None:
-        missing("llama_cpp is not installed (pip install -e '.[local]')", required_by=REQUIRED_BY)
+        hint = "llama_cpp is not installed (pip install -e '.[local-build]')"
+        missing(hint, required_by=REQUIRED_BY)
     port = free_port()
     command = [
         sys.executable, "-m", "reactloop.models.local.server",

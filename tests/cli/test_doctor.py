@@ -19,12 +19,13 @@ from click.testing import CliRunner
 from reactloop.cli import main
 from reactloop.models.local import cpu
 from reactloop.models.local.cpu import SETTING_ENV, build_has_amx, has_amx, read_cpu_flags
-from reactloop.models.local.install import llama_cpp_status
+from reactloop.models.local.install import engine_status
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 KEYS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY")
 BROKEN_LIBRARY = "raise FileNotFoundError(\"Shared library with base name 'llama' not found\")\n"
 NOT_INSTALLED = "raise ModuleNotFoundError(\"No module named 'llama_cpp'\", name='llama_cpp')\n"
+BUILT = {"REACTLOOP_LOCAL_ENGINE": "llama-cpp-python"}  # the engine the fake llama_cpp shadows
 
 
 def _doctor(
@@ -49,15 +50,15 @@ def _doctor(
     return done.returncode, lines
 
 
-def _fake_llama_cpp(tmp_path: Path, body: str) -> Path:
-    package = tmp_path / "shadow" / "llama_cpp"
+def _fake_llama_cpp(tmp_path: Path, body: str, name: str = "llama_cpp") -> Path:
+    package = tmp_path / "shadow" / name
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(body)
     return package.parent
 
 
 def _needs_llama_cpp() -> None:
-    if llama_cpp_status().problem is not None and os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":
+    if engine_status().problem is not None and os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":
         pytest.skip("needs the local extra (llama-cpp-python)")
 
 
@@ -69,7 +70,7 @@ def test_forcing_the_extra_buffer_types_on_is_reported_as_on() -> None:
     # On an AMX CPU (or an AMX build) that is the crash: FAIL, and doctor exits 1. Elsewhere it
     # is a fine choice, and the same test checks that it stays ok.
     flags = read_cpu_flags()
-    amx = flags is None or has_amx(flags) or build_has_amx(llama_cpp_status().system_info)
+    amx = flags is None or has_amx(flags) or build_has_amx(engine_status().system_info)
     assert line.startswith("FAIL cpu:" if amx else "ok   cpu:")
     if amx:
         assert code == 1
@@ -108,7 +109,7 @@ def test_a_missing_model_file_is_a_fail_and_exits_1(tmp_path: Path) -> None:
 
 def test_a_broken_llama_cpp_is_a_fail_on_the_model_line(tmp_path: Path) -> None:
     _needs_llama_cpp()  # the distribution must be installed for the import to be tried
-    code, lines = _doctor(shadow=_fake_llama_cpp(tmp_path, BROKEN_LIBRARY))
+    code, lines = _doctor(shadow=_fake_llama_cpp(tmp_path, BROKEN_LIBRARY), env=BUILT)
     assert lines["model"].startswith("FAIL model: run would use local:smollm2-135m")
     assert "cannot be loaded" in lines["model"] and "Shared library" in lines["model"]
     assert code == 1
@@ -116,9 +117,27 @@ def test_a_broken_llama_cpp_is_a_fail_on_the_model_line(tmp_path: Path) -> None:
 
 def test_a_llama_cpp_that_does_not_import_is_a_fail_on_the_model_line(tmp_path: Path) -> None:
     _needs_llama_cpp()
-    code, lines = _doctor(shadow=_fake_llama_cpp(tmp_path, NOT_INSTALLED))
+    code, lines = _doctor(shadow=_fake_llama_cpp(tmp_path, NOT_INSTALLED), env=BUILT)
     assert lines["model"].startswith("FAIL model:")
     assert "local models need llama-cpp-python" in lines["model"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("engine", ["xllamacpp", "llama-cpp-python"])
+def test_the_model_line_names_the_engine_a_local_run_would_use(engine: str) -> None:
+    _needs_llama_cpp()
+    _, lines = _doctor(env={"REACTLOOP_LOCAL_ENGINE": engine})
+    assert lines["model"].startswith("ok   model: run would use local:smollm2-135m")
+    assert f" · engine {engine} " in lines["model"]
+
+
+def test_a_prebuilt_engine_that_does_not_load_is_a_fail_that_says_why(tmp_path: Path) -> None:
+    _needs_llama_cpp()
+    no_libgomp = "raise OSError('libgomp.so.1: cannot open shared object file')\n"
+    shadow = _fake_llama_cpp(tmp_path, no_libgomp, name="xllamacpp")
+    code, lines = _doctor(shadow=shadow, env={"REACTLOOP_LOCAL_ENGINE": "xllamacpp"})
+    assert lines["model"].startswith("FAIL model: run would use local:smollm2-135m")
+    assert "xllamacpp" in lines["model"] and "libgomp.so.1" in lines["model"]
     assert code == 1
 
 
@@ -138,7 +157,8 @@ def test_an_unknown_provider_is_a_fail() -> None:
 
 def test_run_reports_a_broken_llama_cpp_in_one_line(tmp_path: Path) -> None:
     shadow = _fake_llama_cpp(tmp_path, BROKEN_LIBRARY)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(SRC)])}
+    environment = {**os.environ, **BUILT}
+    environment["PYTHONPATH"] = os.pathsep.join([str(shadow), str(SRC)])
     done = subprocess.run(
         [sys.executable, "-m", "reactloop", "run", "q", "--model", "local", "--no-trace"],
         capture_output=True, text=True, env=environment, timeout=240, check=False,

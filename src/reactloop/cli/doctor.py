@@ -1,12 +1,12 @@
 """``reactloop doctor``: what a run would use here, and whether each piece works on this machine.
 
 It says which model ``run`` would choose and why, and whether that model can run here (for a
-local model: llama-cpp-python imports, in a child process, and the GGUF file is there); whether
-the embedded model loads and answers on this CPU (in its own process, so a crash is a finding,
-not the end of the report), with the CPU features llama.cpp was built for and whether its extra
-buffer types (the AMX kernel) are on, and why; whether the bash sandbox works; and what to
-install where something is missing. Each line is ``ok``, ``warn`` (works, or is not needed, but
-degraded or absent) or ``FAIL``; any ``FAIL`` exits 1, else 0.
+local model: its engine, xllamacpp or llama-cpp-python, imports in a child process, and the GGUF
+file is there); whether the embedded model loads and answers on this CPU (in its own process, so
+a crash is a finding, not the end of the report), with the CPU features llama.cpp was built for
+and whether its extra buffer types (the AMX kernel) are on, and why; whether the bash sandbox
+works; and what to install where something is missing. Each line is ``ok``, ``warn`` (works, or
+is not needed, but degraded or absent) or ``FAIL``; any ``FAIL`` exits 1, else 0.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from reactloop.models.local.cpu import (
     has_amx,
     read_cpu_flags,
 )
-from reactloop.models.local.install import LlamaCppStatus, llama_cpp_status
+from reactloop.models.local.install import EngineStatus, engine_status
 from reactloop.models.registry import PROVIDERS, split_spec
 from reactloop.sandbox.bwrap import bwrap_status
 
@@ -48,7 +48,7 @@ class Check:
     detail: str
 
 
-def _cpu(llama: LlamaCppStatus) -> Check:
+def _cpu(llama: EngineStatus) -> Check:
     flags = read_cpu_flags()
     amx = "unknown" if flags is None else "yes" if has_amx(flags) else "no"
     built_with_amx = build_has_amx(llama.system_info)
@@ -64,18 +64,18 @@ def _cpu(llama: LlamaCppStatus) -> Check:
     return Check("cpu", "ok", detail)
 
 
-def _weights(llama: LlamaCppStatus) -> list[Check]:
+def _weights(llama: EngineStatus) -> list[Check]:
     checks = []
     for name in EMBEDDED:
         try:
             checks.append(Check(f"weights {name}", "ok", str(model_path(name))))
         except ReactLoopError as exc:
-            # Without llama-cpp-python the local extra is simply not installed; with it, half.
+            # Without an engine the local extra is simply not installed; with one, half.
             checks.append(Check(f"weights {name}", "FAIL" if llama.installed else "warn", str(exc)))
     return checks
 
 
-def _model(spec: str, reason: str, llama: LlamaCppStatus, loaded: Check | None) -> Check:
+def _model(spec: str, reason: str, llama: EngineStatus, loaded: Check | None) -> Check:
     """Whether the model ``run`` would choose can run here, as far as this machine can tell."""
     provider, name = split_spec(spec)
     problem = None
@@ -85,10 +85,11 @@ def _model(spec: str, reason: str, llama: LlamaCppStatus, loaded: Check | None) 
         problem = _local_problem(name, llama, loaded)
     if problem is not None:
         return Check("model", "FAIL", f"run would use {spec} ({reason}), which fails: {problem}")
-    return Check("model", "ok", f"run would use {spec}: {reason}")
+    engine = f" · engine {llama.engine} {llama.version}" if provider == "local" else ""
+    return Check("model", "ok", f"run would use {spec}: {reason}{engine}")
 
 
-def _local_problem(name: str, llama: LlamaCppStatus, loaded: Check | None) -> str | None:
+def _local_problem(name: str, llama: EngineStatus, loaded: Check | None) -> str | None:
     if llama.problem is not None:
         return llama.problem
     try:
@@ -101,7 +102,7 @@ def _local_problem(name: str, llama: LlamaCppStatus, loaded: Check | None) -> st
     return None
 
 
-def _embedded_model(llama: LlamaCppStatus, needed: bool) -> Check:
+def _embedded_model(llama: EngineStatus, needed: bool) -> Check:
     if llama.problem is not None:
         level: Level = "FAIL" if needed or llama.installed else "warn"
         return Check("embedded model", level, llama.problem)
@@ -110,7 +111,7 @@ def _embedded_model(llama: LlamaCppStatus, needed: bool) -> Check:
         assert isinstance(model, LocalLlamaModel)
         probe = model.process.probe(PROBE, 4)
     except ReactLoopError as exc:
-        return Check("embedded model", "FAIL", f"llama-cpp-python {llama.version}: {exc}")
+        return Check("embedded model", "FAIL", f"{llama.engine} {llama.version}: {exc}")
     built = " ".join(
         part.split(":")[-1].split("=")[0].strip()
         for part in model.info["system_info"].split("|")
@@ -122,7 +123,7 @@ def _embedded_model(llama: LlamaCppStatus, needed: bool) -> Check:
         "ok",
         f"{DEFAULT_EMBEDDED} loaded in {model.load_seconds:.1f} s, answered "
         f"{PROBE!r} → {probe['text'].strip()!r} in {probe['seconds']:.2f} s · "
-        f"llama-cpp-python {llama.version} built for: {built} · extra buffer types {extra}",
+        f"{llama.engine} {llama.version} built for: {built} · extra buffer types {extra}",
     )
 
 
@@ -149,7 +150,7 @@ def doctor(no_load: bool) -> None:
         f"reactloop {_version('reactloop') or '?'} · Python {platform.python_version()} · "
         f"{platform.system()} {platform.release()}"
     )
-    llama = llama_cpp_status()
+    llama = engine_status()
     uses_local = split_spec(spec)[0] == "local"
     loaded = None if no_load else _embedded_model(llama, needed=uses_local)
     checks = [_model(spec, reason, llama, loaded), _cpu(llama), *_weights(llama)]

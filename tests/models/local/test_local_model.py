@@ -20,8 +20,8 @@ from reactloop.models import resolve_model
 from reactloop.models.base import ModelRequest, ModelSettings, ReactFormat
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.catalog import model_path
-from reactloop.models.local.engine import step_plan
 from reactloop.models.local.grammar import grammar_accepts
+from reactloop.models.local.session import step_plan
 from reactloop.models.react import ReactTextModel
 from reactloop.tools.calculator import tools as calculator_tools
 from reactloop.tools.lookup import lookup_tool

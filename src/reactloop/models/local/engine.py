@@ -1,36 +1,25 @@
-"""Inside the model process: a loaded ``llama_cpp.Llama`` and the runs that share it.
+"""Inside the model process: llama-cpp-python's ``Llama`` as a session's ``Engine``.
 
-``load_llama`` applies the CPU cure (see ``cpu.py``): on a CPU with AMX, llama.cpp's extra
-buffer types (the AMX kernels and the repacked CPU layouts) are turned off, because the AMX
-matrix kernel crashes there. Each ``Session`` is one ``LocalLlamaModel`` on the parent's side:
-its own append-only prompt (``chat_format.PromptTokens``), so the KV cache keeps the prefix
-between the steps of a run and only the new suffix is evaluated.
+The engine built from source on the machine (``pip install llama-cpp-python`` compiles
+llama.cpp for this CPU, AVX-512 and AMX included). ``load_llama`` applies the CPU cure (see
+``cpu.py``): on a CPU with AMX, llama.cpp's extra buffer types (the AMX kernels and the
+repacked CPU layouts) are turned off, because the AMX matrix kernel crashes there.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reactloop.errors import MissingDependency, ModelError, UsageError
-from reactloop.messages import ModelTurn, Usage
+from reactloop.errors import MissingDependency, UsageError
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.catalog import BROKEN_HINT, LOCAL_EXTRA_HINT
-from reactloop.models.local.chat_format import PromptTokens, detect_format
 from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
 from reactloop.models.local.decode import Generation, common_prefix, decode
-from reactloop.models.local.grammar import (
-    check_grammar,
-    json_schema_grammar,
-    react_grammar,
-    tool_call_schema,
-)
+from reactloop.models.local.grammar import check_grammar
 from reactloop.models.local.options import LocalOptions
-from reactloop.models.local.turns import native_turn, to_turns
 
 
 def require_llama_cpp() -> Any:
@@ -92,131 +81,63 @@ def model_params_defaults(llama_cpp: Any, *, use_extra_bufts: bool) -> Iterator[
         bindings.llama_model_default_params = original
 
 
-@dataclass(frozen=True, kw_only=True)
-class Plan:
-    """What one step is decoded under: the protocol and the grammar (None: unconstrained)."""
+class LlamaCppEngine:
+    """A loaded ``llama_cpp.Llama``: exact tokens, ``decode`` driving it token by token."""
 
-    native: bool
-    grammar: str | None
-
-
-def step_plan(request: ModelRequest, *, grammar: bool = True) -> Plan:
-    """The protocol of a request (text ReAct marks its requests) and the grammar it gets."""
-    react = request.react
-    native = react is None
-    if not grammar:
-        return Plan(native=native, grammar=None)
-    if react is not None:
-        return Plan(native=False, grammar=react_grammar(react))
-    schema = tool_call_schema(request.tools, request.tool_choice)
-    return Plan(native=True, grammar=json_schema_grammar(schema))
-
-
-class Session:
-    """One model's steps on a shared ``Llama``: its prompt grows, the KV cache keeps up."""
-
-    def __init__(self, llama: Any, options: LocalOptions, name: str) -> None:
+    def __init__(self, llama: Any) -> None:
         self.llama = llama
-        self.options = options
-        self.name = name
-        template = llama.metadata.get("tokenizer.chat_template")
-        bos = [llama.token_bos()] if llama._model.add_bos_token() else []
-        self._prompt = PromptTokens(detect_format(template), self._tokenize, bos)
-        self._previous_prompt_tokens = 0
-        self._sent_grammar: str | None = None
-        self._checked_grammars: set[str] = set()
+        self.chat_template: str | None = llama.metadata.get("tokenizer.chat_template")
+        self.bos: list[int] = [llama.token_bos()] if llama._model.add_bos_token() else []
 
-    def _tokenize(self, text: str, special: bool) -> list[int]:
-        tokens = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=special)
-        return list(tokens)
+    @classmethod
+    def load(cls, path: Path, options: LocalOptions) -> LlamaCppEngine:
+        return cls(load_llama(path, options))
 
-    def complete(self, request: ModelRequest) -> ModelTurn:
-        # The time limit counts from here: rendering and tokenizing the prompt take time too.
-        started = time.monotonic()
-        deadline = None if request.timeout is None else started + max(request.timeout, 0.0)
-        plan = step_plan(request, grammar=self.options.grammar)
-        turns = to_turns(
-            request.messages,
-            request.tools,
-            native=plan.native,
-            worked_example=self.options.worked_example,
-        )
-        if plan.grammar is not None and plan.grammar not in self._checked_grammars:
-            check_grammar(self.llama, plan.grammar)
-            self._checked_grammars.add(plan.grammar)
-        prompt, _ = self._prompt.build(turns)
-        self._check_context(len(prompt))
-        reused = min(common_prefix(self.llama, prompt), len(prompt) - 1)
-        self._send_raw(request, prompt, reused, plan.grammar)
-        generation = decode(
+    def info(self) -> dict[str, Any]:
+        return {
+            "engine": "llama-cpp-python",
+            "use_extra_bufts": bool(self.llama.model_params.use_extra_bufts),
+            "system_info": system_info(),
+        }
+
+    def tokenize(self, text: str, special: bool) -> list[int]:
+        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=special))
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        text: bytes = self.llama.detokenize(list(tokens), special=True)
+        return text.decode("utf-8", errors="replace")
+
+    def reusable(self, prompt: Sequence[int]) -> int:
+        return common_prefix(self.llama, prompt)
+
+    def check_grammar(self, grammar: str) -> None:
+        check_grammar(self.llama, grammar)
+
+    def generate(
+        self,
+        prompt: list[int],
+        *,
+        grammar: str | None,
+        request: ModelRequest,
+        options: LocalOptions,
+        max_tokens: int,
+        deadline: float | None,
+    ) -> Generation:
+        return decode(
             self.llama,
             prompt,
-            grammar=plan.grammar,
+            grammar=grammar,
             request=request,
-            temperature=self.options.temperature,
-            seed=self.options.seed,
-            repeat_penalty=self.options.repeat_penalty,
-            max_tokens=min(self.options.max_output_tokens, self.options.n_ctx - len(prompt)),
+            temperature=options.temperature,
+            seed=options.seed,
+            repeat_penalty=options.repeat_penalty,
+            max_tokens=max_tokens,
             deadline=deadline,
         )
-        self._prompt.remember_generated(generation.text, generation.tokens)
-        return self._turn(request, generation, len(prompt), reused, plan)
 
-    def _check_context(self, prompt_tokens: int) -> None:
-        if prompt_tokens + 16 > self.options.n_ctx:
-            raise ModelError(
-                f"the prompt has {prompt_tokens} tokens and the context holds "
-                f"{self.options.n_ctx}; start a shorter run or raise n_ctx"
-            )
+    def probe(self, prompt: str, max_tokens: int) -> str:
+        reply = self.llama(prompt, max_tokens=max_tokens, temperature=0.0)
+        return str(reply["choices"][0]["text"])
 
-    def _send_raw(
-        self, request: ModelRequest, prompt: list[int], reused: int, grammar: str | None
-    ) -> None:
-        if request.on_raw is None:
-            return
-        new_text = self.llama.detokenize(prompt[reused:], special=True)
-        request.on_raw(
-            {
-                "model": self.name,
-                "prompt_tokens": len(prompt),
-                "reused_tokens": reused,
-                "new_prompt_text": new_text.decode("utf-8", errors="replace"),
-                "grammar": grammar if grammar != self._sent_grammar else "(unchanged)",
-                "temperature": self.options.temperature,
-                "seed": self.options.seed,
-            }
-        )
-        self._sent_grammar = grammar
-
-    def _turn(
-        self,
-        request: ModelRequest,
-        generation: Generation,
-        prompt_tokens: int,
-        reused: int,
-        plan: Plan,
-    ) -> ModelTurn:
-        added = prompt_tokens - self._previous_prompt_tokens
-        self._previous_prompt_tokens = prompt_tokens
-        kind = "json_schema" if plan.native else "react"
-        stats = {
-            "prompt_tokens": prompt_tokens,
-            "reused_tokens": reused,
-            "evaluated_tokens": prompt_tokens - reused,
-            "added_tokens": added,
-            **generation.stats(),
-            "grammar": None if plan.grammar is None else kind,
-        }
-        base = ModelTurn(
-            text=generation.text,
-            finish_reason=generation.finish_reason,
-            usage=Usage(
-                input_tokens=prompt_tokens,
-                output_tokens=len(generation.tokens),
-                cached_tokens=reused,
-            ),
-            raw=stats,
-        )
-        if not plan.native or generation.finish_reason == "length":
-            return base
-        return native_turn(generation.text, step=request.step, base=base)
+    def close(self) -> None:
+        self.llama.close()

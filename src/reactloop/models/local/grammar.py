@@ -10,7 +10,7 @@ must be balanced, so ``calculator[(2+3)*4]`` and ``lookup[a[1]]`` parse and the 
 is never ambiguous. A tool with several parameters takes a one-line JSON object with exactly its
 parameter names; a tool without parameters takes ``name[]``.
 
-Native protocol: a JSON Schema (turned into a grammar by llama-cpp-python) for the union of
+Native protocol: a JSON Schema (turned into GBNF by ``json_schema_gbnf``) for the union of
 ``{"thought": ..., "tool": NAME, "arguments": {...}}`` over the tools and
 ``{"thought": ..., "answer": "..."}``.
 """
@@ -24,6 +24,7 @@ from typing import Any
 from reactloop.errors import ModelError
 from reactloop.messages import ToolSpec
 from reactloop.models.base import ReactFormat
+from reactloop.models.local.json_schema_gbnf import json_schema_to_gbnf
 
 FINISH = "Finish"
 MAX_THOUGHT_CHARS = 400
@@ -181,10 +182,8 @@ def _rewrite_refs(node: Any, prefix: str) -> Any:
 
 
 def json_schema_grammar(schema: Mapping[str, Any]) -> str:
-    """GBNF for a JSON Schema, by llama-cpp-python's own converter (imported lazily)."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    return str(json_schema_to_gbnf(json.dumps(schema)))
+    """GBNF for a JSON Schema, by llama.cpp's Python converter (``json_schema_gbnf``)."""
+    return json_schema_to_gbnf(json.dumps(schema))
 
 
 def check_grammar(llama: Any, grammar: str) -> None:

@@ -1,9 +1,9 @@
-"""Whether llama-cpp-python is installed and loads here, asked of a child process.
+"""Whether the local engine (``engines.py``) is installed and loads here, asked of a child.
 
-Importing ``llama_cpp`` loads llama.cpp's shared library: built for another CPU it can die of
-SIGILL on the spot, and a half-installed wheel raises on import. ``reactloop doctor`` asks a
-child process, so that either is a finding, not the end of the report, and it learns what the
-library was built for (``llama_print_system_info()``) without loading a model.
+Importing ``xllamacpp`` or ``llama_cpp`` loads llama.cpp's native code: built for another CPU
+it can die of SIGILL on the spot, and a half-installed wheel raises on import. ``reactloop
+doctor`` asks a child process, so that either is a finding, not the end of the report, and it
+learns what llama.cpp was built for (its system info) without loading a model.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
+from reactloop.errors import MissingDependency, UsageError
 from reactloop.models.local.catalog import BROKEN_HINT, LOCAL_EXTRA_HINT
+from reactloop.models.local.engines import MODULES, choose_engine, requested_engine
 from reactloop.models.local.process import signal_hint, signal_name
 
 IMPORT_TIMEOUT = 120.0  # seconds; a cold import on a busy machine takes a few
-_PROBE = """
+_PROBES = {
+    "llama-cpp-python": """
 import json, llama_cpp
 info = llama_cpp.llama_print_system_info()
 params = llama_cpp.llama_model_default_params()
@@ -27,13 +30,19 @@ print(json.dumps({
     "system_info": info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info),
     "use_extra_bufts": hasattr(params, "use_extra_bufts"),
 }))
-"""
+""",
+    "xllamacpp": """
+import json, xllamacpp
+print(json.dumps({"system_info": xllamacpp.get_system_info(), "use_extra_bufts": True}))
+""",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
-class LlamaCppStatus:
+class EngineStatus:
     """``problem`` None: it imports and is new enough; ``system_info`` is then what it reports."""
 
+    engine: str = "llama-cpp-python"  # the engine a local model would run on
     version: str | None = None  # the installed distribution's version, None when not installed
     system_info: str = ""
     problem: str | None = None
@@ -43,21 +52,26 @@ class LlamaCppStatus:
         return self.version is not None
 
 
-def _version() -> str | None:
+def _version(engine: str) -> str | None:
     try:
-        return metadata.version("llama-cpp-python")
+        return metadata.version(engine)
     except metadata.PackageNotFoundError:
         return None
 
 
-def llama_cpp_status(timeout: float = IMPORT_TIMEOUT) -> LlamaCppStatus:
-    """Import ``llama_cpp`` in a child process and say whether it can run the local models."""
-    version = _version()
-    if version is None or importlib.util.find_spec("llama_cpp") is None:
-        return LlamaCppStatus(problem=f"local models need llama-cpp-python: {LOCAL_EXTRA_HINT}")
+def engine_status(timeout: float = IMPORT_TIMEOUT) -> EngineStatus:
+    """Import the engine in a child process and say whether it can run the local models."""
+    try:
+        engine = choose_engine(requested_engine())
+    except (MissingDependency, UsageError) as exc:
+        return EngineStatus(problem=str(exc))
+    version = _version(engine)
+    if version is None or importlib.util.find_spec(MODULES[engine]) is None:
+        problem = f"local models need {engine}: {LOCAL_EXTRA_HINT}"
+        return EngineStatus(engine=engine, problem=problem)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _PROBE],
+            [sys.executable, "-c", _PROBES[engine]],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -65,12 +79,12 @@ def llama_cpp_status(timeout: float = IMPORT_TIMEOUT) -> LlamaCppStatus:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        problem = f"importing llama_cpp took more than {timeout:.0f} s"
-        return LlamaCppStatus(version=version, problem=problem)
-    return _status(version, done)
+        problem = f"importing {MODULES[engine]} took more than {timeout:.0f} s"
+        return EngineStatus(engine=engine, version=version, problem=problem)
+    return _status(engine, version, done)
 
 
-def _status(version: str, done: subprocess.CompletedProcess[str]) -> LlamaCppStatus:
+def _status(engine: str, version: str, done: subprocess.CompletedProcess[str]) -> EngineStatus:
     lines = done.stdout.strip().splitlines()
     found: dict[str, object] = {}
     if done.returncode == 0 and lines:
@@ -78,22 +92,24 @@ def _status(version: str, done: subprocess.CompletedProcess[str]) -> LlamaCppSta
             found = json.loads(lines[-1])
         except ValueError:
             found = {}
-    problem = _problem(version, done, found)
-    return LlamaCppStatus(version=version, system_info=str(found.get("system_info", "")),
-                          problem=problem)  # fmt: skip
+    problem = _problem(engine, version, done, found)
+    return EngineStatus(engine=engine, version=version,
+                        system_info=str(found.get("system_info", "")), problem=problem)  # fmt: skip
 
 
 def _problem(
-    version: str, done: subprocess.CompletedProcess[str], found: dict[str, object]
+    engine: str, version: str, done: subprocess.CompletedProcess[str], found: dict[str, object]
 ) -> str | None:
+    module = MODULES[engine]
     if done.returncode < 0:
         signum = -done.returncode
-        return f"importing llama_cpp died with {signal_name(signum)}{signal_hint(signum)}"
+        return f"importing {module} died with {signal_name(signum)}{signal_hint(signum)}"
     if "system_info" not in found:
         said = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
-        if "No module named 'llama_cpp'" in said:
-            return f"local models need llama-cpp-python: {LOCAL_EXTRA_HINT}"
-        return f"llama-cpp-python {version} {BROKEN_HINT}: {said[:300] or 'no output'}"
+        if f"No module named '{module}'" in said:
+            return f"local models need {engine}: {LOCAL_EXTRA_HINT}"
+        hint = BROKEN_HINT.replace("llama-cpp-python", engine)
+        return f"{engine} {version} {hint}: {said[:300] or 'no output'}"
     if not found.get("use_extra_bufts"):
         return (
             f"llama-cpp-python {version} is too old to turn off llama.cpp's extra buffer "

@@ -14,6 +14,7 @@ import atexit
 import itertools
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,14 +22,14 @@ from reactloop.messages import ModelTurn
 from reactloop.models.base import ModelRequest
 from reactloop.models.default import DEFAULT_EMBEDDED
 from reactloop.models.local.catalog import EMBEDDED, model_path
-from reactloop.models.local.engine import require_llama_cpp
+from reactloop.models.local.engines import choose_engine
 from reactloop.models.local.options import LocalOptions, options_from_settings
 from reactloop.models.local.process import ModelProcess
 
 if TYPE_CHECKING:
     from reactloop.models.base import ModelSettings
 
-_PROCESSES: dict[tuple[str, int, int, str], ModelProcess] = {}
+_PROCESSES: dict[tuple[str, int, int, str, str], ModelProcess] = {}
 _PROCESSES_LOCK = threading.Lock()
 _SESSION_IDS = itertools.count(1)
 
@@ -44,7 +45,7 @@ def _stop_processes() -> None:
 def model_process(path: Path, options: LocalOptions) -> ModelProcess:
     """The process holding ``path`` loaded this way, started on first use and shared; each
     model sharing it decodes under its own options (grammar, sampling, prompt)."""
-    key = (str(path), options.n_ctx, options.n_threads, options.extra_buffer_types)
+    key = (str(path), options.n_ctx, options.n_threads, options.extra_buffer_types, options.engine)
     with _PROCESSES_LOCK:
         process = _PROCESSES.get(key)
         if process is None:
@@ -76,8 +77,8 @@ class LocalLlamaModel:
 
 def from_spec(provider: str, name: str, settings: ModelSettings) -> LocalLlamaModel:
     """``local[:NAME|PATH.gguf]`` → a ready model, its process started and the file loaded."""
-    require_llama_cpp()
     options = options_from_settings(settings)
+    options = replace(options, engine=choose_engine(options.engine))
     chosen = name.strip() or DEFAULT_EMBEDDED
     path = model_path(chosen)
     label = chosen.lower() if chosen.lower() in EMBEDDED else Path(chosen).name

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reactloop.errors import UsageError
+from reactloop.models.local.engines import requested_engine
 
 if TYPE_CHECKING:
     from reactloop.models.base import ModelSettings
@@ -32,6 +33,7 @@ class LocalOptions:
 
     ``extra_buffer_types``: ``auto`` (off on CPUs with AMX, where llama.cpp's AMX kernel
     crashes; on elsewhere), ``on`` or ``off``. ``$REACTLOOP_LOCAL_EXTRA_BUFTS`` overrides it.
+    ``engine``: ``auto``, ``xllamacpp`` or ``llama-cpp-python`` (``$REACTLOOP_LOCAL_ENGINE``).
     """
 
     n_ctx: int = DEFAULT_N_CTX
@@ -43,6 +45,7 @@ class LocalOptions:
     worked_example: bool = True
     grammar: bool = True
     extra_buffer_types: str = "auto"
+    engine: str = field(default_factory=lambda: requested_engine())  # see engines.py
 
 
 def options_from_settings(settings: ModelSettings) -> LocalOptions:
@@ -62,6 +65,7 @@ def options_from_settings(settings: ModelSettings) -> LocalOptions:
             worked_example=bool(extra.get("worked_example", True)),
             grammar=bool(extra.get("grammar", True)),
             extra_buffer_types=buffer_types,
+            engine=requested_engine(None if extra.get("engine") is None else str(extra["engine"])),
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(f"bad local model option: {exc}") from None

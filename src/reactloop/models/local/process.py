@@ -10,6 +10,7 @@ for the child to stop by itself) it is killed, and the next call starts a fresh 
 
 from __future__ import annotations
 
+import shutil
 import signal
 import socket
 import subprocess
@@ -46,8 +47,8 @@ def signal_hint(signum: int) -> str:
     """What to do about a death by ``signum``, as a clause to append to the message."""
     if signum == signal.SIGILL:
         return (
-            "; llama-cpp-python was built for another CPU: "
-            "pip install --force-reinstall --no-cache-dir llama-cpp-python"
+            "; llama.cpp's code was built for another CPU (xllamacpp's needs AVX2): build it "
+            "for this one with pip install --force-reinstall --no-cache-dir llama-cpp-python"
         )
     return "; `reactloop doctor` checks the embedded model on this CPU"
 
@@ -108,6 +109,8 @@ class ModelProcess:
                 self._proc.kill()
             self._proc.wait()
             self._proc = None
+            if self.info.get("socket_folder"):
+                shutil.rmtree(self.info["socket_folder"], ignore_errors=True)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

@@ -24,8 +24,9 @@ from typing import Any
 
 from reactloop.errors import ReactLoopError
 from reactloop.models.base import ModelRequest
-from reactloop.models.local.engine import Session, load_llama, system_info
+from reactloop.models.local.engines import load_engine
 from reactloop.models.local.options import LocalOptions
+from reactloop.models.local.session import Engine, Session
 
 MAX_SESSIONS = 32  # the least recently used session is forgotten past this
 PARENT_CHECK_SECONDS = 0.5
@@ -38,15 +39,15 @@ def _error(exc: BaseException) -> tuple[str, str, str]:
 
 
 class Worker:
-    def __init__(self, conn: Connection, llama: Any) -> None:
+    def __init__(self, conn: Connection, engine: Engine) -> None:
         self.conn = conn
-        self.llama = llama
+        self.engine = engine
         self.sessions: OrderedDict[int, Session] = OrderedDict()
 
     def session(self, key: int, name: str, options: LocalOptions) -> Session:
         session = self.sessions.get(key)
         if session is None:
-            session = self.sessions[key] = Session(self.llama, options, name)
+            session = self.sessions[key] = Session(self.engine, options, name)
             while len(self.sessions) > MAX_SESSIONS:
                 self.sessions.popitem(last=False)
         self.sessions.move_to_end(key)
@@ -69,8 +70,7 @@ class Worker:
     def probe(self, prompt: str, max_tokens: int) -> None:
         started = time.monotonic()
         try:
-            reply = self.llama(prompt, max_tokens=max_tokens, temperature=0.0)
-            text = str(reply["choices"][0]["text"])
+            text = self.engine.probe(prompt, max_tokens)
         except Exception as exc:
             self.conn.send(_error(exc))
             return
@@ -105,17 +105,13 @@ def main(argv: list[str]) -> int:
     except (EOFError, OSError):
         return 0
     try:
-        llama = load_llama(Path(path), options)
-        info = {
-            "use_extra_bufts": bool(llama.model_params.use_extra_bufts),
-            "system_info": system_info(),
-        }
+        engine, info = load_engine(Path(path), options)
     except BaseException as exc:
         conn.send(_error(exc))
         return 1
     conn.send(("ready", info))
-    Worker(conn, llama).serve()
-    llama.close()
+    Worker(conn, engine).serve()
+    engine.close()
     return 0
 
 

@@ -11,13 +11,13 @@ _STEP = os.environ.get("REACTLOOP_TEST_CRASH_AT_STEP")
 if _STEP and "reactloop.models.local.worker" in sys.orig_argv:
     import ctypes
 
-    from reactloop.models.local import engine
+    from reactloop.models.local import session
 
-    _complete = engine.Session.complete
+    _complete = session.Session.complete
 
     def _crashing(self, request):  # type: ignore[no-untyped-def]
         if request.step >= int(_STEP):
             ctypes.string_at(0)
         return _complete(self, request)
 
-    engine.Session.complete = _crashing
+    session.Session.complete = _crashing

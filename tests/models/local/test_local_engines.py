@@ -1,0 +1,132 @@
+"""The two engines of the local models: which one runs, and that they write the same steps.
+
+The choice is pure (CPU flags, what is installed, what was asked for); the rest loads both
+engines for real, xllamacpp's prebuilt llama.cpp and llama-cpp-python's build, in CI both.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop.errors import MissingDependency, UsageError
+from reactloop.messages import Message
+from reactloop.models import ModelSettings, resolve_model
+from reactloop.models.base import ModelRequest
+from reactloop.models.local import LocalLlamaModel, engines
+from reactloop.models.react import ReactTextModel
+from reactloop.tools.calculator import tools as calculator_tools
+
+QUESTION = "What is 35 * 12?"
+INTEL_FLAGS = "fpu sse2 avx avx2 fma f16c bmi2 avx512f amx_tile amx_int8 amx_bf16"
+
+
+def _cpuinfo(tmp_path: Path, flags: str) -> Path:
+    path = tmp_path / "cpuinfo"
+    path.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    return path
+
+
+def test_the_prebuilt_engine_runs_on_x86_with_avx2_and_on_other_machines(tmp_path: Path) -> None:
+    assert engines.prebuilt_runs_here(_cpuinfo(tmp_path, INTEL_FLAGS), machine="x86_64")
+    assert engines.prebuilt_runs_here(_cpuinfo(tmp_path, "fpu sse2 avx"), machine="x86_64") is False
+    assert engines.prebuilt_runs_here(tmp_path / "missing", machine="x86_64") is None
+    assert engines.prebuilt_runs_here(tmp_path / "missing", machine="aarch64") is True
+
+
+def test_an_unknown_engine_is_a_usage_error_that_names_the_choices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REACTLOOP_LOCAL_ENGINE", "llamafile")
+    with pytest.raises(UsageError, match="auto, xllamacpp, llama-cpp-python"):
+        engines.requested_engine()
+    assert engines.requested_engine(" XllamaCPP ") == "xllamacpp"
+    monkeypatch.setenv("REACTLOOP_LOCAL_ENGINE", "")
+    assert engines.requested_engine() == "auto"
+
+
+@pytest.mark.parametrize(
+    ("have", "runs", "chosen"),
+    [
+        ({"xllamacpp", "llama-cpp-python"}, True, "xllamacpp"),
+        ({"xllamacpp", "llama-cpp-python"}, False, "llama-cpp-python"),
+        ({"xllamacpp", "llama-cpp-python"}, None, "llama-cpp-python"),
+        ({"xllamacpp"}, None, "xllamacpp"),
+        ({"llama-cpp-python"}, True, "llama-cpp-python"),
+    ],
+)
+def test_auto_takes_the_prebuilt_engine_only_where_it_can_run(
+    monkeypatch: pytest.MonkeyPatch, have: set[str], runs: bool | None, chosen: str
+) -> None:
+    monkeypatch.setattr(engines, "installed", lambda engine: engine in have)
+    monkeypatch.setattr(engines, "prebuilt_runs_here", lambda: runs)
+    assert engines.choose_engine("auto") == chosen
+
+
+def test_without_a_usable_engine_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engines, "installed", lambda engine: engine == "xllamacpp")
+    monkeypatch.setattr(engines, "prebuilt_runs_here", lambda: False)
+    with pytest.raises(MissingDependency, match="pip install llama-cpp-python"):
+        engines.choose_engine("auto")
+    monkeypatch.setattr(engines, "installed", lambda engine: False)
+    with pytest.raises(MissingDependency, match=r"reactloop\[local\]"):
+        engines.choose_engine("auto")
+    with pytest.raises(MissingDependency, match="xllamacpp is not installed"):
+        engines.choose_engine("xllamacpp")
+
+
+needs_both = pytest.mark.skipif(
+    os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1"
+    and not all(importlib.util.find_spec(m) for m in ("xllamacpp", "llama_cpp")),
+    reason="needs both engines (CI installs both)",
+)
+
+
+def _model(engine: str, **extra: Any) -> LocalLlamaModel:
+    settings = ModelSettings(max_output_tokens=96, extra={"engine": engine, **extra})
+    model = resolve_model("local:smollm2-135m", settings)
+    assert isinstance(model, LocalLlamaModel)
+    return model
+
+
+def _first_step(model: LocalLlamaModel, protocol: str) -> tuple[str, dict[str, Any]]:
+    specs = tuple(tool.spec for tool in calculator_tools())
+    adapter = model if protocol == "native" else ReactTextModel(model)
+    history = (Message(role="user", content=QUESTION, kind="task"),)
+    turn = adapter.complete(ModelRequest(messages=history, tools=specs, step=1))
+    return turn.text + repr(turn.tool_calls), turn.raw
+
+
+@pytest.mark.slow
+@needs_both
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_both_engines_write_the_same_step_token_for_token(protocol: str) -> None:
+    prebuilt = _first_step(_model("xllamacpp"), protocol)
+    built = _first_step(_model("llama-cpp-python"), protocol)
+    assert prebuilt[0] == built[0]
+    counts = ("prompt_tokens", "generated_tokens", "llama_single_evaluated", "grammar")
+    assert {k: prebuilt[1][k] for k in counts} == {k: built[1][k] for k in counts}
+
+
+@pytest.mark.slow
+@needs_both
+def test_the_prebuilt_engine_ignores_ctrl_c_and_removes_its_socket_when_stopped() -> None:
+    model = _model("xllamacpp", n_ctx=1024)  # its own process: no other test shares it
+    assert model.info["engine"] == "xllamacpp"
+    pid = model.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGINT)  # llama-server would stop on it; the parent owns Ctrl-C
+    text, _ = _first_step(model, "native")
+    assert "calculator" in text
+    assert model.process.pid == pid
+    folder = Path(model.info["socket_folder"])
+    assert (folder / "llama.sock").is_socket()
+    model.process.stop()  # as at exit, or past a time limit: the process is killed
+    assert not folder.exists()
