@@ -14,15 +14,10 @@ import importlib.util
 import os
 import platform
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.models.local.catalog import LOCAL_EXTRA_HINT
 from reactloop.models.local.cpu import X86_MACHINES, read_cpu_flags
-
-if TYPE_CHECKING:
-    from reactloop.models.local.options import LocalOptions
-    from reactloop.models.local.session import Engine
 
 ENGINES = ("auto", "xllamacpp", "llama-cpp-python")
 MODULES = {"xllamacpp": "xllamacpp", "llama-cpp-python": "llama_cpp"}
@@ -69,17 +64,3 @@ def choose_engine(requested: str) -> str:
             "llama.cpp for it instead: pip install llama-cpp-python"
         )
     raise MissingDependency(f"local models need xllamacpp or llama-cpp-python: {LOCAL_EXTRA_HINT}")
-
-
-def load_engine(path: Path, options: LocalOptions) -> tuple[Engine, dict[str, Any]]:
-    """The chosen engine with ``path`` loaded (in the model process), and what it reports."""
-    engine: Any
-    if choose_engine(options.engine) == "xllamacpp":
-        from reactloop.models.local.xllamacpp_engine import XllamacppEngine
-
-        engine = XllamacppEngine.load(path, options)
-    else:
-        from reactloop.models.local.engine import LlamaCppEngine
-
-        engine = LlamaCppEngine.load(path, options)
-    return engine, engine.info()

@@ -24,9 +24,11 @@ from typing import Any
 
 from reactloop.errors import ReactLoopError
 from reactloop.models.base import ModelRequest
-from reactloop.models.local.engines import load_engine
+from reactloop.models.local.engine import LlamaCppEngine
+from reactloop.models.local.engines import choose_engine
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.session import Engine, Session
+from reactloop.models.local.xllamacpp_engine import XllamacppEngine
 
 MAX_SESSIONS = 32  # the least recently used session is forgotten past this
 PARENT_CHECK_SECONDS = 0.5
@@ -86,6 +88,13 @@ class Worker:
                 self.complete(message[1], message[2], message[3], message[4])
             elif message[0] == "probe":
                 self.probe(message[1], message[2])
+
+
+def load_engine(path: Path, options: LocalOptions) -> tuple[Engine, dict[str, Any]]:
+    """The chosen engine (``engines.py``) with ``path`` loaded, and what it reports."""
+    kind = XllamacppEngine if choose_engine(options.engine) == "xllamacpp" else LlamaCppEngine
+    engine = kind.load(path, options)
+    return engine, engine.info()
 
 
 def _end_with_parent(parent: int) -> None:
