@@ -30,6 +30,7 @@ if os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":  # in CI a missing extra mus
 pytestmark = pytest.mark.slow
 
 TASK = "What is 35 * 12? Use the calculator."
+ENGINES = ("xllamacpp", "llama-cpp-python")  # each keeps the deadline its own way
 CRASH_HOOK = Path(__file__).parent / "crash"
 
 
@@ -81,10 +82,11 @@ def test_a_model_process_killed_mid_generation_ends_the_run_with_model_error(
     assert model.process.pid not in (None, pid)
 
 
-def test_a_time_limit_ends_a_generation_that_would_run_past_it() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_time_limit_ends_a_generation_that_would_run_past_it(engine: str) -> None:
     # A stopped process cannot stop by itself at the deadline, as a kernel stuck in native
     # code cannot: the parent must end it, and the run ends with timeout.
-    model = _model(n_ctx=2304, grammar=False)
+    model = _model(n_ctx=2304, grammar=False, engine=engine)
     pid = model.process.pid
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)
@@ -108,11 +110,12 @@ def _long_task(facts: int) -> str:
     return f"{text}\nWrite a very long story about these calculators."
 
 
-def test_a_deadline_already_past_is_kept_before_the_prompt_is_read() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_deadline_already_past_is_kept_before_the_prompt_is_read(engine: str) -> None:
     # Independent of the machine's speed and load: the worker checks the deadline before each
     # chunk of the prompt, so with no time left it reads none of it and generates nothing
     # (checked only after the first generated token, it read the whole prompt first).
-    model = _model(max_output_tokens=8, n_ctx=2560, grammar=False)
+    model = _model(max_output_tokens=8, n_ctx=2560, grammar=False, engine=engine)
     pid = model.process.pid
     task = _long_task(facts=12)
     request = ModelRequest(messages=[Message(role="user", content=task)], timeout=0.0)
@@ -127,10 +130,11 @@ def test_a_deadline_already_past_is_kept_before_the_prompt_is_read() -> None:
     assert model.process.pid == pid
 
 
-def test_the_worker_stops_a_long_generation_at_the_deadline_by_itself() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_worker_stops_a_long_generation_at_the_deadline_by_itself(engine: str) -> None:
     # A time limit far shorter than reading the prompt (let alone the story) takes, on a busy
     # machine too: the worker stops mid-prompt, within the parent's grace, and is not killed.
-    model = _model(n_ctx=3328, grammar=False)
+    model = _model(n_ctx=3328, grammar=False, engine=engine)
     pid = model.process.pid
     limit = 0.5
     started = time.monotonic()

@@ -180,6 +180,8 @@ class XllamacppEngine:
                 if "error" in chunk:
                     raise ModelError(f"llama.cpp: {_error(orjson.dumps(chunk))}")
                 if "prompt_progress" in chunk:  # a batch of the prompt read; its tokens are not
+                    progress = chunk["prompt_progress"]
+                    result.prompt_evaluated = max(0, progress["processed"] - progress["cache"])
                     if deadline is not None and time.monotonic() > deadline:
                         result.deadline_hit = True
                         return None
