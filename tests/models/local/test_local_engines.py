@@ -100,7 +100,10 @@ def _first_step(model: LocalLlamaModel, protocol: str) -> tuple[str, dict[str, A
     specs = tuple(tool.spec for tool in calculator_tools())
     adapter = model if protocol == "native" else ReactTextModel(model)
     history = (Message(role="user", content=QUESTION, kind="task"),)
-    turn = adapter.complete(ModelRequest(messages=history, tools=specs, step=1))
+    sent: list[dict[str, Any]] = []
+    request = ModelRequest(messages=history, tools=specs, step=1, on_raw=sent.append)
+    turn = adapter.complete(request)
+    assert [raw["engine"] for raw in sent] == [model.info["engine"]]  # the journal names it
     return turn.text + repr(turn.tool_calls), turn.raw
 
 

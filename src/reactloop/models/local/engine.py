@@ -84,6 +84,8 @@ def model_params_defaults(llama_cpp: Any, *, use_extra_bufts: bool) -> Iterator[
 class LlamaCppEngine:
     """A loaded ``llama_cpp.Llama``: exact tokens, ``decode`` driving it token by token."""
 
+    name = "llama-cpp-python"
+
     def __init__(self, llama: Any) -> None:
         self.llama = llama
         self.chat_template: str | None = llama.metadata.get("tokenizer.chat_template")
@@ -95,7 +97,7 @@ class LlamaCppEngine:
 
     def info(self) -> dict[str, Any]:
         return {
-            "engine": "llama-cpp-python",
+            "engine": self.name,
             "use_extra_bufts": bool(self.llama.model_params.use_extra_bufts),
             "system_info": system_info(),
         }

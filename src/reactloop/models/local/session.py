@@ -28,6 +28,7 @@ from reactloop.models.local.turns import native_turn, to_turns
 class Engine(Protocol):
     """A loaded GGUF model in this process, as a session needs it."""
 
+    name: str  # "xllamacpp" or "llama-cpp-python", named in each step's journaled request
     chat_template: str | None
     bos: list[int]  # the tokens every prompt starts with (the BOS token, if the model adds one)
 
@@ -138,6 +139,7 @@ class Session:
         request.on_raw(
             {
                 "model": self.name,
+                "engine": self.engine.name,
                 "prompt_tokens": len(prompt),
                 "reused_tokens": reused,
                 "new_prompt_text": self.engine.detokenize(prompt[reused:]),

@@ -56,6 +56,8 @@ def system_info() -> str:
 class XllamacppEngine:
     """One in-process llama-server with one slot, reached over its private socket."""
 
+    name = "xllamacpp"
+
     def __init__(self, server: Any, folder: Path, extra_bufts: bool) -> None:
         self._server = server  # kept alive: it is the server
         self._folder = folder
@@ -103,7 +105,7 @@ class XllamacppEngine:
 
     def info(self) -> dict[str, Any]:
         return {
-            "engine": "xllamacpp",
+            "engine": self.name,
             "use_extra_bufts": self._extra_bufts,
             "system_info": system_info(),
             "socket_folder": str(self._folder),  # the parent removes it if this process is killed
