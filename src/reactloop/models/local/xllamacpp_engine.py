@@ -67,10 +67,10 @@ class XllamacppEngine:
         self._http = httpx.Client(transport=transport, base_url="http://llama", timeout=None,
                                   limits=httpx.Limits(max_keepalive_connections=0))  # fmt: skip
         self._cached: list[int] = []  # what the slot's KV cache holds, as far as we know
+        # The template llama-server uses: the file's own, else (unlike llama-cpp-python) ChatML.
         self.chat_template: str | None = self._get("/props").get("chat_template") or None
-        self.bos: list[int] = self._post("/tokenize", {"content": "", "add_special": True})[
-            "tokens"
-        ]
+        bos = self._post("/tokenize", {"content": "", "add_special": True})  # [BOS] or []
+        self.bos: list[int] = list(bos["tokens"])
 
     @classmethod
     def load(cls, path: Path, options: LocalOptions) -> XllamacppEngine:
