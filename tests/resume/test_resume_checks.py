@@ -203,3 +203,32 @@ def test_a_typed_answer_journaled_without_its_stop_is_judged_on_resume(
     resumed = Agent(ScriptedModel(turns), [calculator], output_type=int).resume(trace)
     assert (resumed.stop_reason, resumed.output, resumed.model_calls) == ("final_answer", 5, 2)
     assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]
+
+
+def _invalid(value: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "final_answer", "arguments": {"value": value}}]}
+
+
+@pytest.mark.parametrize("cut", ["after_warning", "after_turn"])
+def test_a_typed_runs_invalid_answers_in_a_row_go_on_counting_on_resume(
+    tmp_path: Path, cut: str
+) -> None:
+    """Three invalid answers in a row end a typed run (``max_format_errors``): killed after
+    the second (its warning journaled) or right after the third turn, the resumed run stops at
+    the third, as the run did, not three more later."""
+    turns: list[Any] = [_invalid(value) for value in ("abc", "def", "ghi", "x", 5)]
+    limits = Limits(max_format_errors=3)
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        full = Agent(ScriptedModel(turns), [], journal=journal, output_type=int, limits=limits)
+        result = full.run("a number")
+    assert (result.stop_reason, result.model_calls) == ("format_errors", 3)
+    lines = trace.read_bytes().split(b"\n")
+    if cut == "after_warning":
+        end = [i for i, line in enumerate(lines) if b'"kind":"invalid_output"' in line][1]
+    else:
+        end = [i for i, line in enumerate(lines) if b'"type":"turn"' in line][2]
+    trace.write_bytes(b"\n".join(lines[: end + 1]) + b"\n")
+    resumed = Agent(ScriptedModel(turns), [], output_type=int, limits=limits).resume(trace)
+    assert (resumed.stop_reason, resumed.model_calls) == ("format_errors", 3)
+    assert resumed.error == result.error

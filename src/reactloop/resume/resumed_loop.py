@@ -205,6 +205,9 @@ def _restore(loop: ResumedLoop, state: ResumeState) -> None:
     loop.sent = state.sent
     loop.flags.wound_down = state.wound_down
     loop.flags.format_errors = state.format_errors
+    if loop.answers is not None:  # a last turn not handled yet is judged again: count before it
+        handled = state.turn_handled
+        loop.answers.invalid = state.invalid_answers if handled else state.invalid_before_turn
     loop.flags.truncations = state.truncations
     if loop.checks is not None and state.checklist_shown:  # shown once, in the whole run
         loop.checks.shown = True

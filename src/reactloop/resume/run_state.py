@@ -69,6 +69,8 @@ class ResumeState:
     turn_handled: bool = True  # False: the last turn is journaled, nothing the loop did after
     wound_down: bool = False
     format_errors: int = 0  # unusable replies in a row
+    invalid_answers: int = 0  # a typed run's invalid answers in a row (its warnings' count)
+    invalid_before_turn: int = 0  # the same before the last turn, for a turn judged again
     truncations: int = 0
     notices_at: list[tuple[int, int, int]] = field(default_factory=list)
     decisions: dict[str, bool | str] = field(default_factory=dict)  # call id: True or reason
@@ -114,6 +116,10 @@ def _rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
             kind = str(event.get("type"))[:40]
             raise UsageError(f"the journal's {kind} event is damaged: {exc}") from None
     _flush_notice(state)
+    if state.turn_handled:  # its calls' results are in; the warning of its answer came after
+        for event in run[done + 1 : stop_at]:
+            if event.get("type") == "warning" and event.get("kind") == "invalid_output":
+                _on_warning(state, event)
     if not state.messages:
         state.messages = _opening(run)
     state.decisions = decisions_in(run)
@@ -240,6 +246,7 @@ def _on_turn(state: ResumeState, event: Mapping[str, Any]) -> None:
         )
     )
     state.calls = [OpenCall(call=call, state="not_started") for call in turn.tool_calls]
+    state.invalid_before_turn, state.invalid_answers = state.invalid_answers, 0
     if turn.format_error is None and (turn.tool_calls or turn.answer is not None):
         state.format_errors = 0
     state.last_turn, state.turn_handled = turn, False
@@ -269,6 +276,8 @@ def _on_warning(state: ResumeState, event: Mapping[str, Any]) -> None:
     elif kind == "truncated":  # its notice follows the refused calls' results
         state.truncations += 1
         state.notice = Message(role="user", content=truncated_notice(), kind="truncated")
+    elif kind == "invalid_output":
+        state.invalid_answers = int(event.get("count") or state.invalid_before_turn + 1)
     elif kind in _NOTICE_WARNINGS:
         state.format_errors += 1
         state.notice = Message(role="user", content=str(event["message"]), kind="format_error")
