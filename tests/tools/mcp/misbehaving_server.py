@@ -37,6 +37,12 @@ def pid() -> int:
     return os.getpid()
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True))
+def remember(key: str, value: str) -> str:
+    """Store a value under a key (again: the same result)."""
+    return f"{key}={value}"
+
+
 @server.tool()
 def crash(message: str = "crashing on purpose") -> str:
     """Write a message to stderr and exit at once, without answering."""

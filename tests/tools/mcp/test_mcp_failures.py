@@ -207,8 +207,11 @@ def test_an_exception_in_the_tool_is_an_error_observation(bad_server: Make) -> N
 def test_read_only_hints_decide_what_may_run_in_parallel(bad_server: Make) -> None:
     with open_mcp_tools(servers=[bad_server()]) as tools:
         flags = {tool.name: tool.read_only for tool in tools}
+        idempotent = {tool.name for tool in tools if tool.idempotent}
     assert flags["echo"] and flags["pid"]
-    assert not flags["crash"] and not flags["exit_soon"]
+    assert not flags["crash"] and not flags["exit_soon"] and not flags["remember"]
+    # idempotentHint: a call that may have run is run again on resume, not refused
+    assert idempotent == {"remember"}
 
 
 def test_a_hung_call_does_not_outlive_the_runs_time_limit(

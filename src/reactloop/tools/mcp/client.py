@@ -2,7 +2,8 @@
 
 Each server's tools become ``SchemaTool``s with the server's own (normalised) schemas; a name
 that two servers share, or that a built-in tool already has, is prefixed with the server's
-name (``time_get_current_time``). Tools annotated ``readOnlyHint`` are ``read_only``.
+name (``time_get_current_time``). Tools annotated ``readOnlyHint`` are ``read_only``,
+``idempotentHint`` ``idempotent`` (run again on resume when they may have run).
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) 
     title = item.title or (annotations.title if annotations is not None else None)
     description = item.description or title or item.name
     read_only = annotations is not None and annotations.read_only_hint is True
+    idempotent = annotations is not None and annotations.idempotent_hint is True
     remote = item.name
 
     def call(**arguments: Any) -> Any:
@@ -171,6 +173,7 @@ def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) 
         function=call,
         arguments_model=any_arguments(),
         read_only=read_only,
+        idempotent=idempotent,
     )
 
 
