@@ -195,7 +195,7 @@ def test_a_stalled_ray_episode_continues_on_the_local_backend(
         out=tmp_path / "out",
         repeats=1,
         tasks=tuple(TASKS[:2]),
-        episode_seconds=4.0,
+        episode_seconds=8.0,  # the other episode must end in it, on a loaded machine too
         backend="ray",
         fsync=False,
         report=False,
