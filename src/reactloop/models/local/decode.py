@@ -86,7 +86,11 @@ def _next_chunk(done: int, began: float, deadline: float, most: int) -> int:
 
 def common_prefix(llama: Any, prompt: Sequence[int]) -> int:
     """How many leading tokens of ``prompt`` are already in the model's KV cache."""
-    cached = llama._input_ids
+    return shared_prefix(llama._input_ids, prompt)
+
+
+def shared_prefix(cached: Sequence[int], prompt: Sequence[int]) -> int:
+    """How many leading tokens ``cached`` and ``prompt`` have in common."""
     count = 0
     for have, want in zip(cached, prompt, strict=False):
         if have != want:

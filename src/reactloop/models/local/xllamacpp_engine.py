@@ -29,7 +29,7 @@ from reactloop.errors import MissingDependency, ModelError, UsageError
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.catalog import LOCAL_EXTRA_HINT
 from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
-from reactloop.models.local.decode import Generation
+from reactloop.models.local.decode import Generation, shared_prefix
 from reactloop.models.local.options import LocalOptions
 
 PROMPT_BATCH = 64  # tokens read between two looks at the deadline (a few tenths of a second)
@@ -119,12 +119,7 @@ class XllamacppEngine:
         return str(self._post("/detokenize", {"tokens": list(tokens)})["content"])
 
     def reusable(self, prompt: Sequence[int]) -> int:
-        count = 0
-        for have, want in zip(self._cached, prompt, strict=False):
-            if have != want:
-                break
-            count += 1
-        return count
+        return shared_prefix(self._cached, prompt)
 
     def check_grammar(self, grammar: str) -> None:
         """Nothing to do: llama-server refuses a grammar it cannot parse with a 400."""
