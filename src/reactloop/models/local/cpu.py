@@ -1,11 +1,12 @@
 """What this CPU offers llama.cpp, and the one switch that keeps it from crashing.
 
-llama-cpp-python compiles llama.cpp for the CPU it is built on. On an Intel CPU with AMX
-(``amx_tile amx_int8 amx_bf16``) its AMX matrix kernel is compiled in and chosen as an "extra
-buffer type", and it crashes (SIGSEGV in ``ggml_backend_amx_mul_mat``). Loading the model with
-``use_extra_bufts=False`` turns the AMX buffer type and the repacked CPU layouts off; the plain
-CPU kernels then run, correctly, on every x86-64 CPU. Elsewhere the repacked layouts stay on.
-Where the CPU's flags cannot be read on x86, AMX cannot be ruled out: they are off too.
+A llama.cpp built on an Intel CPU with AMX (``amx_tile amx_int8 amx_bf16``) has its AMX
+matrix kernel compiled in and chosen as an "extra buffer type", and it crashes (SIGSEGV in
+``ggml_backend_amx_mul_mat``); the prebuilt engine reports in its system info whether its build
+has it (``build_has_amx``). Loading the model with extra buffer types off turns the AMX buffer
+type and the repacked CPU layouts off; the plain CPU kernels then run, correctly, on every
+x86-64 CPU. Elsewhere the repacked layouts stay on. Where the CPU's flags cannot be read on
+x86, AMX cannot be ruled out: they are off too.
 See docs/local_models.md for the measurement behind the choice.
 """
 

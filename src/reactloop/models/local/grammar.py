@@ -21,7 +21,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reactloop.errors import ModelError
 from reactloop.messages import ToolSpec
 from reactloop.models.base import ReactFormat
 from reactloop.models.local.json_schema_gbnf import json_schema_to_gbnf
@@ -184,48 +183,3 @@ def _rewrite_refs(node: Any, prefix: str) -> Any:
 def json_schema_grammar(schema: Mapping[str, Any]) -> str:
     """GBNF for a JSON Schema, by llama.cpp's Python converter (``json_schema_gbnf``)."""
     return json_schema_to_gbnf(json.dumps(schema))
-
-
-def check_grammar(llama: Any, grammar: str) -> None:
-    """Raise ``ModelError`` unless llama.cpp parses ``grammar`` (a bad grammar would crash it)."""
-    import llama_cpp
-
-    sampler = llama_cpp.llama_sampler_init_grammar(
-        llama._model.vocab, grammar.encode("utf-8"), b"root"
-    )
-    if not sampler:
-        raise ModelError("llama.cpp could not parse the step grammar (a bug in reactloop)")
-    llama_cpp.llama_sampler_free(sampler)
-
-
-def grammar_accepts(llama: Any, grammar: str, text: str) -> bool:
-    """Whether llama.cpp's own grammar sampler lets the model write exactly ``text``.
-
-    Each token of ``text`` is offered to the grammar sampler alone; a token it masks out
-    (logit -inf) means the grammar refuses the text. At the end the grammar must allow the
-    end-of-generation token, i.e. the text must be complete.
-    """
-    import ctypes
-    import math
-
-    import llama_cpp
-
-    check_grammar(llama, grammar)
-    sampler = llama_cpp.llama_sampler_init_grammar(
-        llama._model.vocab, grammar.encode("utf-8"), b"root"
-    )
-
-    def allowed(token: int) -> bool:
-        data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 0.0, 0.0))
-        array = llama_cpp.llama_token_data_array(data=data, size=1, selected=-1, sorted=False)
-        llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
-        return not math.isinf(data[0].logit)
-
-    try:
-        for token in llama.tokenize(text.encode("utf-8"), add_bos=False, special=False):
-            if not allowed(token):
-                return False
-            llama_cpp.llama_sampler_accept(sampler, token)
-        return allowed(llama.token_eos())
-    finally:
-        llama_cpp.llama_sampler_free(sampler)

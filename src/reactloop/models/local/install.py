@@ -1,9 +1,9 @@
 """Whether the local engine (``engines.py``) is installed and loads here, asked of a child.
 
-Importing ``xllamacpp`` or ``llama_cpp`` loads llama.cpp's native code: built for another CPU
-it can die of SIGILL on the spot, and a half-installed wheel raises on import. ``reactloop
-doctor`` asks a child process, so that either is a finding, not the end of the report, and it
-learns what llama.cpp was built for (its system info) without loading a model.
+Importing ``xllamacpp`` loads llama.cpp's native code: on a CPU it was not built for it can
+die of SIGILL on the spot, and a half-installed wheel (or a missing libgomp) raises on import.
+``reactloop doctor`` asks a child process, so that either is a finding, not the end of the
+report, and it learns what llama.cpp was built for (its system info) without loading a model.
 """
 
 from __future__ import annotations
@@ -16,33 +16,23 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from reactloop.errors import MissingDependency, UsageError
-from reactloop.models.local.catalog import BROKEN_HINT, LOCAL_EXTRA_HINT
-from reactloop.models.local.engines import MODULES, choose_engine, requested_engine
+from reactloop.models.local.catalog import LOCAL_EXTRA_HINT
+from reactloop.models.local.engines import ENGINE, choose_engine, requested_engine
 from reactloop.models.local.process import signal_hint, signal_name
 
 IMPORT_TIMEOUT = 120.0  # seconds; a cold import on a busy machine takes a few
-_PROBES = {
-    "llama-cpp-python": """
-import json, llama_cpp
-info = llama_cpp.llama_print_system_info()
-params = llama_cpp.llama_model_default_params()
-print(json.dumps({
-    "system_info": info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info),
-    "use_extra_bufts": hasattr(params, "use_extra_bufts"),
-}))
-""",
-    "xllamacpp": """
+_PROBE = """
 import json, xllamacpp
-print(json.dumps({"system_info": xllamacpp.get_system_info(), "use_extra_bufts": True}))
-""",
-}
+print(json.dumps({"system_info": xllamacpp.get_system_info()}))
+"""
+BROKEN_HINT = "is installed but cannot be loaded (pip install --force-reinstall xllamacpp)"
 
 
 @dataclass(frozen=True, kw_only=True)
 class EngineStatus:
     """``problem`` None: it imports and is new enough; ``system_info`` is then what it reports."""
 
-    engine: str = "llama-cpp-python"  # the engine a local model would run on
+    engine: str = ENGINE  # the engine a local model would run on
     version: str | None = None  # the installed distribution's version, None when not installed
     system_info: str = ""
     problem: str | None = None
@@ -66,12 +56,12 @@ def engine_status(timeout: float = IMPORT_TIMEOUT) -> EngineStatus:
     except (MissingDependency, UsageError) as exc:
         return EngineStatus(problem=str(exc))
     version = _version(engine)
-    if version is None or importlib.util.find_spec(MODULES[engine]) is None:
+    if version is None or importlib.util.find_spec(engine) is None:
         problem = f"local models need {engine}: {LOCAL_EXTRA_HINT}"
         return EngineStatus(engine=engine, problem=problem)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _PROBES[engine]],
+            [sys.executable, "-c", _PROBE],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -79,7 +69,7 @@ def engine_status(timeout: float = IMPORT_TIMEOUT) -> EngineStatus:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        problem = f"importing {MODULES[engine]} took more than {timeout:.0f} s"
+        problem = f"importing {engine} took more than {timeout:.0f} s"
         return EngineStatus(engine=engine, version=version, problem=problem)
     return _status(engine, version, done)
 
@@ -100,7 +90,7 @@ def _status(engine: str, version: str, done: subprocess.CompletedProcess[str]) -
 def _problem(
     engine: str, version: str, done: subprocess.CompletedProcess[str], found: dict[str, object]
 ) -> str | None:
-    module = MODULES[engine]
+    module = engine
     if done.returncode < 0:
         signum = -done.returncode
         return f"importing {module} died with {signal_name(signum)}{signal_hint(signum)}"
@@ -108,11 +98,5 @@ def _problem(
         said = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
         if f"No module named '{module}'" in said:
             return f"local models need {engine}: {LOCAL_EXTRA_HINT}"
-        hint = BROKEN_HINT.replace("llama-cpp-python", engine)
-        return f"{engine} {version} {hint}: {said[:300] or 'no output'}"
-    if not found.get("use_extra_bufts"):
-        return (
-            f"llama-cpp-python {version} is too old to turn off llama.cpp's extra buffer "
-            f"types: pip install -U 'llama-cpp-python>=0.3.16' (or {LOCAL_EXTRA_HINT})"
-        )
+        return f"{engine} {version} {BROKEN_HINT}: {said[:300] or 'no output'}"
     return None

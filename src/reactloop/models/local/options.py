@@ -33,7 +33,7 @@ class LocalOptions:
 
     ``extra_buffer_types``: ``auto`` (off on CPUs with AMX, where llama.cpp's AMX kernel
     crashes; on elsewhere), ``on`` or ``off``. ``$REACTLOOP_LOCAL_EXTRA_BUFTS`` overrides it.
-    ``engine``: ``auto``, ``xllamacpp`` or ``llama-cpp-python`` (``$REACTLOOP_LOCAL_ENGINE``).
+    ``engine``: ``auto`` or ``xllamacpp`` (``$REACTLOOP_LOCAL_ENGINE``; see engines.py).
     """
 
     n_ctx: int = DEFAULT_N_CTX

@@ -47,8 +47,8 @@ def signal_hint(signum: int) -> str:
     """What to do about a death by ``signum``, as a clause to append to the message."""
     if signum == signal.SIGILL:
         return (
-            "; llama.cpp's code was built for another CPU (xllamacpp's needs AVX2): build it "
-            "for this one with pip install --force-reinstall --no-cache-dir llama-cpp-python"
+            "; llama.cpp's code was built for another CPU (xllamacpp's needs AVX2): run a "
+            "llama-server built for this one and use --model llamacpp:NAME --base-url URL"
         )
     return "; `reactloop doctor` checks the embedded model on this CPU"
 

@@ -3,9 +3,8 @@
 A ``Session`` is one ``LocalLlamaModel`` on the parent's side. It renders the messages into
 turns, turns them into prompt tokens (``chat_format.PromptTokens``: only new turns are
 tokenized, a reply comes back as the tokens it was generated as), checks the context, tells the
-journal what is sent, and asks its ``Engine`` for one constrained generation. The engines
-(``engine.py`` for llama-cpp-python, ``xllamacpp_engine.py`` for xllamacpp's prebuilt
-llama.cpp) differ only in how they tokenize and generate; the grammar is the same for both.
+journal what is sent, and asks its ``Engine`` (``xllamacpp_engine.py``: llama.cpp prebuilt)
+for one constrained generation. The protocol keeps the session testable without llama.cpp.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from reactloop.errors import ModelError
 from reactloop.messages import ModelTurn, Usage
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.chat_format import PromptTokens, detect_format
-from reactloop.models.local.decode import Generation
+from reactloop.models.local.generation import Generation
 from reactloop.models.local.grammar import json_schema_grammar, react_grammar, tool_call_schema
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.turns import native_turn, to_turns
@@ -28,7 +27,7 @@ from reactloop.models.local.turns import native_turn, to_turns
 class Engine(Protocol):
     """A loaded GGUF model in this process, as a session needs it."""
 
-    name: str  # "xllamacpp" or "llama-cpp-python", named in each step's journaled request
+    name: str  # "xllamacpp", named in each step's journaled request
     chat_template: str | None
     bos: list[int]  # the tokens every prompt starts with (the BOS token, if the model adds one)
 
@@ -39,8 +38,6 @@ class Engine(Protocol):
     def reusable(self, prompt: Sequence[int]) -> int:
         """How many leading tokens of ``prompt`` the KV cache holds already."""
         ...
-
-    def check_grammar(self, grammar: str) -> None: ...
 
     def generate(
         self,
@@ -93,7 +90,6 @@ class Session:
         self._prompt = PromptTokens(chat_format, engine.tokenize, engine.bos)
         self._previous_prompt_tokens = 0
         self._sent_grammar: str | None = None
-        self._checked_grammars: set[str] = set()
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         # The time limit counts from here: rendering and tokenizing the prompt take time too.
@@ -106,9 +102,6 @@ class Session:
             native=plan.native,
             worked_example=self.options.worked_example,
         )
-        if plan.grammar is not None and plan.grammar not in self._checked_grammars:
-            self.engine.check_grammar(plan.grammar)
-            self._checked_grammars.add(plan.grammar)
         prompt, _ = self._prompt.build(turns)
         self._check_context(len(prompt))
         reused = min(self.engine.reusable(prompt), len(prompt) - 1)

@@ -24,7 +24,6 @@ from typing import Any
 
 from reactloop.errors import ReactLoopError
 from reactloop.models.base import ModelRequest
-from reactloop.models.local.engine import LlamaCppEngine
 from reactloop.models.local.engines import choose_engine
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.session import Engine, Session
@@ -91,9 +90,9 @@ class Worker:
 
 
 def load_engine(path: Path, options: LocalOptions) -> tuple[Engine, dict[str, Any]]:
-    """The chosen engine (``engines.py``) with ``path`` loaded, and what it reports."""
-    kind = XllamacppEngine if choose_engine(options.engine) == "xllamacpp" else LlamaCppEngine
-    engine = kind.load(path, options)
+    """The engine (``engines.py``) with ``path`` loaded, and what it reports."""
+    choose_engine(options.engine)
+    engine = XllamacppEngine.load(path, options)
     return engine, engine.info()
 
 

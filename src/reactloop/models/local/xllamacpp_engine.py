@@ -29,7 +29,7 @@ from reactloop.errors import MissingDependency, ModelError, UsageError
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.catalog import LOCAL_EXTRA_HINT
 from reactloop.models.local.cpu import build_has_amx, extra_buffer_types_allowed
-from reactloop.models.local.decode import Generation, shared_prefix
+from reactloop.models.local.generation import Generation, shared_prefix
 from reactloop.models.local.options import LocalOptions
 
 PROMPT_BATCH = 64  # tokens read between two looks at the deadline (a few tenths of a second)
@@ -67,7 +67,7 @@ class XllamacppEngine:
         self._http = httpx.Client(transport=transport, base_url="http://llama", timeout=None,
                                   limits=httpx.Limits(max_keepalive_connections=0))  # fmt: skip
         self._cached: list[int] = []  # what the slot's KV cache holds, as far as we know
-        # The template llama-server uses: the file's own, else (unlike llama-cpp-python) ChatML.
+        # The template llama-server uses: the file's own, else ChatML.
         self.chat_template: str | None = self._get("/props").get("chat_template") or None
         bos = self._post("/tokenize", {"content": "", "add_special": True})  # [BOS] or []
         self.bos: list[int] = list(bos["tokens"])
@@ -120,9 +120,6 @@ class XllamacppEngine:
 
     def reusable(self, prompt: Sequence[int]) -> int:
         return shared_prefix(self._cached, prompt)
-
-    def check_grammar(self, grammar: str) -> None:
-        """Nothing to do: llama-server refuses a grammar it cannot parse with a 400."""
 
     def generate(
         self,
