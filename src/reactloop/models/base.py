@@ -70,7 +70,13 @@ class Model(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelSettings:
-    """Options that apply to any provider; adapters ignore what they cannot use."""
+    """Options that apply to any provider; adapters ignore what they cannot use.
+
+    ``timeout`` bounds each connect and each read of the HTTP adapters (a call that times out
+    is retried); ``idle_timeout`` is the most seconds a call of theirs waits without a byte
+    from the server, connecting included: then the call fails, not retried, and the run stops
+    ``model_error`` (kind ``timeout``). Neither bounds a whole call: ``Limits.max_seconds`` does.
+    """
 
     base_url: str | None = None
     api_key: str | None = None
@@ -79,5 +85,6 @@ class ModelSettings:
     temperature: float | None = None
     max_output_tokens: int | None = None
     timeout: float | None = None
+    idle_timeout: float | None = None
     max_retries: int = 2
     extra: dict[str, Any] = field(default_factory=dict)

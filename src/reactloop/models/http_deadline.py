@@ -2,8 +2,8 @@
 
 httpx timeouts bound each socket operation, not a whole reply: a server that trickles a byte at
 a time (its headers as well as its body), or stalls after its headers, would hold a run far
-past ``Limits.max_seconds``. ``ReplyDeadline`` closes the gap for the HTTP adapters
-(OpenAI-compatible, Anthropic):
+past ``Limits.max_seconds``. ``ReplyDeadline`` closes the gap for the SDK adapters
+(chat, Responses, Anthropic; their clients are made by ``sdk_client.py``):
 
 * ``transport`` makes the client's HTTP transport, whose every socket operation (connecting,
   the TLS handshake, sending the request, reading headers and body) is given at most the time
