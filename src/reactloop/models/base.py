@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -88,3 +89,8 @@ class ModelSettings:
     idle_timeout: float | None = None
     max_retries: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        idle = self.idle_timeout
+        if idle is not None and not 0 < idle < math.inf:
+            raise ValueError(f"idle_timeout must be a positive number of seconds, not {idle!r}")
