@@ -146,7 +146,9 @@ class OpenAIChatModel:
         return read
 
     def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
-        return provider_error(self.name, status, headers, text, base_url=self.base_url)
+        return provider_error(
+            self.name, status, headers, text, base_url=self.base_url, key_env=self.service.key_env
+        )
 
     def _read_body(self, content: bytes, request: ModelRequest) -> ModelTurn:
         turn = parse_body(content, provider=self.name)

@@ -40,6 +40,7 @@ from reactloop.models.responses.request import (
 )
 from reactloop.models.responses.server_state import ServerState
 from reactloop.models.responses.stream import read_stream
+from reactloop.models.roster import ROSTER
 from reactloop.models.sdk_client import OPENAI, make_client
 
 REASONING_MODELS = ("o1", "o3", "o4", "gpt-5", "gpt-oss", "codex")
@@ -83,6 +84,8 @@ class OpenAIResponsesModel:
     ) -> None:
         self.model = model
         self.name = f"{provider}:{model}"
+        row = ROSTER.get(provider)
+        self._key_env = None if row is None else row.key_env  # named by a 401
         self.base_url = base_url.rstrip("/")
         self.stream = stream
         self.timeout = timeout
@@ -172,7 +175,9 @@ class OpenAIResponsesModel:
         return read
 
     def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
-        return provider_error(self.name, status, headers, text, base_url=self.base_url)
+        return provider_error(
+            self.name, status, headers, text, base_url=self.base_url, key_env=self._key_env
+        )
 
 
 def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIResponsesModel:
