@@ -43,8 +43,8 @@ from reactloop.models.tls import shared_tls_context
 from reactloop.models.watchdog import WATCHDOG, Guard
 
 SDK_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100}  # both SDKs' defaults
-# the Anthropic SDK's TCP keep-alives (its long requests idle for minutes), which it sets only
-# on the transport it makes itself
+# TCP keep-alives for requests that idle for minutes: the Anthropic SDK's, which it sets only on
+# the transport it makes itself; ``sdk_client.py`` gives them to every SDK adapter's transport
 KEEPALIVE = [
     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
     *[

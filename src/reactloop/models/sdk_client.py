@@ -39,7 +39,7 @@ class Sdk:
 
 
 OPENAI = Sdk(module="openai", client="OpenAI")
-# the Anthropic SDK refuses a long non-streamed call without an explicit timeout
+# a call without a time limit is given the SDK's own default read timeout, as a number
 ANTHROPIC = Sdk(module="anthropic", client="Anthropic", unlimited_timeout=600.0)
 
 
