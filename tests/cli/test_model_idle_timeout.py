@@ -24,7 +24,7 @@ from reactloop.errors import UsageError
 from reactloop.models import ModelSettings, resolve_model
 
 IDLE = 1.0  # --model-idle-timeout
-SLACK = 1.5  # how far past it a run may end (a retry would add IDLE and a backoff)
+SLACK = 2.5  # how far past it a run may end, start-up included (retries: `requests == 1`)
 SSE_START = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n: keep-alive\n\n"
 SPECS = {  # protocol: (--model, the base URL's path)
     "chat": ("openai:m", "/v1"),
