@@ -8,11 +8,12 @@ import ssl
 
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.models.openai import OpenAIChatModel
+from reactloop.models.responses import OpenAIResponsesModel
 from reactloop.models.tls import shared_tls_context
 
 
 def _context_of(model: object) -> object:
-    client = model._client  # type: ignore[attr-defined]
+    client = model.line.client  # type: ignore[attr-defined]
     return client._client._transport._pool._ssl_context
 
 
@@ -29,6 +30,7 @@ def test_every_adapter_uses_the_shared_context() -> None:
     models = [
         OpenAIChatModel(model="a", base_url="https://127.0.0.1:9/v1"),
         OpenAIChatModel(model="b", base_url="https://127.0.0.1:9/v1"),
+        OpenAIResponsesModel(model="r", base_url="https://127.0.0.1:9/v1"),
         AnthropicModel(model="c", base_url="https://127.0.0.1:9"),
     ]
     assert all(_context_of(m) is shared_tls_context(httpx2) for m in models)

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from reactloop.cli.waiting import WaitingLine
 from reactloop.journal.events import Event
 from reactloop.limits import StopReason
 from reactloop.messages import Usage
@@ -28,23 +29,30 @@ class ConsoleObserver:
     A model's reasoning is ``thinking:`` (the provider's reasoning channel), its stated thought
     ``Reason``; an adapter that gives its thought as both a tool call's text and its reasoning
     (the local models' JSON ``thought``) has it shown as ``Reason`` on its final answer too.
+    While a model call goes on, a line says how long it has been waited for (``waiting.py``).
     """
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self.streamed = False
         self.reasoning_is_thought = False
+        self.waiting = WaitingLine(self.console)
 
     def on_text(self, fragment: str) -> None:
         if not self.streamed:
+            self.waiting.stop()
             self.console.print("[bold cyan]Reason [/]", end="")
             self.streamed = True
         self.console.print(escape(fragment), end="")
 
     def __call__(self, event: Event) -> None:
+        if event.type != "request":
+            self.waiting.stop()
         handler = getattr(self, f"_on_{event.type}", None)
         if handler is not None:
             handler(event.step, event.data)
+        if event.type == "request":
+            self.waiting.start()
 
     def _on_run_start(self, step: int, data: dict[str, Any]) -> None:
         self.reasoning_is_thought = False

@@ -1,7 +1,8 @@
 """The model settings ``reactloop run`` records (``config.model_settings``) and ``reactloop
 resume`` builds its model with again, so that the resumed run sends what the run sent: the
 same sampling (temperature, seed), output cap, streaming, wire (``--api``), Anthropic's
-thinking budget and cache markers, and the base URL. No key is ever recorded.
+thinking budget and cache markers, the base URL and the model idle timeout. No key is ever
+recorded.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def model_record(options: RunOptions) -> dict[str, Any]:
         "seed": options.seed,
         "temperature": options.temperature,
         "max_output_tokens": options.max_output_tokens,
+        "idle_timeout": options.model_idle_timeout,
     }
     extra = {
         "thinking": options.thinking,
@@ -57,6 +59,7 @@ def _settings(record: Mapping[str, Any], base_url: str | None) -> ModelSettings:
         seed=_optional(record.get("seed"), int),
         temperature=_optional(record.get("temperature"), float),
         max_output_tokens=_optional(record.get("max_output_tokens"), int),
+        idle_timeout=_optional(record.get("idle_timeout"), float),
         extra=extra,
     )
 

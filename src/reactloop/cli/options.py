@@ -63,6 +63,7 @@ class RunOptions:
     defer_approval: bool = False
     api: str | None = None
     server_state: bool = False
+    model_idle_timeout: float | None = None
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -87,6 +88,7 @@ def model_settings(options: RunOptions, spec: str) -> ModelSettings:
         seed=options.seed,
         temperature=options.temperature,
         max_output_tokens=options.max_output_tokens,
+        idle_timeout=options.model_idle_timeout,
         extra={**_anthropic_extra(options, spec), **_responses_extra(options, spec)},
     )
 

@@ -106,6 +106,12 @@ _PROTOCOL_HELP = (
     show_default=True,
     help="Wall-clock limit of the run; no model call or tool outlives it.",
 )
+@click.option(
+    "--model-idle-timeout",
+    type=FiniteFloat(min=0, min_open=True, max=MAX_SECONDS),
+    help="Most seconds a model call may go without a byte from the server (connecting "
+    "included); then the run stops model_error. [default: none: only --max-seconds]",
+)
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the run.")
 @click.option("--max-cost", type=FiniteFloat(min=0, min_open=True), help="Dollar budget.")
 @click.option("--prices", type=click.Path(path_type=Path), help="Price table (JSON) for cost.")

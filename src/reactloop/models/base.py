@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -70,7 +71,13 @@ class Model(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelSettings:
-    """Options that apply to any provider; adapters ignore what they cannot use."""
+    """Options that apply to any provider; adapters ignore what they cannot use.
+
+    ``timeout`` bounds each connect and each read of the HTTP adapters (a call that times out
+    is retried); ``idle_timeout`` is the most seconds a call of theirs waits without a byte
+    from the server, connecting included: then the call fails, not retried, and the run stops
+    ``model_error`` (kind ``timeout``). Neither bounds a whole call: ``Limits.max_seconds`` does.
+    """
 
     base_url: str | None = None
     api_key: str | None = None
@@ -79,5 +86,11 @@ class ModelSettings:
     temperature: float | None = None
     max_output_tokens: int | None = None
     timeout: float | None = None
+    idle_timeout: float | None = None
     max_retries: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        idle = self.idle_timeout
+        if idle is not None and not 0 < idle < math.inf:
+            raise ValueError(f"idle_timeout must be a positive number of seconds, not {idle!r}")

@@ -2,8 +2,8 @@
 
 httpx timeouts bound each socket operation, not a whole reply: a server that trickles a byte at
 a time (its headers as well as its body), or stalls after its headers, would hold a run far
-past ``Limits.max_seconds``. ``ReplyDeadline`` closes the gap for the HTTP adapters
-(OpenAI-compatible, Anthropic):
+past ``Limits.max_seconds``. ``ReplyDeadline`` closes the gap for the SDK adapters
+(chat, Responses, Anthropic; their clients are made by ``sdk_client.py``):
 
 * ``transport`` makes the client's HTTP transport, whose every socket operation (connecting,
   the TLS handshake, sending the request, reading headers and body) is given at most the time
@@ -43,8 +43,8 @@ from reactloop.models.tls import shared_tls_context
 from reactloop.models.watchdog import WATCHDOG, Guard
 
 SDK_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100}  # both SDKs' defaults
-# the Anthropic SDK's TCP keep-alives (its long requests idle for minutes), which it sets only
-# on the transport it makes itself
+# TCP keep-alives for requests that idle for minutes: the Anthropic SDK's, which it sets only on
+# the transport it makes itself; ``sdk_client.py`` gives them to every SDK adapter's transport
 KEEPALIVE = [
     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
     *[

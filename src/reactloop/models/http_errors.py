@@ -1,8 +1,8 @@
 """What the HTTP adapters say about a failed exchange: where it failed on the wire, a refused
 connection, a body, a cause.
 
-Shared by the OpenAI-compatible and the Anthropic adapters (both SDKs raise the same kinds of
-transport errors); each reads its provider's error bodies itself, in its own ``errors.py``,
+Shared by the SDK adapters (OpenAI-compatible, Responses, Anthropic: both SDKs raise the same
+kinds of transport errors); each reads its provider's error bodies itself, in its own ``errors.py``,
 with the text helpers here (``one_line``, ``field_text``, ``retry_header``).
 """
 
@@ -147,5 +147,14 @@ def out_of_time(name: str, base_url: str, seconds_left: str) -> ModelError:
     """No complete reply before the run's time limit (``seconds_left``: ``"0.5"``)."""
     return ModelError(
         f"{name}: no complete reply from {base_url} in the {seconds_left} s left in the run",
+        kind="timeout",
+    )
+
+
+def went_silent(name: str, base_url: str, seconds: str) -> ModelError:
+    """No byte from the server for the model idle timeout (``seconds``: ``"30"``)."""
+    return ModelError(
+        f"{name}: nothing came from {base_url} for {seconds} s (the model idle timeout); "
+        "the server took the request and went silent",
         kind="timeout",
     )

@@ -3,8 +3,8 @@
 ``RetryPolicy.run`` retries with exponential backoff and honours ``retry-after-ms`` /
 ``retry-after`` (seconds or an HTTP date; ``nan`` or ``inf`` is ignored) up to a cap; its
 ``sleep`` is injectable so tests never wait. Which errors are worth a retry is decided where
-they are made (each adapter's ``errors``): ``ModelError.retryable``. Shared by the HTTP adapters,
-whose one attempt is ``models/sdk_attempt.py``'s ``SdkAttempt.run``.
+they are made (each adapter's ``errors``): ``ModelError.retryable``. Shared by the HTTP adapters
+(``models/sdk_client.py``), whose one attempt is ``models/sdk_attempt.py``'s ``SdkAttempt.run``.
 """
 
 from __future__ import annotations

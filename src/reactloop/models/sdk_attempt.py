@@ -1,17 +1,14 @@
 """One attempt at a call through a provider's SDK: the run's time limit, and every failure named.
 
-Shared by the SDK-based HTTP adapters (``openai``, ``anthropic``), whose attempts differ only in
-the SDK method they call and how they read the reply. ``SdkAttempt.run`` opens the SDK's
-streaming response with what is left of the run's time, reads it under ``ReplyDeadline`` (no
-reply, however slow, outlasts the run), and turns every failure into a ``ModelError``: an HTTP
-status by the adapter's own ``status_error`` (its provider's error bodies), a transport failure
-by ``transport_error``, the run's time running out by ``out_of_time``. ``RetryPolicy.run``
-(``models/retry.py``) decides whether to try again::
-
-    attempt = SdkAttempt(name=name, base_url=url, sdk=anthropic, httpx=httpx2,
-                         deadlines=ReplyDeadline(), status_error=provider_error_of_my_api)
-    create = lambda timeout: post_body(client, anthropic, "/v1/messages", body, timeout)
-    reply = attempt.run(create, read, deadline=deadline)  # read(response, chunks)
+Shared by the SDK adapters (``openai``, ``responses``, ``anthropic``; their client is made by
+``models/sdk_client.py``), whose attempts differ only in the path they post to and how they read
+the reply. ``SdkAttempt.run`` opens the SDK's streaming response with what is left of the run's
+time, reads it under ``ReplyDeadline`` (no reply, however slow, outlasts the run), and turns
+every failure into a ``ModelError``: an HTTP status by the adapter's own ``status_error`` (its
+provider's error bodies), a transport failure by ``transport_error``, the run's time running
+out by ``out_of_time``, and no byte for ``idle_timeout`` seconds by ``went_silent`` (not
+retried: the user said how long silence may last). ``RetryPolicy.run`` (``models/retry.py``)
+decides whether to try again.
 """
 
 from __future__ import annotations
@@ -24,7 +21,13 @@ from typing import Any, TypeVar
 
 from reactloop.errors import ModelError
 from reactloop.models.http_deadline import OutOfTime, ReplyDeadline, seconds_text, time_left
-from reactloop.models.http_errors import body_text, failure_of, out_of_time, transport_error
+from reactloop.models.http_errors import (
+    body_text,
+    failure_of,
+    out_of_time,
+    transport_error,
+    went_silent,
+)
 
 T = TypeVar("T")
 StatusError = Callable[[int, Any, str], ModelError]  # (status, headers, body text) -> error
@@ -56,6 +59,7 @@ class SdkAttempt:
 
     ``sdk`` is the SDK module (its ``APIStatusError`` and ``APIConnectionError`` are caught),
     ``httpx`` its HTTP library; ``timeout`` the adapter's own bound on each connect and read;
+    ``idle_timeout`` the most seconds without a byte from the server (connecting included);
     ``local`` names the server kind when it runs on this machine (for ``transport_error``).
     """
 
@@ -66,6 +70,7 @@ class SdkAttempt:
     deadlines: ReplyDeadline
     status_error: StatusError
     timeout: float | None = None
+    idle_timeout: float | None = None
     local: str = ""
 
     def run(
@@ -82,6 +87,9 @@ class SdkAttempt:
         is the run's time when the call began (for the message); ``streaming``: a stream."""
         sdk, httpx = self.sdk, self.httpx
         timeout = time_left(deadline, self.timeout)
+        idle = self.idle_timeout
+        if idle is not None and (timeout is None or idle < timeout):
+            timeout = idle  # every socket operation's: the longest silence allowed
         with self.deadlines.watch(deadline) as watch:
             try:
                 with create(timeout) as response:
@@ -93,7 +101,15 @@ class SdkAttempt:
                 if watch.expired or isinstance(exc, OutOfTime):
                     left = seconds_text(seconds_left or 0.0)
                     raise out_of_time(self.name, self.base_url, left) from None
-                raise self._transport_error(exc, timeout, streaming) from None
+                raise self._wire_error(exc, timeout, streaming) from None
+
+    def _wire_error(self, exc: Exception, timeout: float | None, streaming: bool) -> ModelError:
+        """A transport failure; a timeout that was the idle timeout is the server's silence."""
+        idle = self.idle_timeout
+        timed_out = isinstance(exc, (self.sdk.APITimeoutError, self.httpx.TimeoutException))
+        if timed_out and idle is not None and timeout == idle:
+            return went_silent(self.name, self.base_url, seconds_text(idle))
+        return self._transport_error(exc, timeout, streaming)
 
     def _transport_error(
         self, exc: Exception, timeout: float | None, streaming: bool

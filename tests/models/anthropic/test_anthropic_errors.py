@@ -198,7 +198,7 @@ def test_the_key_from_the_environment_and_a_gateway_without_one(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     gateway = resolve_model("anthropic:m", ModelSettings(base_url="http://127.0.0.1:9/"))
     assert isinstance(gateway, AnthropicModel)
-    assert gateway._client.api_key == PLACEHOLDER_KEY
+    assert gateway.line.client.api_key == PLACEHOLDER_KEY
 
 
 def test_settings_reach_the_request(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -294,3 +294,31 @@ def test_an_error_with_an_empty_message_reports_its_type() -> None:
     # what llama-cpp-python's server answers to tool_choice "required"
     body = '{"error":{"message":"","type":"internal_server_error","param":null,"code":null}}'
     assert read_error_body(body).message == "internal_server_error"
+
+
+@pytest.mark.parametrize(
+    ("spec", "variable"),
+    [
+        ("openai:m", "OPENAI_API_KEY"),
+        ("deepseek:m", "DEEPSEEK_API_KEY"),
+        ("responses:m", "OPENAI_API_KEY"),
+    ],
+)
+def test_a_401_names_the_variable_the_key_comes_from(spec: str, variable: str) -> None:
+    """As Anthropic's 401 names ANTHROPIC_API_KEY (issue 36)."""
+    from reactloop.models import ModelSettings, resolve_model
+    from reactloop.testing import FakeResponsesServer, responses_error
+
+    refused = {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}
+    if spec.startswith("responses:"):
+        server: Any = FakeResponsesServer([responses_error(401, "Incorrect API key provided")])
+    else:
+        server = FakeOpenAIServer([error_reply(401, refused)])
+    with server:
+        model = resolve_model(spec, ModelSettings(base_url=server.base_url, api_key="sk-wrong"))
+        with pytest.raises(ProviderError) as raised:
+            model.complete(ModelRequest(messages=[Message(role="user", content="hi")]))
+    message = str(raised.value)
+    assert "HTTP 401" in message and "Incorrect API key provided" in message
+    assert message.endswith(f"(check {variable})")
+    assert len(server.requests) == 1

@@ -13,8 +13,9 @@ this package does not import the ``anthropic`` SDK; making a model does. Files, 
 - ``caching.py``: prompt-cache breakpoints and the minimum cacheable length.
 - ``endpoint.py``: the base URL and ``ANTHROPIC_API_KEY``.
 
-Shared with the other HTTP adapters: ``models/sdk_attempt.py`` (one call through the SDK),
-``models/retry.py``, ``models/http_deadline.py``, ``models/http_errors.py``, ``models/sse.py``,
+Shared with the other HTTP adapters: ``models/sdk_client.py`` (the SDK's client, the retries
+and one call through it: ``models/sdk_attempt.py``), ``models/retry.py``,
+``models/http_deadline.py``, ``models/http_errors.py``, ``models/sse.py``,
 ``reactloop.support.json_decode``.
 """
 

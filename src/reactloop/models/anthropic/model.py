@@ -1,8 +1,7 @@
 """``AnthropicModel``: the Messages API adapter (Claude, and compatible servers).
 
 Built on the official ``anthropic`` SDK, imported when a model is made (never at
-``import reactloop``), with the SDK's own retries off: ``RetryPolicy`` retries under the run's
-time limit, and ``ReplyDeadline`` keeps any reply from outlasting it::
+``import reactloop``); its client, retries and time limits are ``models/sdk_client.py``'s::
 
     model = AnthropicModel(model="claude-sonnet-4-6", api_key="sk-ant-...")
     model = from_spec("anthropic", "claude-sonnet-4-6", ModelSettings(extra={"cache": True}))
@@ -15,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -48,17 +46,13 @@ from reactloop.models.anthropic.request import (
 )
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
-from reactloop.models.http_deadline import KEEPALIVE, ReplyDeadline
-from reactloop.models.retry import RetryPolicy
-from reactloop.models.sdk_attempt import SdkAttempt, post_body
-from reactloop.models.tls import shared_tls_context
+from reactloop.models.sdk_client import ANTHROPIC, SdkClient, make_client
 
 if TYPE_CHECKING:
     from reactloop.models.base import ModelSettings
 
 DEFAULT_MAX_TOKENS = 4096
 MAX_CONTINUATIONS = 4
-UNLIMITED_TIMEOUT = 600.0  # the SDK's own default read timeout
 Reply = tuple[dict[str, Any], Any]  # (message, raw as received)
 
 
@@ -67,7 +61,8 @@ class AnthropicModel:
 
     ``thinking_budget`` turns on extended thinking; ``cache`` places prompt-cache breakpoints;
     ``parallel_tool_calls=False`` sends ``disable_parallel_tool_use``; ``extra_body`` adds
-    request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for tests.
+    request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for tests;
+    ``idle_timeout``: the most seconds a call waits without a byte from the server.
     What the run should know (a prompt too short to cache, why the model refused) travels in
     the turn's ``notices``, which the run makes warnings.
     """
@@ -87,6 +82,7 @@ class AnthropicModel:
         cache: bool = False,
         parallel_tool_calls: bool = True,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         max_retries: int = 2,
         extra_body: dict[str, Any] | None = None,
         http_client: Any = None,
@@ -100,21 +96,19 @@ class AnthropicModel:
         self.parallel_tool_calls = parallel_tool_calls
         self.thinking_budget = thinking_budget
         self.timeout = timeout
-        self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
         self._options = _options(temperature, max_output_tokens, thinking_budget)
         self._options.update(extra_body or {})
         self._journal = JournalEntries()
-        self._deadlines = ReplyDeadline()
-        self._sdk, self._httpx = _sdk_modules()  # before any run's clock starts
-        self._client = self._make_client(api_key, http_client)
-        self._attempts = SdkAttempt(
+        self.line = _make_client(
             name=self.name,
             base_url=self.base_url,
-            sdk=self._sdk,
-            httpx=self._httpx,
-            deadlines=self._deadlines,
+            api_key=api_key,
             status_error=functools.partial(provider_error, self.name),
+            max_retries=max_retries,
+            sleep=sleep,
             timeout=timeout,
+            idle_timeout=idle_timeout,
+            http_client=http_client,
         )
 
     def complete(self, request: ModelRequest) -> ModelTurn:
@@ -171,22 +165,12 @@ class AnthropicModel:
         return add_breakpoints(continued) if self.cache else continued
 
     def _call(self, body: dict[str, Any], request: ModelRequest, deadline: float | None) -> Reply:
-        return self.retry.run(lambda: self._attempt(body, request, deadline), deadline=deadline)
-
-    def _attempt(
-        self, body: dict[str, Any], request: ModelRequest, deadline: float | None
-    ) -> Reply:
-        def create(timeout: float | None) -> Any:
-            limit = UNLIMITED_TIMEOUT if timeout is None else timeout
-            return post_body(self._client, self._sdk, "/v1/messages", body, limit)
-
         def read(response: Any, chunks: Iterator[bytes]) -> Reply:
             content_type = str(response.headers.get("content-type") or "")
             return read_reply(self.name, content_type, chunks, request.on_text)
 
-        streaming = bool(body.get("stream"))
-        return self._attempts.run(
-            create, read, deadline=deadline, seconds_left=request.timeout, streaming=streaming
+        return self.line.call(
+            "/v1/messages", body, read, deadline=deadline, seconds_left=request.timeout
         )
 
     def _cache_notice(self, usage: Any) -> str | None:
@@ -195,21 +179,6 @@ class AnthropicModel:
             return None
         written, read = cache_counts(usage)
         return cache_notice(self.model, written, read, parse_usage(usage).input_tokens)
-
-    def _make_client(self, api_key: str, http_client: Any) -> Any:
-        sdk = self._sdk
-        hooks = {"response": [self._deadlines.on_response]}
-        transport = self._deadlines.transport(self._httpx, socket_options=KEEPALIVE)
-        return sdk.Anthropic(
-            api_key=api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            http_client=http_client
-            or sdk.DefaultHttpxClient(
-                verify=shared_tls_context(self._httpx), transport=transport, event_hooks=hooks
-            ),
-            **({"timeout": self.timeout} if self.timeout else {}),
-        )
 
 
 def from_spec(provider: str, name: str, settings: ModelSettings) -> AnthropicModel:
@@ -232,6 +201,7 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> AnthropicMod
         cache=bool(extra.pop("cache", False)),
         parallel_tool_calls=bool(extra.pop("parallel_tool_calls", True)),
         timeout=settings.timeout,
+        idle_timeout=settings.idle_timeout,
         max_retries=settings.max_retries,
         http_client=extra.pop("http_client", None),
         extra_body=extra.pop("extra_body", None) or extra or None,
@@ -259,10 +229,10 @@ def _options(
     return options
 
 
-def _sdk_modules() -> tuple[Any, Any]:
-    """The ``anthropic`` SDK and its HTTP library, imported when the first model is made."""
+def _make_client(**options: Any) -> SdkClient:
+    """``make_client`` for the ``anthropic`` SDK, which is an extra: one line when it is missing."""
     try:
-        return importlib.import_module("anthropic"), importlib.import_module("httpx2")
+        return make_client(ANTHROPIC, **options)
     except ModuleNotFoundError as exc:
         raise MissingDependency(
             f"the Anthropic adapter needs the anthropic SDK ({exc.name} is missing): "

@@ -12,9 +12,10 @@ this package does not import the ``openai`` SDK; making a model does. Files, by 
 - ``endpoints.py``: the services (``SERVICES``), their base URLs, keys and quirks.
 - ``hermes.py``: tool calls a server left in the text (``<tool_call>…</tool_call>``).
 
-Shared with the other HTTP adapters, in ``reactloop.models``: ``retry.py`` (``RetryPolicy``,
-backoff and ``retry-after``), ``http_deadline.py`` (no slow reply outlasts the run's time
-limit), ``sse.py`` (Server-Sent Events) and ``reactloop.support.json_decode`` (JSON from outside).
+Shared with the other HTTP adapters, in ``reactloop.models``: ``sdk_client.py`` (the SDK
+client, its deadline transport and TLS, the retry policy: ``retry.py``), ``http_deadline.py``
+(no slow reply outlasts the run's time limit), ``sse.py`` (Server-Sent Events) and
+``reactloop.support.json_decode`` (JSON from outside).
 """
 
 from reactloop.models.openai.model import OpenAIChatModel, from_spec

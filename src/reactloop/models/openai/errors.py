@@ -122,13 +122,21 @@ def is_retryable(status: int, body: ErrorBody, headers: Mapping[str, str]) -> bo
 
 
 def provider_error(
-    provider: str, status: int, headers: Mapping[str, str], text: str, *, base_url: str = ""
+    provider: str,
+    status: int,
+    headers: Mapping[str, str],
+    text: str,
+    *,
+    base_url: str = "",
+    key_env: str | None = None,
 ) -> ProviderError:
-    """The ``ProviderError`` for an HTTP error reply, with a hint when the cause is plain."""
+    """The ``ProviderError`` for an HTTP error reply, with a hint when the cause is plain;
+    ``key_env`` is the variable the provider's key comes from (the roster's ``key_env``)."""
     body = read_error_body(text)
     detail = f" [{body.code}]" if body.code and body.code != str(status) else ""
+    hint = f" (check {key_env})" if status == 401 and key_env else _hint(status, base_url)
     return ProviderError(
-        f"{provider} HTTP {status}{detail}: {body.message}{_hint(status, base_url)}",
+        f"{provider} HTTP {status}{detail}: {body.message}{hint}",
         status=status,
         code=body.code or body.type,
         retryable=is_retryable(status, body, headers),

@@ -1,7 +1,8 @@
 """``OpenAIChatModel``: the Chat Completions adapter (OpenAI, DeepSeek, Qwen, Ollama, vLLM, …).
 
 Built on the official ``openai`` SDK, imported when a model is made (so that the import's
-second of CPU is never spent inside a run's time limit), with the SDK's own retries off::
+second of CPU is never spent inside a run's time limit); its client, retries and time limits
+are ``models/sdk_client.py``'s::
 
     model = OpenAIChatModel(model="gpt-4o-mini", api_key="sk-...")
     model = from_spec("llamacpp", "", ModelSettings(base_url="http://127.0.0.1:8080/v1"))
@@ -9,7 +10,6 @@ second of CPU is never spent inside a run's time limit), with the SDK's own retr
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import Message, ModelTurn
 from reactloop.models.base import ModelRequest, ModelSettings
-from reactloop.models.http_deadline import ReplyDeadline
 from reactloop.models.openai.endpoints import (
     OPENAI_HOST,
     PLACEHOLDER_KEY,
@@ -36,10 +35,8 @@ from reactloop.models.openai.request import (
     render_tools,
 )
 from reactloop.models.openai.response import read_stream
-from reactloop.models.retry import RetryPolicy
 from reactloop.models.roster import JsonSchemaMode
-from reactloop.models.sdk_attempt import SdkAttempt, post_body
-from reactloop.models.tls import shared_tls_context
+from reactloop.models.sdk_client import OPENAI, make_client
 
 
 class OpenAIChatModel:
@@ -49,6 +46,7 @@ class OpenAIChatModel:
     fields (``{"thinking": {"type": "enabled"}}``); ``http_client`` (an ``httpx2.Client``, the
     SDK's HTTP library) and ``sleep`` are seams for tests. ``json_schema`` overrides when a
     typed answer is asked for as a ``response_format`` (``endpoints.Service.json_schema``).
+    ``idle_timeout``: the most seconds a call waits without a byte from the server.
     """
 
     native_tools = True
@@ -65,6 +63,7 @@ class OpenAIChatModel:
         temperature: float | None = None,
         max_output_tokens: int | None = None,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         max_retries: int = 2,
         extra_body: dict[str, Any] | None = None,
         http_client: Any = None,
@@ -80,20 +79,33 @@ class OpenAIChatModel:
         self.base_url = base_url.rstrip("/")
         self.stream = stream
         self.timeout = timeout
-        self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
         self._options = _sampling_options(self.service, seed, temperature, max_output_tokens)
         self._options.update(extra_body or {})
         self._renderer = RequestRenderer(echo_tool_name=self.service.echo_tool_name)
-        self._deadlines = ReplyDeadline()
-        self._openai, self._httpx = _sdk_modules()  # before any run's clock starts
-        self._client = self._make_client(api_key or PLACEHOLDER_KEY, http_client)
+        self.line = make_client(
+            OPENAI,
+            name=self.name,
+            base_url=self.base_url,
+            api_key=api_key or PLACEHOLDER_KEY,
+            status_error=self._status_error,
+            max_retries=max_retries,
+            sleep=sleep,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+            http_client=http_client,
+            local=self.service.name if self.service.is_local else "",
+        )
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)
         if request.on_raw is not None:
             request.on_raw(self._renderer.journal_entry(body, request.messages))
         deadline = time.monotonic() + request.timeout if request.timeout else None
-        return self.retry.run(lambda: self._attempt(body, request, deadline), deadline=deadline)
+        read = self._reader(request, streamed=bool(body.get("stream")))
+        # without a limit the SDK's default (600 s a read) applies, not no timeout
+        return self.line.call(
+            "/chat/completions", body, read, deadline=deadline, seconds_left=request.timeout
+        )
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the ``/chat/completions`` call for ``request``."""
@@ -122,59 +134,27 @@ class OpenAIChatModel:
         """Wire messages for the history; renders of an unchanged prefix are reused."""
         return self._renderer.render(messages)
 
-    def _attempt(
-        self, body: dict[str, Any], request: ModelRequest, deadline: float | None
-    ) -> ModelTurn:
-        openai = self._openai
-
-        def create(timeout: float | None) -> Any:
-            # without a limit the SDK's default (600 s a read) applies, not no timeout
-            return post_body(self._client, openai, "/chat/completions", body, timeout)
-
+    def _reader(
+        self, request: ModelRequest, *, streamed: bool
+    ) -> Callable[[Any, Iterator[bytes]], ModelTurn]:
         def read(response: Any, chunks: Iterator[bytes]) -> ModelTurn:
-            if body.get("stream"):
+            if streamed:
                 content_type = str(response.headers.get("content-type") or "")
                 return read_stream(self.name, content_type, chunks, request.on_text)
             return self._read_body(b"".join(chunks), request)
 
-        attempt = SdkAttempt(
-            name=self.name,
-            base_url=self.base_url,
-            sdk=openai,
-            httpx=self._httpx,
-            deadlines=self._deadlines,
-            status_error=self._status_error,
-            timeout=self.timeout,
-            local=self.service.name if self.service.is_local else "",
-        )
-        streaming = bool(body.get("stream"))
-        return attempt.run(
-            create, read, deadline=deadline, seconds_left=request.timeout, streaming=streaming
-        )
+        return read
 
     def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
-        return provider_error(self.name, status, headers, text, base_url=self.base_url)
+        return provider_error(
+            self.name, status, headers, text, base_url=self.base_url, key_env=self.service.key_env
+        )
 
     def _read_body(self, content: bytes, request: ModelRequest) -> ModelTurn:
         turn = parse_body(content, provider=self.name)
         if request.on_text is not None and turn.text:
             request.on_text(turn.text)
         return turn
-
-    def _make_client(self, api_key: str, http_client: Any) -> Any:
-        openai = self._openai
-        return openai.OpenAI(
-            api_key=api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            http_client=http_client
-            or openai.DefaultHttpxClient(
-                verify=shared_tls_context(self._httpx),
-                transport=self._deadlines.transport(self._httpx),
-                event_hooks={"response": [self._deadlines.on_response]},
-            ),
-            **({"timeout": self.timeout} if self.timeout else {}),
-        )
 
 
 def _json_schema_mode(
@@ -212,6 +192,7 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIChatMo
         temperature=settings.temperature,
         max_output_tokens=settings.max_output_tokens,
         timeout=settings.timeout,
+        idle_timeout=settings.idle_timeout,
         max_retries=settings.max_retries,
         extra_body=extra_body or None,
         http_client=http_client,
@@ -229,8 +210,3 @@ def _sampling_options(
     if max_tokens is not None:
         options[service.max_tokens_field] = max_tokens
     return options
-
-
-def _sdk_modules() -> tuple[Any, Any]:
-    """The ``openai`` SDK and its HTTP library, imported when the first model is made."""
-    return importlib.import_module("openai"), importlib.import_module("httpx2")

@@ -15,7 +15,7 @@ this package does not import the ``openai`` SDK; making a model does. Files, by 
 Shared with the chat adapter, imported from ``models/openai/``: the error bodies and what is
 retried (``errors.py``), the call and argument helpers and the empty-reply rule (``reply.py``),
 the pairing rules' constants (``request.py``) and the endpoints (``endpoints.py``); from
-``reactloop.models``: ``sdk_attempt.py``, ``retry.py``, ``http_deadline.py``, ``sse.py``.
+``reactloop.models``: ``sdk_client.py`` (the SDK's client, retries and attempt), ``sse.py``.
 """
 
 from reactloop.models.responses.model import OpenAIResponsesModel, from_spec

@@ -1,8 +1,8 @@
 """``OpenAIResponsesModel``: the Responses API adapter (OpenAI, and any Open Responses server).
 
-Built on the official ``openai`` SDK like the chat adapter (its client, timeouts and typed
-errors, imported when a model is made; its own retries off), and the same attempt machinery
-(``models/sdk_attempt.py``) and error bodies (``models/openai/errors.py``)::
+Built on the official ``openai`` SDK like the chat adapter, imported when a model is made,
+with the same client, retries and time limits (``models/sdk_client.py``) and error bodies
+(``models/openai/errors.py``)::
 
     model = OpenAIResponsesModel(model="gpt-5-mini", api_key="sk-...")
     model = OpenAIResponsesModel(model="any", base_url="http://127.0.0.1:8080/v1")
@@ -15,7 +15,6 @@ server and sends only what is new after ``previous_response_id`` (``server_state
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +24,6 @@ from urllib.parse import urlsplit
 from reactloop.errors import ModelError, UsageError
 from reactloop.messages import ModelTurn
 from reactloop.models.base import ModelRequest, ModelSettings
-from reactloop.models.http_deadline import ReplyDeadline
 from reactloop.models.openai.endpoints import (
     OPENAI_HOST,
     PLACEHOLDER_KEY,
@@ -42,9 +40,8 @@ from reactloop.models.responses.request import (
 )
 from reactloop.models.responses.server_state import ServerState
 from reactloop.models.responses.stream import read_stream
-from reactloop.models.retry import RetryPolicy
-from reactloop.models.sdk_attempt import SdkAttempt, post_body
-from reactloop.models.tls import shared_tls_context
+from reactloop.models.roster import ROSTER
+from reactloop.models.sdk_client import OPENAI, make_client
 
 REASONING_MODELS = ("o1", "o3", "o4", "gpt-5", "gpt-oss", "codex")
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -59,7 +56,7 @@ class OpenAIResponsesModel:
     asks for typed answers with ``text.format`` (None: on OpenAI's own host only);
     ``reasoning`` is sent as is (``{"effort": "low", "summary": "auto"}``); ``extra_body``
     adds request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for
-    tests.
+    tests; ``idle_timeout``: the most seconds a call waits without a byte from the server.
     """
 
     native_tools = True
@@ -79,6 +76,7 @@ class OpenAIResponsesModel:
         include_reasoning: bool | None = None,
         answers_json_schema: bool | None = None,
         timeout: float | None = None,
+        idle_timeout: float | None = None,
         max_retries: int = 2,
         extra_body: dict[str, Any] | None = None,
         http_client: Any = None,
@@ -86,10 +84,11 @@ class OpenAIResponsesModel:
     ) -> None:
         self.model = model
         self.name = f"{provider}:{model}"
+        row = ROSTER.get(provider)
+        self._key_env = None if row is None else row.key_env  # named by a 401
         self.base_url = base_url.rstrip("/")
         self.stream = stream
         self.timeout = timeout
-        self.retry = RetryPolicy(max_retries=max(max_retries, 0), sleep=sleep)
         self.state = ServerState(self.name) if server_state else None
         self.holds_history = server_state  # the server holds it: no compaction, no edits
         # a typed answer as a reply constrained by ``text.format`` where that is known to work
@@ -101,18 +100,30 @@ class OpenAIResponsesModel:
         if include_reasoning is None:
             include_reasoning = model.lower().startswith(REASONING_MODELS)
         self._include = include_reasoning and not server_state
-        self._deadlines = ReplyDeadline()
         self._journaled: tuple[Any, dict[str, Any]] | None = None
         self._lock = threading.Lock()
-        self._openai, self._httpx = _sdk_modules()  # before any run's clock starts
-        self._client = self._make_client(api_key or PLACEHOLDER_KEY, http_client)
+        self.line = make_client(
+            OPENAI,
+            name=self.name,
+            base_url=self.base_url,
+            api_key=api_key or PLACEHOLDER_KEY,
+            status_error=self._status_error,
+            max_retries=max_retries,
+            sleep=sleep,
+            timeout=timeout,
+            idle_timeout=idle_timeout,
+            http_client=http_client,
+        )
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)
         if request.on_raw is not None:
             request.on_raw(self._journal_entry(body, request))
         deadline = time.monotonic() + request.timeout if request.timeout else None
-        turn = self.retry.run(lambda: self._attempt(body, request, deadline), deadline=deadline)
+        read = self._reader(request, streamed=bool(body.get("stream")))
+        turn = self.line.call(
+            "/responses", body, read, deadline=deadline, seconds_left=request.timeout
+        )
         turn = cut_at_limit(turn, self._options.get("max_output_tokens"))
         if self.state is not None:
             self.state.remember(request.messages, turn)
@@ -149,16 +160,11 @@ class OpenAIResponsesModel:
             self._journaled = (request.messages, body)
         return entry
 
-    def _attempt(
-        self, body: dict[str, Any], request: ModelRequest, deadline: float | None
-    ) -> ModelTurn:
-        openai = self._openai
-
-        def create(timeout: float | None) -> Any:
-            return post_body(self._client, openai, "/responses", body, timeout)
-
+    def _reader(
+        self, request: ModelRequest, *, streamed: bool
+    ) -> Callable[[Any, Iterator[bytes]], ModelTurn]:
         def read(response: Any, chunks: Iterator[bytes]) -> ModelTurn:
-            if body.get("stream"):
+            if streamed:
                 content_type = str(response.headers.get("content-type") or "")
                 return read_stream(self.name, content_type, chunks, request.on_text)
             turn = parse_body(b"".join(chunks), provider=self.name)
@@ -166,35 +172,11 @@ class OpenAIResponsesModel:
                 request.on_text(turn.text)
             return turn
 
-        attempt = SdkAttempt(
-            name=self.name,
-            base_url=self.base_url,
-            sdk=openai,
-            httpx=self._httpx,
-            deadlines=self._deadlines,
-            status_error=self._status_error,
-            timeout=self.timeout,
-        )
-        streaming = bool(body.get("stream"))
-        return attempt.run(
-            create, read, deadline=deadline, seconds_left=request.timeout, streaming=streaming
-        )
+        return read
 
     def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
-        return provider_error(self.name, status, headers, text, base_url=self.base_url)
-
-    def _make_client(self, api_key: str, http_client: Any) -> Any:
-        openai = self._openai
-        return openai.OpenAI(
-            api_key=api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            http_client=http_client
-            or openai.DefaultHttpxClient(
-                verify=shared_tls_context(self._httpx),
-                event_hooks={"response": [self._deadlines.on_response]},
-            ),
-            **({"timeout": self.timeout} if self.timeout else {}),
+        return provider_error(
+            self.name, status, headers, text, base_url=self.base_url, key_env=self._key_env
         )
 
 
@@ -225,6 +207,7 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIRespon
         max_output_tokens=settings.max_output_tokens,
         reasoning=reasoning,
         timeout=settings.timeout,
+        idle_timeout=settings.idle_timeout,
         max_retries=settings.max_retries,
         extra_body=extra_body or None,
         http_client=http_client,
@@ -257,8 +240,3 @@ def _options(
     if reasoning:
         options["reasoning"] = dict(reasoning)
     return options
-
-
-def _sdk_modules() -> tuple[Any, Any]:
-    """The ``openai`` SDK and its HTTP library, imported when the first model is made."""
-    return importlib.import_module("openai"), importlib.import_module("httpx2")
