@@ -7,6 +7,7 @@ run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 import tempfile
@@ -35,6 +36,7 @@ from reactloop.cli.unloaded import UnloadedModel, unstarted_run
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal, open_journal
 from reactloop.loop.completion_checks import read_checklist
+from reactloop.models.default import choose_default_model
 from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, ToolContext
@@ -105,7 +107,7 @@ def _run_agent(
     ``model_error``; a conversation (``chat``) with such a model does not begin."""
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _check_tool_choice(options.tool_choice, tools)
-    model, reason = pick_model(options)
+    model, reason, spec = _pick_model(options)
     if isinstance(model, UnloadedModel) and session is not None:
         raise ModelError(model.message, kind=model.kind)
     price = _price(options, model.name)
@@ -134,7 +136,7 @@ def _run_agent(
             protocol=options.protocol,  # type: ignore[arg-type]
             tool_choice=options.tool_choice,
             approve=approve,
-            config=_config(options, families, checks.get("checklist"), price),
+            config=_config(options, families, (spec, checks.get("checklist")), price),
             on_text=console.on_text if console and options.stream else None,
             price=price,
             output_type=output_type,
@@ -144,6 +146,16 @@ def _run_agent(
     finally:
         if journal is not None:
             journal.close()
+
+
+def _pick_model(options: RunOptions) -> tuple[Any, str, str]:
+    """``pick_model``'s model and reason, and the spec it built: the default model's too, so
+    that ``reactloop resume`` finds it recorded."""
+    if options.model is not None:
+        return (*pick_model(options), options.model)
+    spec, reason = choose_default_model()
+    model, _ = pick_model(dataclasses.replace(options, model=spec))
+    return model, reason, spec
 
 
 def _one_run(options: RunOptions, unloaded: UnloadedModel | None) -> Session:
@@ -264,10 +276,14 @@ def _approver(options: RunOptions) -> Any:
 
 
 def _config(
-    options: RunOptions, families: tuple[str, ...], checklist: list[str] | None, price: Any
+    options: RunOptions,
+    families: tuple[str, ...],
+    chosen: tuple[str, list[str] | None],
+    price: Any,
 ) -> dict[str, Any]:
     """What ``reactloop resume`` rebuilds the run from: its tools, model settings, approval,
     and what it accepted as an answer and counted (``checks_record.py``)."""
+    spec, checklist = chosen
     config: dict[str, Any] = {
         "tools": list(families),
         "notes": str(options.notes.resolve()) if options.notes else None,
@@ -275,7 +291,7 @@ def _config(
         "read_only": options.read_only,
         "protocol": options.protocol,
         "tool_choice": options.tool_choice,
-        "model_spec": _model_spec(options.model),
+        "model_spec": _model_spec(spec),
         "approval": _approval_mode(options),
         "model_settings": model_record(options),
         "sandbox": options.sandbox,
@@ -304,9 +320,9 @@ def _approval_mode(options: RunOptions) -> dict[str, Any] | None:
     return None
 
 
-def _model_spec(spec: str | None) -> str | None:
+def _model_spec(spec: str) -> str:
     """The ``--model`` spec for ``reactloop resume``, a scripted model's file made absolute."""
-    if spec is not None and spec.startswith("scripted:") and len(spec) > len("scripted:"):
+    if spec.startswith("scripted:") and len(spec) > len("scripted:"):
         return "scripted:" + str(Path(spec[len("scripted:") :]).resolve())
     return spec
 
