@@ -165,7 +165,11 @@ def test_a_cli_resume_sends_the_request_the_uninterrupted_run_sends(tmp_path: Pa
                 assert ran.returncode == 1, ran.stderr
                 assert reactloop("approve", "run.jsonl", cwd=folder).returncode == 0
                 resumed = reactloop(
-                    "resume", "run.jsonl", "--defer-approval", "--base-url", server.base_url,
+                    "resume",
+                    "run.jsonl",
+                    "--defer-approval",
+                    "--base-url",
+                    server.base_url,
                     cwd=folder,
                 )
                 assert resumed.returncode == 0, resumed.stderr

@@ -1,10 +1,11 @@
-"""Resuming runs that used MCP servers: ``reactloop resume`` starts the recorded servers again
-when the command line gives them again (``--mcp``, ``--mcp-url``, ``--mcp-config``), as
-``reactloop run`` started them, keeps them for the resumed run and stops them after; the resumed run has exactly the recorded tools, or is refused in one line (exit 2, the
-journal byte for byte as it was) unless ``--force``. An ``Agent`` built on ``open_mcp_tools``
-resumes the same way from Python. Real servers: ``tests/tools/mcp``'s ``misbehaving_server.py``
-(``echo`` is annotated ``readOnlyHint``, ``hang`` blocks until killed) and ``schema_server.py``
-(the tools of a JSON file, changed between the run and its resume).
+"""Resuming runs that used MCP servers: ``reactloop resume`` starts the recorded servers again when
+the command line gives them again (``--mcp``, ``--mcp-url``, ``--mcp-config``), as ``reactloop
+run`` started them, keeps them for the resumed run and stops them after; the resumed run has
+exactly the recorded tools, or is refused in one line (exit 2, the journal byte for byte as it
+was) unless ``--force``. An ``Agent`` built on ``open_mcp_tools`` resumes the same way from
+Python. Real servers: ``tests/tools/mcp``'s ``misbehaving_server.py`` (``echo`` is annotated
+``readOnlyHint``, ``hang`` blocks until killed) and ``schema_server.py`` (the tools of a JSON
+file, changed between the run and its resume).
 """
 
 from __future__ import annotations
