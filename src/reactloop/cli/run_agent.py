@@ -31,6 +31,7 @@ from reactloop.cli.file_checks import (
 )
 from reactloop.cli.model_record import model_record
 from reactloop.cli.options import RunOptions, build_limits, pick_model
+from reactloop.cli.record_place import check_out_of_reach
 from reactloop.cli.telemetry import otel_observer
 from reactloop.cli.unloaded import UnloadedModel, unstarted_run
 from reactloop.errors import ModelError, UsageError
@@ -51,7 +52,7 @@ Session = Callable[[Agent, Journal | None, Console], int]
 def run_from_cli(options: RunOptions, session: Session | None = None) -> int:
     families = _families(options)
     _check_files(options)
-    trace_path = _trace_path(options)
+    trace_path = _trace_path(options, families)
     output_dir = _output_dir(trace_path)
     try:
         return _run(options, families, trace_path, output_dir, session)
@@ -216,7 +217,7 @@ def _check_files(options: RunOptions) -> None:
         raise UsageError(f"workspace is not a folder: {options.workspace}")
 
 
-def _trace_path(options: RunOptions) -> Path | None:
+def _trace_path(options: RunOptions, families: tuple[str, ...]) -> Path | None:
     """Where the journal goes: never a folder, a FIFO or one of the files the run reads."""
     if options.no_trace:
         if options.trace is not None:
@@ -224,6 +225,10 @@ def _trace_path(options: RunOptions) -> Path | None:
         return None
     path = options.trace or default_trace_path()
     check_output_file(path, "journal", (options.notes, options.prices, model_file(options.model)))
+    workspace = options.workspace or Path.cwd()
+    check_out_of_reach(
+        path, workspace, families, read_only=options.read_only, default=options.trace is None
+    )
     return path
 
 
