@@ -57,7 +57,9 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
 
     approved = reactloop("approve", str(trace), "w_a", "--who", "alice", cwd=tmp_path)
-    assert approved.returncode == 0 and "w_a: approved" in approved.stdout, approved.stderr
+    assert approved.returncode == 0, approved.stderr
+    shown = 'w_a write_file {"path": "a.txt", "content": "A"}: approved'  # what will run
+    assert approved.stdout.strip() == shown
     denied = reactloop("approve", str(trace), "w_b", "--deny", "not b", cwd=tmp_path)
     assert denied.returncode == 0 and "denied" in denied.stdout, denied.stderr
     unknown = reactloop("approve", str(trace), "w_zzz", cwd=tmp_path)
