@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reactloop import Journal, Toolbox, ToolCall, read_journal, tool
+from reactloop import Agent, Journal, ScriptedModel, Toolbox, ToolCall, read_journal, tool
 from reactloop.sandbox import landlock
 from reactloop.sandbox.bwrap import bwrap_problem
 from reactloop.sandbox.command_output import OutputCapture
@@ -126,4 +126,20 @@ def test_a_journal_is_not_opened_through_a_link(tmp_path: Path) -> None:
     link.symlink_to(victim)
     with pytest.raises(OSError):
         Journal(link)
+    assert victim.read_text(encoding="utf-8") == "mine"
+
+
+def test_the_viewer_does_not_write_its_page_through_a_link(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        Agent(ScriptedModel(["done"]), [], journal=journal).run("q")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine", encoding="utf-8")
+    page = tmp_path / "run.html"
+    page.symlink_to(victim)
+    done = subprocess.run(
+        [sys.executable, "-m", "reactloop", "view", str(trace), "-o", str(page)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and f"cannot write {page}" in done.stderr, done.stderr
     assert victim.read_text(encoding="utf-8") == "mine"
