@@ -20,7 +20,6 @@ from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.checks_record import checks_record, price_record
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -29,9 +28,9 @@ from reactloop.cli.file_checks import (
     default_trace_path,
     model_file,
 )
-from reactloop.cli.model_record import model_record
 from reactloop.cli.options import RunOptions, build_limits, pick_model
 from reactloop.cli.record_place import check_out_of_reach
+from reactloop.cli.run_record import run_config
 from reactloop.cli.telemetry import otel_observer
 from reactloop.cli.unloaded import UnloadedModel, unstarted_run
 from reactloop.errors import ModelError, UsageError
@@ -137,7 +136,7 @@ def _run_agent(
             protocol=options.protocol,  # type: ignore[arg-type]
             tool_choice=options.tool_choice,
             approve=approve,
-            config=_config(options, families, (spec, checks.get("checklist")), price),
+            config=run_config(options, families, (spec, checks.get("checklist")), price),
             on_text=console.on_text if console and options.stream else None,
             price=price,
             output_type=output_type,
@@ -278,58 +277,6 @@ def _approver(options: RunOptions) -> Any:
     if not options.approve:
         return None
     return TerminalApprover(allow=list(options.allow))
-
-
-def _config(
-    options: RunOptions,
-    families: tuple[str, ...],
-    chosen: tuple[str, list[str] | None],
-    price: Any,
-) -> dict[str, Any]:
-    """What ``reactloop resume`` rebuilds the run from: its tools, model settings, approval,
-    and what it accepted as an answer and counted (``checks_record.py``)."""
-    spec, checklist = chosen
-    config: dict[str, Any] = {
-        "tools": list(families),
-        "notes": str(options.notes.resolve()) if options.notes else None,
-        "workspace": str((options.workspace or Path.cwd()).resolve()),
-        "read_only": options.read_only,
-        "protocol": options.protocol,
-        "tool_choice": options.tool_choice,
-        "model_spec": _model_spec(spec),
-        "approval": _approval_mode(options),
-        "model_settings": model_record(options),
-        "sandbox": options.sandbox,
-        "checks": checks_record(options, checklist),
-        "output_schema_file": (
-            str(options.output_schema.resolve()) if options.output_schema else None
-        ),
-        "price": price_record(options.prices, price),
-        "exit_zero_on_forced": options.exit_zero_on_forced,
-    }
-    if options.mcp or options.mcp_url or options.mcp_config:
-        config["mcp"] = {
-            "stdio": list(options.mcp),
-            "urls": list(options.mcp_url),
-            "config": str(options.mcp_config.resolve()) if options.mcp_config else None,
-        }
-    return config
-
-
-def _approval_mode(options: RunOptions) -> dict[str, Any] | None:
-    """How calls with side effects were approved, for ``reactloop resume`` to go on alike."""
-    if options.defer_approval:
-        return {"mode": "defer"}
-    if options.approve:
-        return {"mode": "ask", "allow": list(options.allow)}
-    return None
-
-
-def _model_spec(spec: str) -> str:
-    """The ``--model`` spec for ``reactloop resume``, a scripted model's file made absolute."""
-    if spec.startswith("scripted:") and len(spec) > len("scripted:"):
-        return "scripted:" + str(Path(spec[len("scripted:") :]).resolve())
-    return spec
 
 
 def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any) -> None:
