@@ -157,3 +157,19 @@ def test_a_run_of_the_default_model_resumes_without_model(tmp_path: Path) -> Non
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "4"
     assert read_journal(trace)[0]["config"]["model_spec"] == f"scripted:{script}"
+
+
+def test_an_older_journal_without_a_recorded_spec_resumes_with_the_model_run_start_names(
+    tmp_path: Path,
+) -> None:
+    """Before the default model's spec was recorded, ``run_start.model`` already named it."""
+    trace = stopped_run(tmp_path)
+    lines = trace.read_bytes().split(b"\n")
+    start = json.loads(lines[1])
+    assert start["model"] == "scripted:turns.json"  # as a spec, from the run's folder
+    start["config"]["model_spec"] = None
+    lines[1] = json.dumps(start).encode()
+    trace.write_bytes(b"\n".join(lines))
+    resumed = reactloop("resume", str(trace), "--max-steps", "5", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["answer"] == "two"
