@@ -58,6 +58,7 @@ def test_a_new_runs_folder_is_announced_once(tmp_path: Path, monkeypatch) -> Non
     runs = tmp_path / "state" / "reactloop" / "runs"
     assert f"journals go to {runs}/ (created now" in " ".join(err.split())
     assert len(list(runs.glob("*.jsonl"))) == 1 and not (tmp_path / "runs").exists()
+    assert runs.stat().st_mode & 0o777 == 0o700  # other users do not read the conversations
     code, _, err = invoke("run", "q", "--model", f"scripted:{script}")
     assert code == 0 and "created now" not in err
 

@@ -117,6 +117,8 @@ def _run_agent(
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
     new_runs_dir = trace_path is not None and not options.trace and not trace_path.parent.exists()
+    if new_runs_dir and trace_path is not None:  # the user's own: journals hold the conversation
+        trace_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     journal = open_journal(trace_path, fsync=options.fsync) if trace_path else None
     if new_runs_dir and trace_path is not None and not options.as_json:
         stderr.print(
