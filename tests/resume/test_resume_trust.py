@@ -173,3 +173,17 @@ def test_an_older_journal_without_a_recorded_spec_resumes_with_the_model_run_sta
     resumed = reactloop("resume", str(trace), "--max-steps", "5", "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "two"
+
+
+def test_a_journal_inside_its_runs_workspace_is_refused_unless_forced(tmp_path: Path) -> None:
+    """An older reactloop wrote ``./runs`` in the workspace, where the model's ``files`` tools
+    could rewrite it: such a journal is not trusted without ``--force``."""
+    trace = stopped_run(tmp_path)
+    before = tamper(trace, tools=["calculator", "files"], workspace=str(tmp_path))
+    refused = reactloop("resume", str(trace), "--max-steps", "5", cwd=tmp_path)
+    line = one_line_refusal(refused, trace)
+    assert f"the journal lies inside the run's workspace {tmp_path}" in line
+    assert "--force" in line and trace.read_bytes() == before
+    tamper(trace, read_only=True)  # tools that only read: the journal was out of their reach
+    read_only = reactloop("resume", str(trace), "--max-steps", "5", cwd=tmp_path)
+    assert "inside the run's workspace" not in read_only.stderr

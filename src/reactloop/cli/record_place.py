@@ -33,7 +33,12 @@ def runs_dir() -> Path:
 
 
 def check_out_of_reach(
-    trace: Path, workspace: Path, families: Iterable[str], *, read_only: bool, default: bool
+    trace: Path,
+    workspace: Path,
+    families: Iterable[str],
+    *,
+    read_only: bool,
+    default: bool = False,
 ) -> None:
     """Refuse a journal beneath the workspace when the run's tools can write there."""
     writers = [name for name in families if name in WRITING_FAMILIES]

@@ -31,6 +31,7 @@ from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.model_record import recorded_model
 from reactloop.cli.options import MAX_SECONDS
 from reactloop.cli.resume_trust import (
+    check_reach,
     confirmed_mcp,
     resume_approver,
     resume_base_url,
@@ -115,6 +116,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     _, state = prepare_resume(trace)
     config = _config_of(state)
     try:  # what the command line must give again: refused before anything starts
+        check_reach(trace, config, force=options["force"])
         servers_given = confirmed_mcp(options, config)
         approver = resume_approver(options, config)
         spec = resume_spec(options, config, state.run_start.get("model"))

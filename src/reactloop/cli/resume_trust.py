@@ -16,10 +16,27 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.approval import TerminalApprover, defer_approval
+from reactloop.cli.record_place import check_out_of_reach
 from reactloop.errors import UsageError
 from reactloop.models import split_spec
 from reactloop.models.registry import PROVIDERS
-from reactloop.replay.rebuild import recorded_mcp
+from reactloop.replay.rebuild import families_of, recorded_mcp, recorded_workspace
+
+
+def check_reach(trace: Path, config: Mapping[str, Any], *, force: bool) -> None:
+    """A journal that lies where its own run's tools could write (an older reactloop's
+    ``./runs``) may have been rewritten by the model: refused unless ``--force``."""
+    workspace = recorded_workspace(config)
+    if force or workspace is None:
+        return
+    families = families_of(config)
+    try:
+        check_out_of_reach(trace, workspace, families, read_only=bool(config.get("read_only")))
+    except UsageError:
+        raise UsageError(
+            f"the journal lies inside the run's workspace {workspace}, where its tools could "
+            "have rewritten it: read it, then resume with --force"
+        ) from None
 
 
 def confirmed_mcp(options: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any] | None:
