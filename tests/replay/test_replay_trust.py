@@ -4,6 +4,7 @@ is not run by the replay either, whatever the journal's last turn holds."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from reactloop import Agent, Defer, Journal, ScriptedModel, tool
 from reactloop.replay import replay
@@ -23,7 +24,7 @@ def send(to: str) -> str:
 
 
 def test_a_call_left_awaiting_approval_is_not_run_by_the_replay(tmp_path: Path) -> None:
-    turns = [{"tool_calls": [{"name": "send", "arguments": {"to": "ana"}}]}, "Sent."]
+    turns: list[Any] = [{"tool_calls": [{"name": "send", "arguments": {"to": "ana"}}]}, "Sent."]
     trace = tmp_path / "waiting.jsonl"
     with Journal(trace) as journal:
         agent = Agent(ScriptedModel(turns), [send], journal=journal, approve=lambda c, t: Defer())
