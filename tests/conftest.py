@@ -22,7 +22,7 @@ SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
 @pytest.fixture(autouse=True)
 def runs_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Journals written without ``--trace`` go to a temporary folder, for subprocesses too
-    (they inherit the environment); a test about ``./runs`` itself unsets the variable."""
+    (they inherit the environment); a test about the default folder itself unsets the variable."""
     folder = tmp_path_factory.mktemp("runs", numbered=True)
     monkeypatch.setenv("REACTLOOP_RUNS_DIR", str(folder))
     return folder

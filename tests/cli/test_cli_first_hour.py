@@ -50,12 +50,15 @@ def test_run_help_shows_defaults_and_describes_steps_and_protocol() -> None:
 def test_a_new_runs_folder_is_announced_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REACTLOOP_RUNS_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     script = tmp_path / "s.json"
     script.write_text(json.dumps(SCRIPT))
     code, _, err = invoke("run", "q", "--model", f"scripted:{script}")
     assert code == 0
-    assert "journals go to runs/ (created now" in err
-    assert len(list((tmp_path / "runs").glob("*.jsonl"))) == 1
+    runs = tmp_path / "state" / "reactloop" / "runs"
+    assert f"journals go to {runs}/ (created now" in " ".join(err.split())
+    assert len(list(runs.glob("*.jsonl"))) == 1 and not (tmp_path / "runs").exists()
+    assert runs.stat().st_mode & 0o777 == 0o700  # other users do not read the conversations
     code, _, err = invoke("run", "q", "--model", f"scripted:{script}")
     assert code == 0 and "created now" not in err
 
@@ -146,9 +149,10 @@ def test_verify_sends_a_premature_answer_back_and_long_run_options_reach_the_lim
     script = tmp_path / "s.json"
     script.write_text(json.dumps(["done", touch, "done"]))
     trace = tmp_path / "run.jsonl"
+    (tmp_path / "ws").mkdir()
     code, out, err = invoke(
         "run", "make ok.txt", "--model", f"scripted:{script}", "--tools", "bash",
-        "--workspace", str(tmp_path), "--verify", "test -f ok.txt", "--trace", str(trace),
+        "--workspace", str(tmp_path / "ws"), "--verify", "test -f ok.txt", "--trace", str(trace),
         "--context-policy", "trim", "--context-tokens", "50000", "--max-observation-chars", "500",
     )  # fmt: skip
     assert code == 0, err

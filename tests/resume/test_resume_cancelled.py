@@ -169,7 +169,8 @@ def test_a_run_ctrl_c_ed_during_a_model_call_makes_that_call_again(tmp_path: Pat
         assert events[-1]["stop_reason"] == "cancelled"
         assert [e["type"] for e in events].count("request") == 2
 
-        resumed = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+        given = ["--base-url", held.server.base_url, "--json"]
+        resumed = reactloop("resume", str(trace), *given, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "counted"
     assert held.asked == {1: 1, 2: 2}  # only the call in flight was made again

@@ -57,7 +57,9 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
 
     approved = reactloop("approve", str(trace), "w_a", "--who", "alice", cwd=tmp_path)
-    assert approved.returncode == 0 and "w_a: approved" in approved.stdout, approved.stderr
+    assert approved.returncode == 0, approved.stderr
+    shown = 'w_a write_file {"path": "a.txt", "content": "A"}: approved'  # what will run
+    assert approved.stdout.strip() == shown
     denied = reactloop("approve", str(trace), "w_b", "--deny", "not b", cwd=tmp_path)
     assert denied.returncode == 0 and "denied" in denied.stdout, denied.stderr
     unknown = reactloop("approve", str(trace), "w_zzz", cwd=tmp_path)
@@ -69,7 +71,7 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     ]
     assert decisions[0]["who"] == "alice" and decisions[0]["at"]
 
-    resumed = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+    resumed = reactloop("resume", str(trace), "--defer-approval", "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "wrote what I was allowed to"
     assert (workspace / "a.txt").read_text() == "A" and not (workspace / "b.txt").exists()
@@ -80,7 +82,7 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     assert events[-1]["type"] == "stop" and events[-1]["stop_reason"] == "final_answer"
 
     (workspace / "a.txt").write_text("changed after the run")
-    again = reactloop("resume", str(trace), cwd=tmp_path)
+    again = reactloop("resume", str(trace), "--defer-approval", cwd=tmp_path)
     assert again.returncode == 2 and "finished" in again.stderr
     assert (workspace / "a.txt").read_text() == "changed after the run"  # nothing ran again
     assert read_journal(trace) == events
@@ -127,13 +129,13 @@ def test_resume_keeps_the_recorded_way_of_approving(tmp_path: Path) -> None:
     )  # fmt: skip
     assert first.returncode == 1 and "pending: w_a write_file" in first.stderr, first.stderr
     assert reactloop("approve", str(trace), cwd=tmp_path).returncode == 0  # every pending call
-    second = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+    second = reactloop("resume", str(trace), "--defer-approval", "--json", cwd=tmp_path)
     payload = json.loads(second.stdout)
     assert payload["stop_reason"] == "awaiting_approval", second.stderr  # w_b waits in its turn
     assert [c["call_id"] for c in payload["pending"]] == ["w_b"]
     assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
     assert reactloop("approve", str(trace), "w_b", cwd=tmp_path).returncode == 0
-    third = reactloop("resume", str(trace), cwd=tmp_path)
+    third = reactloop("resume", str(trace), "--defer-approval", cwd=tmp_path)
     assert third.returncode == 0 and third.stdout.strip() == "both written", third.stderr
     assert (workspace / "b.txt").read_text() == "B"
 
@@ -164,7 +166,14 @@ def test_a_cli_resume_sends_the_request_the_uninterrupted_run_sends(tmp_path: Pa
             if defer:
                 assert ran.returncode == 1, ran.stderr
                 assert reactloop("approve", "run.jsonl", cwd=folder).returncode == 0
-                resumed = reactloop("resume", "run.jsonl", cwd=folder)
+                resumed = reactloop(
+                    "resume",
+                    "run.jsonl",
+                    "--defer-approval",
+                    "--base-url",
+                    server.base_url,
+                    cwd=folder,
+                )
                 assert resumed.returncode == 0, resumed.stderr
             else:
                 assert ran.returncode == 0, ran.stderr

@@ -1,10 +1,11 @@
-"""Resuming runs that used MCP servers: ``reactloop resume`` starts the recorded servers again
-(``--mcp``), as ``reactloop run`` started them, keeps them for the resumed run and stops them
-after; the resumed run has exactly the recorded tools, or is refused in one line (exit 2, the
-journal byte for byte as it was) unless ``--force``. An ``Agent`` built on ``open_mcp_tools``
-resumes the same way from Python. Real servers: ``tests/tools/mcp``'s ``misbehaving_server.py``
-(``echo`` is annotated ``readOnlyHint``, ``hang`` blocks until killed) and ``schema_server.py``
-(the tools of a JSON file, changed between the run and its resume).
+"""Resuming runs that used MCP servers: ``reactloop resume`` starts the recorded servers again when
+the command line gives them again (``--mcp``, ``--mcp-url``, ``--mcp-config``), as ``reactloop
+run`` started them, keeps them for the resumed run and stops them after; the resumed run has
+exactly the recorded tools, or is refused in one line (exit 2, the journal byte for byte as it
+was) unless ``--force``. An ``Agent`` built on ``open_mcp_tools`` resumes the same way from
+Python. Real servers: ``tests/tools/mcp``'s ``misbehaving_server.py`` (``echo`` is annotated
+``readOnlyHint``, ``hang`` blocks until killed) and ``schema_server.py`` (the tools of a JSON
+file, changed between the run and its resume).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def test_a_killed_mcp_run_resumes_with_the_servers_tools(tmp_path: Path) -> None
     assert not any(e["type"] == "stop" for e in killed)
     assert killed[-1]["type"] == "tool_start" and killed[-1]["call_id"] == "h1"
 
-    resumed = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+    resumed = reactloop("resume", str(trace), "--mcp", server, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "done"
     events = read_journal(trace)
@@ -166,7 +167,7 @@ def schema_run(tmp_path: Path, schemas: dict[str, Any]) -> tuple[Path, Path, lis
         "--trace", str(trace), "--max-steps", "1", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert json.loads(first.stdout)["stop_reason"] == "max_model_calls", first.stderr
-    return trace, tools_file, ["--max-steps", "5"]
+    return trace, tools_file, ["--max-steps", "5", "--mcp", server]
 
 
 SCHEMA_TOOLS = {"where": CITY, "note": NOTE, "calculator": SUM}
@@ -327,12 +328,13 @@ def test_the_servers_of_an_mcp_config_file_are_started_again(tmp_path: Path) -> 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     config.rename(tmp_path / "moved.json")
-    refused = reactloop("resume", str(trace), "--max-steps", "5", cwd=elsewhere)
+    given = ["--max-steps", "5", "--mcp-config", str(config)]
+    refused = reactloop("resume", str(trace), *given, cwd=elsewhere)
     assert refused.returncode == 2 and "MCP config not found" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and trace.read_bytes() == before
     (tmp_path / "moved.json").rename(config)
-    resumed = reactloop("resume", str(trace), "--max-steps", "5", "--json", cwd=elsewhere)
-    assert resumed.returncode == 0, resumed.stderr  # the recorded path is absolute
+    resumed = reactloop("resume", str(trace), *given, "--json", cwd=elsewhere)
+    assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "done"
     events = read_journal(trace)
     ends_once(events)
@@ -374,7 +376,8 @@ def everything_url() -> Iterator[str]:
 
 def test_a_server_of_an_mcp_url_is_connected_to_again(tmp_path: Path, everything_url: str) -> None:
     trace = echo_run(tmp_path, "--mcp-url", everything_url)
-    resumed = reactloop("resume", str(trace), "--max-steps", "5", "--json", cwd=tmp_path)
+    given = ["--max-steps", "5", "--mcp-url", everything_url]
+    resumed = reactloop("resume", str(trace), *given, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "done"
     events = read_journal(trace)

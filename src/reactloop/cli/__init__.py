@@ -4,7 +4,8 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 
 - ``app.py``: the group, one-line usage errors, finite floats, and ``COMMANDS``: each command's
   module, imported only when that command runs (start-up time, benchmarks/cli_startup.py);
-- ``files.py``: the checks on files commands read and write, where journals go;
+- ``file_checks.py``: the checks on files commands read and write; ``record_place.py``: where
+  journals go (out of the reach of the run's tools);
 - ``options.py``: ``run``'s options, and the limits and model they build;
 - ``run.py``: ``reactloop run``; ``runner.py``: what it does; ``console.py``: what it prints;
   ``exitcodes.py``: its exit code; ``unloaded.py``: the run of a model that failed to load;
@@ -12,7 +13,9 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 - ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``pull.py``:
   ``reactloop pull`` (the embedded models' weights, fetched ahead of time); ``eval.py``:
   ``reactloop eval`` (the model ladder, see ``reactloop.eval``);
-- ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal.
+- ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal;
+- ``resume.py``, ``approve.py``: ``reactloop resume | approve``; ``resume_trust.py``: what
+  ``resume`` takes from the command line, never from the journal alone.
 """
 
 from __future__ import annotations

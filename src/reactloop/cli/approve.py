@@ -33,7 +33,7 @@ def approve(trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str |
         raise CliError(str(exc)) from None
     for event in events:
         verb = "approved" if event["decision"] == "approve" else f"denied ({event['reason']})"
-        click.echo(f"{event['call_id']}: {verb}")
+        click.echo(f"{event['call_id']} {event['name']} {event['arguments']}: {verb}")
 
 
 def _user() -> str:

@@ -1,10 +1,10 @@
 """What ``reactloop run`` records of its answer checks and its cost budget (``config.checks``,
 ``config.price``, ``config.sandbox``, ``config.exit_zero_on_forced``), and what ``reactloop
 resume`` rebuilds from them, so that a resumed run accepts, refuses and counts as the
-uninterrupted one would: the same ``--verify`` command (in the recorded workspace and sandbox
-mode), the same ``--checklist`` items, the same ``--output-schema`` (the schema itself is in
-``run_start.output_schema``), the same price for ``--max-cost`` (counted from the recorded
-usage), the same exit code for a forced answer.
+uninterrupted one would: the same ``--verify`` command (in the recorded workspace, in the
+sandbox mode ``resume`` is given), the same ``--checklist`` items, the same
+``--output-schema`` (the schema itself is in ``run_start.output_schema``), the same price for
+``--max-cost`` (counted from the recorded usage), the same exit code for a forced answer.
 
 A file's content is recorded, not only its path (the checklist's items, the schema, the price
 the table gave the model): the run read each file once, at its start, so the resumed run goes
@@ -44,8 +44,9 @@ def price_record(prices: Path | None, price: Price | None) -> dict[str, Any] | N
     return {"file": str(prices.resolve()), "rates": rates}
 
 
-def recorded_checks(config: Mapping[str, Any], workspace: Path | None) -> dict[str, Any]:
-    """``Agent``'s ``verify`` and ``checklist`` as the run had them."""
+def recorded_checks(config: Mapping[str, Any], workspace: Path | None, mode: str) -> dict[str, Any]:
+    """``Agent``'s ``verify`` and ``checklist`` as the run had them; the verify command runs
+    in the sandbox ``mode`` given now (a journal picks no sandbox mode)."""
     record = config.get("checks")
     if record is None:
         return {}
@@ -64,7 +65,9 @@ def recorded_checks(config: Mapping[str, Any], workspace: Path | None) -> dict[s
         from reactloop.loop.command_check import CommandCheck  # with the sandbox: only for it
 
         checks["verify"] = CommandCheck(
-            command, workspace=workspace or Path.cwd(), mode=recorded_sandbox(config)
+            command,
+            workspace=workspace or Path.cwd(),
+            mode=mode,  # type: ignore[arg-type]
         )
     return checks
 
@@ -92,11 +95,6 @@ def _rate(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{value!r} is not a number")
     return float(value)
-
-
-def recorded_sandbox(config: Mapping[str, Any]) -> Any:
-    mode = config.get("sandbox")
-    return mode if mode in ("auto", "bwrap", "weak") else "auto"
 
 
 def recorded_output_type(start: Mapping[str, Any]) -> Any:

@@ -6,24 +6,18 @@ it writes must be a regular file or a new one, and none of the command's inputs.
 
 from __future__ import annotations
 
-import os
 import secrets
 import stat
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from reactloop.cli.record_place import runs_dir
 from reactloop.errors import UsageError
 from reactloop.models import split_spec
 
-RUNS_DIR_ENV = "REACTLOOP_RUNS_DIR"
 # Providers whose model spec names a file the run reads: the journal must never replace it.
 FILE_PROVIDERS = ("scripted", "replay")
-
-
-def runs_dir() -> Path:
-    """Where journals go without ``--trace``: ``$REACTLOOP_RUNS_DIR``, else ``./runs``."""
-    return Path(os.environ.get(RUNS_DIR_ENV) or "runs")
 
 
 def default_trace_path() -> Path:

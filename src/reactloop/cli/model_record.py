@@ -38,7 +38,8 @@ def model_record(options: RunOptions) -> dict[str, Any]:
 
 
 def recorded_model(spec: str, config: Mapping[str, Any], *, base_url: str | None) -> Model:
-    """The model of ``spec`` with the recorded settings (``base_url`` given now wins)."""
+    """The model of ``spec`` with the recorded settings, sent to ``base_url`` (given now: a
+    recorded base URL is never sent to on the journal's word, ``resume_trust.py``)."""
     record = config.get("model_settings")
     record = record if isinstance(record, Mapping) else {}
     try:
@@ -52,9 +53,8 @@ def recorded_model(spec: str, config: Mapping[str, Any], *, base_url: str | None
 def _settings(record: Mapping[str, Any], base_url: str | None) -> ModelSettings:
     extra = record.get("extra")
     extra = {k: v for k, v in extra.items() if k in _EXTRA} if isinstance(extra, Mapping) else {}
-    recorded_url = record.get("base_url")
     return ModelSettings(
-        base_url=base_url or (recorded_url if isinstance(recorded_url, str) else None),
+        base_url=base_url,
         stream=bool(record.get("stream", False)),
         seed=_optional(record.get("seed"), int),
         temperature=_optional(record.get("temperature"), float),

@@ -1,14 +1,13 @@
 """``reactloop resume TRACE``: continue a run from its journal, in the same journal.
 
 The agent is rebuilt from the journal's ``run_start``: the tools of its config (in the
-recorded workspace: resume continues the work there; the MCP servers of ``--mcp``,
-``--mcp-url`` and ``--mcp-config`` started again, as ``run`` started them, and stopped when
-the run ends), its protocol and tool choice, its
-instructions and limits (raised by the options given), its approval (``--approve`` or
-``--defer-approval`` as recorded, unless given now), what it accepted as an answer and
+recorded workspace: resume continues the work there), its protocol and tool choice, its
+instructions and limits (raised by the options given), what it accepted as an answer and
 counted (``--verify``, ``--checklist``, ``--output-schema``, the price of ``--max-cost``,
-``--sandbox``, ``--exit-zero-on-forced``: ``checks_record.py``), and the model of
-``--model``, else the spec ``reactloop run`` recorded. Exit codes are ``run``'s.
+``--exit-zero-on-forced``: ``checks_record.py``), and the model of ``--model``, else the spec
+``reactloop run`` recorded. What starts a process, widens a permission or sends the
+conversation elsewhere comes from the command line (``resume_trust.py``): the MCP servers,
+the approval, ``--sandbox``, ``--base-url``. Exit codes are ``run``'s.
 """
 
 from __future__ import annotations
@@ -24,23 +23,25 @@ import click
 from rich.console import Console
 
 from reactloop.agent import Agent
-from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.checks_record import (
-    recorded_checks,
-    recorded_output_type,
-    recorded_price,
-    recorded_sandbox,
-)
+from reactloop.cli.checks_record import recorded_checks, recorded_output_type, recorded_price
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import check_input_file
+from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.model_record import recorded_model
 from reactloop.cli.options import MAX_SECONDS
+from reactloop.cli.resume_trust import (
+    check_reach,
+    confirmed_mcp,
+    resume_approver,
+    resume_base_url,
+    resume_spec,
+)
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.events import Event
 from reactloop.limits import Limits
-from reactloop.replay.rebuild import recorded_mcp, recorded_workspace, tools_from_config
+from reactloop.replay.rebuild import recorded_workspace, tools_from_config
 from reactloop.result import RunResult
 from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
@@ -79,6 +80,14 @@ _RAISED = {
     is_flag=True,
     help="Ask nobody now: calls with side effects wait, the run stops awaiting_approval.",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "weak"]),
+    default="auto",
+    show_default=True,
+    help="How the bash tool and --verify isolate commands (never taken from the journal).",
+)
+@mcp_options
 @click.option("--force", is_flag=True, help="Resume though the model, tools or workspace differ.")
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -106,14 +115,22 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _, state = prepare_resume(trace)
     config = _config_of(state)
-    model = recorded_model(_spec(options, config), config, base_url=options["base_url"])
-    builtin = _builtin_tools(trace, config, force=options["force"])
+    try:  # what the command line must give again: refused before anything starts
+        check_reach(trace, config, force=options["force"])
+        servers_given = confirmed_mcp(options, config)
+        approver = resume_approver(options, config)
+        spec = resume_spec(options, config, state.run_start.get("model"))
+        base_url = resume_base_url(options, config)
+    except UsageError as exc:
+        raise UsageError(f"cannot resume {trace}: {exc}") from None
+    model = recorded_model(spec, config, base_url=base_url)
+    builtin = _builtin_tools(trace, config, options)
     with contextlib.ExitStack() as servers:
-        try:  # the recorded servers, open while the run goes on, stopped after
-            mcp = servers.enter_context(_mcp_tools(config, [t.name for t in builtin]))
+        try:  # the servers given again, open while the run goes on, stopped after
+            mcp = servers.enter_context(_mcp_tools(servers_given, [t.name for t in builtin]))
         except UsageError as exc:  # a server that does not start: the journal is untouched
             raise UsageError(f"cannot resume {trace}: {exc}") from None
-        result = _resumed(trace, options, state, model, [*builtin, *mcp], stderr)
+        result = _resumed(trace, options, state, (model, approver), [*builtin, *mcp], stderr)
     if options["as_json"]:
         payload = result.to_dict()
         if state.run_start.get("output_schema") is not None:
@@ -129,15 +146,18 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     return run_exit_code(result, zero_on_forced=config.get("exit_zero_on_forced") is True)
 
 
-def _builtin_tools(trace: Path, config: Mapping[str, Any], *, force: bool) -> list[Tool]:
-    """The recorded tools, in the recorded workspace and sandbox mode. A workspace that is
-    gone is refused in one line: even with ``--force``, when the tools need it."""
+def _builtin_tools(
+    trace: Path, config: Mapping[str, Any], options: Mapping[str, Any]
+) -> list[Tool]:
+    """The recorded tools, in the recorded workspace, in the sandbox mode given now. A
+    workspace that is gone is refused in one line: even with ``--force``, when the tools
+    need it."""
     workspace = recorded_workspace(config)
     gone = workspace is not None and not workspace.is_dir()
-    if gone and not force:
+    if gone and not options["force"]:
         raise UsageError(f"cannot resume {trace}: the workspace {workspace} is gone")
     try:
-        return tools_from_config(config, {"sandbox_mode": recorded_sandbox(config)})
+        return tools_from_config(config, {"sandbox_mode": options["sandbox"]})
     except UsageError:
         if not gone:
             raise
@@ -152,11 +172,12 @@ def _resumed(
     trace: Path,
     options: Mapping[str, Any],
     state: ResumeState,
-    model: Any,
+    chosen: tuple[Any, Any],
     tools: list[Tool],
     stderr: Console,
 ) -> RunResult:
     config = _config_of(state)
+    model, approver = chosen
     console = None if options["as_json"] else ConsoleObserver(stderr)
 
     def announce(event: Event) -> None:  # once every check passed: the resume event is out
@@ -168,12 +189,12 @@ def _resumed(
         tools,
         protocol=_protocol(state, config),
         tool_choice=str(config.get("tool_choice") or "auto"),
-        approve=_approver(options, config),
+        approve=approver,
         observers=[announce, console] if console is not None else [],
         config=dict(config),
         price=recorded_price(config),
         output_type=recorded_output_type(state.run_start),
-        **recorded_checks(config, recorded_workspace(config)),
+        **recorded_checks(config, recorded_workspace(config), options["sandbox"]),
     )
     return agent.resume(
         trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]
@@ -181,11 +202,10 @@ def _resumed(
 
 
 def _mcp_tools(
-    config: Mapping[str, Any], reserved: list[str]
+    servers: Mapping[str, Any] | None, reserved: list[str]
 ) -> contextlib.AbstractContextManager[list[Tool]]:
-    """The recorded MCP servers started again as ``reactloop run`` started them (the built-in
+    """The MCP servers given again started as ``reactloop run`` started them (the built-in
     tools' names reserved alike, so the same tools get the same names)."""
-    servers = recorded_mcp(config)
     if servers is None:
         return contextlib.nullcontext([])
     if servers["config"] is not None:
@@ -207,13 +227,6 @@ def _config_of(state: ResumeState) -> Mapping[str, Any]:
     return config if isinstance(config, Mapping) else {}
 
 
-def _spec(options: Mapping[str, Any], config: Mapping[str, Any]) -> str:
-    spec = options["model"] or config.get("model_spec")
-    if not isinstance(spec, str) or not spec:
-        raise UsageError("the journal does not record its model spec: give --model SPEC")
-    return spec
-
-
 def _protocol(state: ResumeState, config: Mapping[str, Any]) -> Any:
     recorded = state.run_start.get("protocol")
     return recorded if recorded in ("native", "text") else config.get("protocol") or "auto"
@@ -229,20 +242,3 @@ def _limits(state: ResumeState, options: Mapping[str, Any]) -> Limits:
         return Limits(**values)
     except ValueError as exc:
         raise UsageError(f"the limits are invalid: {exc}") from None
-
-
-def _approver(options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-    """The approval the options ask for, else the one the run was recorded with (a run that
-    asked before each side effect does not go on without asking)."""
-    if options["defer_approval"]:
-        return defer_approval
-    if options["approve"]:
-        return TerminalApprover(allow=list(options["allow"]))
-    recorded = config.get("approval")
-    mode = recorded.get("mode") if isinstance(recorded, Mapping) else None
-    if mode == "defer":
-        return defer_approval
-    if mode == "ask":
-        allow = recorded.get("allow") if isinstance(recorded, Mapping) else None
-        return TerminalApprover(allow=[str(a) for a in allow or ()])
-    return None

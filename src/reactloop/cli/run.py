@@ -118,7 +118,8 @@ _PROTOCOL_HELP = (
 @click.option(
     "--trace",
     type=click.Path(path_type=Path),
-    help="Journal file (JSONL). [default: a new file in ./runs, or $REACTLOOP_RUNS_DIR]",
+    help="Journal file (JSONL), out of the tools' reach. [default: a new file in "
+    "~/.local/state/reactloop/runs, or $REACTLOOP_RUNS_DIR]",
 )
 @click.option("--no-trace", is_flag=True, help="Do not write a journal.")
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")

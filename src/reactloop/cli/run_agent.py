@@ -7,6 +7,7 @@ run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 import tempfile
@@ -19,7 +20,6 @@ from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.checks_record import checks_record, price_record
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -28,13 +28,15 @@ from reactloop.cli.file_checks import (
     default_trace_path,
     model_file,
 )
-from reactloop.cli.model_record import model_record
 from reactloop.cli.options import RunOptions, build_limits, pick_model
+from reactloop.cli.record_place import check_out_of_reach
+from reactloop.cli.run_record import run_config
 from reactloop.cli.telemetry import otel_observer
 from reactloop.cli.unloaded import UnloadedModel, unstarted_run
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal, open_journal
 from reactloop.loop.completion_checks import read_checklist
+from reactloop.models.default import choose_default_model
 from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, ToolContext
@@ -49,7 +51,7 @@ Session = Callable[[Agent, Journal | None, Console], int]
 def run_from_cli(options: RunOptions, session: Session | None = None) -> int:
     families = _families(options)
     _check_files(options)
-    trace_path = _trace_path(options)
+    trace_path = _trace_path(options, families)
     output_dir = _output_dir(trace_path)
     try:
         return _run(options, families, trace_path, output_dir, session)
@@ -105,7 +107,7 @@ def _run_agent(
     ``model_error``; a conversation (``chat``) with such a model does not begin."""
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _check_tool_choice(options.tool_choice, tools)
-    model, reason = pick_model(options)
+    model, reason, spec = _pick_model(options)
     if isinstance(model, UnloadedModel) and session is not None:
         raise ModelError(model.message, kind=model.kind)
     price = _price(options, model.name)
@@ -115,6 +117,8 @@ def _run_agent(
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
     new_runs_dir = trace_path is not None and not options.trace and not trace_path.parent.exists()
+    if new_runs_dir and trace_path is not None:  # the user's own: journals hold the conversation
+        trace_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     journal = open_journal(trace_path, fsync=options.fsync) if trace_path else None
     if new_runs_dir and trace_path is not None and not options.as_json:
         stderr.print(
@@ -134,7 +138,7 @@ def _run_agent(
             protocol=options.protocol,  # type: ignore[arg-type]
             tool_choice=options.tool_choice,
             approve=approve,
-            config=_config(options, families, checks.get("checklist"), price),
+            config=run_config(options, families, (spec, checks.get("checklist")), price),
             on_text=console.on_text if console and options.stream else None,
             price=price,
             output_type=output_type,
@@ -144,6 +148,16 @@ def _run_agent(
     finally:
         if journal is not None:
             journal.close()
+
+
+def _pick_model(options: RunOptions) -> tuple[Any, str, str]:
+    """``pick_model``'s model and reason, and the spec it built: the default model's too, so
+    that ``reactloop resume`` finds it recorded."""
+    if options.model is not None:
+        return (*pick_model(options), options.model)
+    spec, reason = choose_default_model()
+    model, _ = pick_model(dataclasses.replace(options, model=spec))
+    return model, reason, spec
 
 
 def _one_run(options: RunOptions, unloaded: UnloadedModel | None) -> Session:
@@ -204,7 +218,7 @@ def _check_files(options: RunOptions) -> None:
         raise UsageError(f"workspace is not a folder: {options.workspace}")
 
 
-def _trace_path(options: RunOptions) -> Path | None:
+def _trace_path(options: RunOptions, families: tuple[str, ...]) -> Path | None:
     """Where the journal goes: never a folder, a FIFO or one of the files the run reads."""
     if options.no_trace:
         if options.trace is not None:
@@ -212,6 +226,10 @@ def _trace_path(options: RunOptions) -> Path | None:
         return None
     path = options.trace or default_trace_path()
     check_output_file(path, "journal", (options.notes, options.prices, model_file(options.model)))
+    workspace = options.workspace or Path.cwd()
+    check_out_of_reach(
+        path, workspace, families, read_only=options.read_only, default=options.trace is None
+    )
     return path
 
 
@@ -261,54 +279,6 @@ def _approver(options: RunOptions) -> Any:
     if not options.approve:
         return None
     return TerminalApprover(allow=list(options.allow))
-
-
-def _config(
-    options: RunOptions, families: tuple[str, ...], checklist: list[str] | None, price: Any
-) -> dict[str, Any]:
-    """What ``reactloop resume`` rebuilds the run from: its tools, model settings, approval,
-    and what it accepted as an answer and counted (``checks_record.py``)."""
-    config: dict[str, Any] = {
-        "tools": list(families),
-        "notes": str(options.notes.resolve()) if options.notes else None,
-        "workspace": str((options.workspace or Path.cwd()).resolve()),
-        "read_only": options.read_only,
-        "protocol": options.protocol,
-        "tool_choice": options.tool_choice,
-        "model_spec": _model_spec(options.model),
-        "approval": _approval_mode(options),
-        "model_settings": model_record(options),
-        "sandbox": options.sandbox,
-        "checks": checks_record(options, checklist),
-        "output_schema_file": (
-            str(options.output_schema.resolve()) if options.output_schema else None
-        ),
-        "price": price_record(options.prices, price),
-        "exit_zero_on_forced": options.exit_zero_on_forced,
-    }
-    if options.mcp or options.mcp_url or options.mcp_config:
-        config["mcp"] = {
-            "stdio": list(options.mcp),
-            "urls": list(options.mcp_url),
-            "config": str(options.mcp_config.resolve()) if options.mcp_config else None,
-        }
-    return config
-
-
-def _approval_mode(options: RunOptions) -> dict[str, Any] | None:
-    """How calls with side effects were approved, for ``reactloop resume`` to go on alike."""
-    if options.defer_approval:
-        return {"mode": "defer"}
-    if options.approve:
-        return {"mode": "ask", "allow": list(options.allow)}
-    return None
-
-
-def _model_spec(spec: str | None) -> str | None:
-    """The ``--model`` spec for ``reactloop resume``, a scripted model's file made absolute."""
-    if spec is not None and spec.startswith("scripted:") and len(spec) > len("scripted:"):
-        return "scripted:" + str(Path(spec[len("scripted:") :]).resolve())
-    return spec
 
 
 def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any) -> None:

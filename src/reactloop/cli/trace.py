@@ -20,6 +20,7 @@ from reactloop.cli.file_checks import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
 from reactloop.journal.writer import iter_journal
 from reactloop.replay import replay as run_replay
+from reactloop.support.own_files import open_own_file
 from reactloop.usage import PriceTable, RunUsage, UsageReport, usage_report
 from reactloop.viewer import render_html
 
@@ -152,7 +153,8 @@ def view(trace: Path, output: Path | None, prices: Path | None) -> None:
         check_input_file(trace, "journal")
         check_output_file(target, "page", (trace, prices))
         page = render_html(trace, prices=_load_prices(prices))
-        target.write_text(page, encoding="utf-8")
+        with open_own_file(target, "wb") as file:  # never through a link at the target
+            file.write(page.encode("utf-8"))
     except _BAD_INPUT as exc:
         _fail(str(exc))
     except OSError as exc:

@@ -20,6 +20,7 @@ from reactloop.errors import JournalError, UsageError
 from reactloop.journal.events import Event, micros
 from reactloop.support.json_decode import JSONRefused, loads_units, safe_loads
 from reactloop.support.json_encode import JOURNAL_DEPTH, is_plain, json_line
+from reactloop.support.own_files import open_own_file
 
 FORMAT = "reactloop-journal"
 VERSION = 1
@@ -63,7 +64,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self._started = time.monotonic() - t_offset
-        self._file: IO[bytes] | None = self.path.open("ab" if append else "wb", buffering=0)
+        self._file: IO[bytes] | None = open_own_file(self.path, "ab" if append else "wb")
         if not _lock(self._file) and append:
             self.close()
             raise JournalError(f"{self.path} is being written by a live process (it is locked)")

@@ -116,6 +116,18 @@ def declined_calls(events: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     }
 
 
+def unrun_calls(events: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The calls the recorded run never ran nor answered (left waiting for an approval that
+    never came): a replay does not run them either, whatever the journal says of them."""
+    asked, answered = set(), set()
+    for event in events:
+        if event.get("type") == "tool_call":
+            asked.add(str(_mapping(event.get("call")).get("id")))
+        elif event.get("type") == "tool_result":
+            answered.add(str(_mapping(event.get("result")).get("call_id")))
+    return asked - answered
+
+
 def cancelled_calls(events: Iterable[Mapping[str, Any]]) -> set[str]:
     """The calls whose recorded result says the run was cancelled during or before them."""
     found = set()

@@ -34,6 +34,7 @@ from reactloop.replay.plan import (
     cancel_points,
     declined_calls,
     plan,
+    unrun_calls,
 )
 from reactloop.replay.rebuild import (
     families_of,
@@ -254,8 +255,11 @@ def _report(
 
 
 def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:
-    """An approver that declines exactly the calls the recorded run declined, with its reasons."""
+    """An approver that declines exactly the calls the recorded run declined, with its
+    reasons, and those it never ran (a replay widens no approval)."""
     declined = declined_calls(events)
+    for call_id in unrun_calls(events):
+        declined.setdefault(call_id, "not run: the recorded run did not run it")
 
     def approve(call: ToolCall, tool: Tool) -> bool | str:
         return declined.get(call.id, True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.journal.events import Event
+from reactloop.messages import ToolCall
 from reactloop.resume.journal_file import set_aside_torn
 from reactloop.resume.resume_run import decision_data, open_to_append, prepare_resume
 from reactloop.resume.run_state import ResumeState
@@ -21,6 +22,12 @@ from reactloop.resume.run_state import ResumeState
 
 def pending_ids(state: ResumeState) -> list[str]:
     return [c.call.id for c in state.calls if c.state == "not_started"]
+
+
+def _what(call: ToolCall) -> dict[str, str]:
+    """The call a decision is on, as it will run: shown to the person who decides, and kept
+    in the ``approval`` event beside the id."""
+    return {"name": call.name, "arguments": call.arguments}
 
 
 def record_decisions(
@@ -42,7 +49,8 @@ def record_decisions(
     if denied:
         raise UsageError(f"{recorded.path}: {', '.join(denied)} already denied; a denial stands")
     decision: bool | str = True if deny is None else (deny or "denied by the user")
-    events = [decision_data(i, decision, who=who) for i in chosen]
+    calls = {c.call.id: c.call for c in state.calls}
+    events = [{**decision_data(i, decision, who=who), **_what(calls[i])} for i in chosen]
     with open_to_append(recorded.path, state) as journal:
         set_aside_torn(recorded)
         for data in events:

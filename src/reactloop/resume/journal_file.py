@@ -17,6 +17,7 @@ from typing import Any
 
 from reactloop.errors import JournalError, UsageError
 from reactloop.journal.writer import is_locked, read_journal
+from reactloop.support.own_files import open_own_file
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,10 +61,9 @@ def set_aside_torn(recorded: Recorded) -> Path | None:
     if not recorded.torn:
         return None
     side = recorded.path.with_name(recorded.path.name + ".torn")
-    with side.open("ab") as kept:
+    with open_own_file(side, "ab") as kept:
         kept.write(recorded.torn + b"\n")
-        kept.flush()
         os.fsync(kept.fileno())
-    size = recorded.path.stat().st_size
-    os.truncate(recorded.path, size - len(recorded.torn))
+    with open_own_file(recorded.path, "ab") as journal:
+        os.ftruncate(journal.fileno(), os.fstat(journal.fileno()).st_size - len(recorded.torn))
     return side

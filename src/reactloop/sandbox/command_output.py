@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
+
+from reactloop.support.own_files import create_in_folder
 
 
 class OutputCapture:
@@ -32,7 +34,7 @@ class OutputCapture:
         self.saved_bytes = 0
         self._head = bytearray()
         self._tail = bytearray()
-        self._spill: BinaryIO | None = None
+        self._spill: IO[bytes] | None = None
         self._saved_small = False
         self.save_error: str | None = None
 
@@ -63,8 +65,7 @@ class OutputCapture:
             return
         try:
             if self._spill is None:
-                self.spill_path.parent.mkdir(parents=True, exist_ok=True)
-                self._spill = self.spill_path.open("wb")
+                self._spill = create_in_folder(self.spill_path.parent, self.spill_path.name)
                 self._write(bytes(self._head) + bytes(self._tail))
             else:
                 self._write(chunk)
@@ -90,8 +91,8 @@ class OutputCapture:
     def _save_small(self, whole: str) -> None:
         if self.spill_path is not None and self._spill is None:
             try:
-                self.spill_path.parent.mkdir(parents=True, exist_ok=True)
-                self.spill_path.write_text(whole, encoding="utf-8")
+                with create_in_folder(self.spill_path.parent, self.spill_path.name) as file:
+                    file.write(whole.encode("utf-8"))
                 self._saved_small = True
             except OSError as exc:
                 self._give_up_saving(exc)
@@ -103,7 +104,7 @@ class OutputCapture:
             except OSError as exc:
                 self._give_up_saving(exc)
 
-    def _finish_file(self, spill: BinaryIO) -> None:
+    def _finish_file(self, spill: IO[bytes]) -> None:
         if self.saved_bytes < self.total_bytes:
             note = f"\n[reactloop: saved {self.saved_bytes} of {self.total_bytes} bytes]\n"
             spill.write(note.encode())

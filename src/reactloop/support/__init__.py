@@ -4,6 +4,7 @@
 - ``json_encode.py``  encoding: the journal's lines, canonical arguments, values made writable
 - ``fast_init.py``    ``fast_init``: a faster ``__init__`` for the frozen values made every step
 - ``lazy_names.py``   ``lazy_getattr``: a package's names imported on first use
+- ``own_files.py``    the files the harness writes itself, opened without following links
 
 The speed tricks kept, each for a gain measured against the plain code it stands in for
 (``python benchmarks/speed_tricks.py``, CPU time, medians, three invocations at load 3-9;

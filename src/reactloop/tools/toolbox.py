@@ -19,6 +19,7 @@ from reactloop.errors import ToolError, describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
 from reactloop.support.interrupts import interruptibly
 from reactloop.support.json_decode import MAX_DEPTH, nesting_exceeds
+from reactloop.support.own_files import create_in_folder
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import (
     ArgumentsError,
@@ -231,13 +232,13 @@ class Toolbox:
         if self.spill_dir is None:
             return None
         safe_id = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in call.id)
-        path = self.spill_dir / f"{safe_id}-{call.name}.txt"
+        name = f"{safe_id}-{call.name}.txt"
         try:
-            self.spill_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", errors="backslashreplace")
+            with create_in_folder(self.spill_dir, name) as file:
+                file.write(text.encode("utf-8", errors="backslashreplace"))
         except OSError:
             return None
-        return str(path)
+        return str(self.spill_dir / name)
 
 
 def _failure_message(exc: BaseException) -> str:
