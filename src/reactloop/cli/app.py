@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Iterator
@@ -76,6 +77,13 @@ class OneLineErrorGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``reactloop "TASK" …`` is ``reactloop run "TASK" …``: a first word that names no
+        command, or an option of ``run``'s, starts a run (a near miss of a command's name is a
+        usage error, not a run)."""
+        with _one_line_usage_errors():
+            return super().parse_args(ctx, default_to_run(args, self.list_commands(ctx)))
+
     def make_context(
         self,
         info_name: str | None,
@@ -96,6 +104,32 @@ class OneLineErrorGroup(click.Group):
         except KeyboardInterrupt:  # one that lands in click's own lines, outside the two above
             click.echo("reactloop: interrupted", err=True)
             sys.exit(INTERRUPTED)
+
+
+_GROUP_OPTIONS = ("-h", "--help", "--version")
+
+
+def default_to_run(args: list[str], names: list[str]) -> list[str]:
+    first = args[0] if args else None
+    if first is None or first in names or first in _GROUP_OPTIONS:
+        return args
+    if first.startswith("-") and first != "-":
+        return ["run", *args]
+    near = [name for name in names if _near_miss(first, name)]
+    if near:
+        raise CliError(
+            f"no command {first!r}: did you mean {near[0]!r}? "
+            f"(to give it as the task: reactloop run {first!r})"
+        )
+    return ["run", *args]
+
+
+def _near_miss(word: str, name: str) -> bool:
+    """A typo of a command's name: its letters swapped, or one letter off (not a real word
+    that merely shares most letters, as "what" and "chat")."""
+    if sorted(word) == sorted(name):
+        return True
+    return difflib.SequenceMatcher(None, word, name).ratio() > 0.75
 
 
 # click >= 8.2 shows the help of ``reactloop`` alone by raising this usage error; keep it.
@@ -129,6 +163,7 @@ def _ctrl_c_exits_130() -> Iterator[None]:
 def main() -> None:
     """A harness for ReAct agents: the model proposes, the code decides.
 
+    `reactloop "TASK" [OPTIONS]` is short for `reactloop run "TASK" [OPTIONS]`.
     Each command's --help states its exit codes (run: 0 a clean answer, 1 none, 2 a usage
     error, 3 an answer that is forced or failed its checks, 130 Ctrl-C).
     """

@@ -63,6 +63,7 @@ class RunOptions:
     defer_approval: bool = False
     api: str | None = None
     server_state: bool = False
+    local_context: int | None = None
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -87,7 +88,11 @@ def model_settings(options: RunOptions, spec: str) -> ModelSettings:
         seed=options.seed,
         temperature=options.temperature,
         max_output_tokens=options.max_output_tokens,
-        extra={**_anthropic_extra(options, spec), **_responses_extra(options, spec)},
+        extra={
+            **_anthropic_extra(options, spec),
+            **_responses_extra(options, spec),
+            **_local_extra(options, spec),
+        },
     )
 
 
@@ -98,6 +103,18 @@ def _responses_extra(options: RunOptions, spec: str) -> dict[str, Any]:
     if options.api != "responses" and split_spec(spec)[0] != "responses":
         raise UsageError(f"--server-state is for the Responses API (--api responses), not {spec!r}")
     return {"server_state": True}
+
+
+def _local_extra(options: RunOptions, spec: str) -> dict[str, Any]:
+    """``--local-context``: the embedded model's context size (llama.cpp's n_ctx)."""
+    if options.local_context is None:
+        return {}
+    if split_spec(spec)[0] != "local":
+        raise UsageError(
+            f"--local-context is for the embedded model (local:…), not {spec!r}: a server's "
+            "context is set where the server runs"
+        )
+    return {"n_ctx": options.local_context}
 
 
 def _resolve(options: RunOptions, spec: str) -> Model:
