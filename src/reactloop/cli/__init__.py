@@ -11,7 +11,10 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 - ``chat.py``: ``reactloop chat``, the same run as a conversation at a prompt;
 - ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``eval.py``:
   ``reactloop eval`` (the model ladder, see ``reactloop.eval``);
-- ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal.
+- ``task_input.py``: where ``run`` reads its task (TASK, stdin, ``--task-file``);
+- ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal;
+- ``logs.py``: ``reactloop logs``, the runs folder one line a run; ``run_log.py``: that line's
+  facts, read from a journal of any kind.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ COMMANDS = {
     "cost": "reactloop.cli.trace:cost",
     "resume": "reactloop.cli.resume:resume",
     "approve": "reactloop.cli.approve:approve",
+    "logs": "reactloop.cli.logs:logs",
 }
 
 
@@ -46,6 +47,7 @@ SUMMARIES = {
     "stopped by a limit), with the checks, schema and price it was run with.",
     "approve": "Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of "
     "them.",
+    "logs": "List the runs in the runs folder, newest first, one line each.",
 }
 
 
