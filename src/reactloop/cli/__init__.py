@@ -9,7 +9,8 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 - ``run.py``: ``reactloop run``; ``runner.py``: what it does; ``console.py``: what it prints;
   ``exitcodes.py``: its exit code; ``unloaded.py``: the run of a model that failed to load;
 - ``chat.py``: ``reactloop chat``, the same run as a conversation at a prompt;
-- ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``eval.py``:
+- ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``models.py``:
+  ``reactloop models``; ``eval.py``:
   ``reactloop eval`` (the model ladder, see ``reactloop.eval``);
 - ``task_input.py``: where ``run`` reads its task (TASK, stdin, ``--task-file``);
 - ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal;

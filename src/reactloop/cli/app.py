@@ -28,6 +28,7 @@ COMMANDS = {
     "resume": "reactloop.cli.resume:resume",
     "approve": "reactloop.cli.approve:approve",
     "logs": "reactloop.cli.logs:logs",
+    "models": "reactloop.cli.models:models",
 }
 
 
@@ -48,6 +49,7 @@ SUMMARIES = {
     "approve": "Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of "
     "them.",
     "logs": "List the runs in the runs folder, newest first, one line each.",
+    "models": "List the providers, which are configured, the models at hand, and the default.",
 }
 
 
