@@ -65,7 +65,8 @@ _PROTOCOL_HELP = (
 )
 @click.option(
     "--tools",
-    help=f"Tool families, comma-separated: {', '.join(FAMILIES)}. "
+    help=f"Tool families, comma-separated: {', '.join(FAMILIES)}; "
+    "none (or '') for no built-in tool, e.g. MCP tools only. "
     "[default: calculator, plus lookup with --notes]",
 )
 @click.option("--notes", type=click.Path(path_type=Path), help="JSON notes file for lookup.")
