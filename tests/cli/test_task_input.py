@@ -59,6 +59,24 @@ def test_dash_reads_the_task_from_stdin(tmp_path: Path) -> None:
     assert _task_of(trace) == "the task\nin two lines"
 
 
+def test_dash_alone_is_a_run_reading_stdin(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    args = ["-", "--model", script(tmp_path, SCRIPT), "--trace", str(trace)]
+    result = CliRunner().invoke(main, args, input="from a pipe")
+    assert result.exit_code == 0, result.stderr
+    assert _task_of(trace) == "from a pipe"
+
+
+def test_help_lists_the_new_commands_with_their_exit_codes() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "logs List the runs in the runs folder, newest first" in flat
+    assert "models List the providers, which are configured" in flat
+    assert "logs: 0, 1 when --last finds no run, 2; models: 0, 2" in flat
+    assert 'reactloop "TASK" [OPTIONS]` is short for `reactloop run "TASK" [OPTIONS]' in flat
+
+
 def test_task_file_and_its_errors(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     task = tmp_path / "task.md"

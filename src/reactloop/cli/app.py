@@ -169,7 +169,8 @@ def main() -> None:
 
     `reactloop "TASK" [OPTIONS]` is short for `reactloop run "TASK" [OPTIONS]`.
     Each command's --help states its exit codes (run: 0 a clean answer, 1 none, 2 a usage
-    error, 3 an answer that is forced or failed its checks, 130 Ctrl-C).
+    error, 3 an answer that is forced or failed its checks, 130 Ctrl-C; logs: 0, 1 when
+    --last finds no run, 2; models: 0, 2).
     """
     _escape_what_the_terminal_cannot_encode()
 

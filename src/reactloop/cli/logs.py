@@ -37,7 +37,9 @@ HEADER = (
     help="Show at most N runs.",
 )  # fmt: skip
 @click.option("-q", "query", help="Only runs whose task or answer contains TEXT (any case).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of the runs.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON array (with --last: one object)."
+)
 @click.option("--last", is_flag=True, help="Print the newest run: its steps, stops, answers.")
 @click.option("--path", "path_only", is_flag=True, help="With --last: print its journal's path.")
 def logs(
