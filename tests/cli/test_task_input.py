@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from click.testing import CliRunner
 
 from helpers import invoke, script
 from reactloop import read_journal
 from reactloop.cli import main
+from reactloop.cli.run import run
+from reactloop.errors import ModelError
+from reactloop.models.local.options import LocalOptions
+from reactloop.models.local.session import Session
 
 SCRIPT = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": "2+3"}}]}, "5"]
 
@@ -119,3 +126,14 @@ def test_local_context_is_for_the_embedded_model_only() -> None:
     code, _, err = invoke("run", "q", "--model", "openai:m", "--local-context", "8192")
     assert code == 2
     assert "--local-context is for the embedded model (local:…), not 'openai:m'" in err
+
+
+def test_the_context_overflow_message_names_flags_run_has() -> None:
+    """The embedded model's "prompt too long" names options a user can pass, each one of run's."""
+    holder = SimpleNamespace(options=LocalOptions(n_ctx=512))
+    with pytest.raises(ModelError) as raised:
+        Session._check_context(holder, 600)  # type: ignore[arg-type]
+    named = set(re.findall(r"--[a-z-]+", str(raised.value)))
+    assert named >= {"--local-context", "--context-tokens", "--context-policy"}
+    options = {opt for param in run.params for opt in param.opts}
+    assert named <= options
