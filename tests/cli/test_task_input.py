@@ -17,8 +17,9 @@ from click.testing import CliRunner
 from helpers import invoke, script
 from reactloop import read_journal
 from reactloop.cli import main
+from reactloop.cli.model_record import _settings, recorded_model
 from reactloop.cli.run import run
-from reactloop.errors import ModelError
+from reactloop.errors import ModelError, UsageError
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.session import Session
 
@@ -137,3 +138,11 @@ def test_the_context_overflow_message_names_flags_run_has() -> None:
     assert named >= {"--local-context", "--context-tokens", "--context-policy"}
     options = {opt for param in run.params for opt in param.opts}
     assert named <= options
+
+
+def test_a_local_context_is_recorded_for_resume_and_checked_when_read(tmp_path: Path) -> None:
+    assert _settings({"extra": {"n_ctx": 8192}}, None).extra == {"n_ctx": 8192}
+    for bad in (10**9, "8192", 100, True):
+        with pytest.raises(UsageError, match="model settings are invalid"):
+            recorded_model(script(tmp_path, ["x"]), {"model_settings": {"extra": {"n_ctx": bad}}},
+                           base_url=None)  # fmt: skip
