@@ -103,14 +103,14 @@ def read_entry(path: Path) -> Entry:
         status = path.stat()
     except OSError as exc:
         return Unreadable(path=path, modified=0.0, reason=f"cannot read: {exc.strerror}")
-    modified = status.st_mtime
+    written = status.st_mtime
     if not stat.S_ISREG(status.st_mode):  # a FIFO would block the reader
-        return Unreadable(path=path, modified=modified, reason="not a regular file")
+        return Unreadable(path=path, modified=written, reason="not a regular file")
     try:
         events = list(iter_journal(path))
     except JournalError as exc:
-        return Unreadable(path=path, modified=modified, reason=_reason(path, exc))
-    return _summary(path, modified, events)
+        return Unreadable(path=path, modified=written, reason=_reason(path, exc))
+    return _summary(path, written, events)
 
 
 def _reason(path: Path, exc: JournalError) -> str:
@@ -121,10 +121,10 @@ def _reason(path: Path, exc: JournalError) -> str:
     return text.removeprefix(f"{path} ") or text
 
 
-def _summary(path: Path, modified: float, events: list[dict[str, Any]]) -> Entry:
+def _summary(path: Path, written: float, events: list[dict[str, Any]]) -> Entry:
     runs = _runs(events)
     if not runs:
-        return Unreadable(path=path, modified=modified, reason="a journal without a run in it")
+        return Unreadable(path=path, modified=written, reason="a journal without a run in it")
     start = runs[0][0]
     stops = [stop for _, stop in runs if stop is not None]
     tokens = [_tokens(stop.get("usage")) for stop in stops]
@@ -133,7 +133,7 @@ def _summary(path: Path, modified: float, events: list[dict[str, Any]]) -> Entry
     last_stop = runs[-1][1]
     return RunSummary(
         path=path,
-        modified=modified,
+        modified=written,
         task=_text(start.get("task")),
         model=_text(start.get("model")),
         stop=_text(last_stop.get("stop_reason")) if last_stop else _unfinished(path),
