@@ -186,7 +186,12 @@ def test_chat_takes_the_options_of_run() -> None:
     from reactloop.cli.run import run
 
     ours = {p.name for p in chat_command.params}
-    assert ours == {p.name for p in run.params} - {"task", "as_json", "exit_zero_on_forced"}
+    assert ours == {p.name for p in run.params} - {
+        "task",
+        "task_file",
+        "as_json",
+        "exit_zero_on_forced",
+    }
 
 
 def test_a_forced_answer_is_marked_in_chat_as_in_run(tmp_path: Path) -> None:

@@ -10,10 +10,13 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 - ``run.py``: ``reactloop run``; ``runner.py``: what it does; ``console.py``: what it prints;
   ``exitcodes.py``: its exit code; ``unloaded.py``: the run of a model that failed to load;
 - ``chat.py``: ``reactloop chat``, the same run as a conversation at a prompt;
-- ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``pull.py``:
-  ``reactloop pull`` (the embedded models' weights, fetched ahead of time); ``eval.py``:
-  ``reactloop eval`` (the model ladder, see ``reactloop.eval``);
+- ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``models.py``:
+  ``reactloop models``; ``pull.py``: ``reactloop pull`` (the embedded models' weights, fetched
+  ahead of time); ``eval.py``: ``reactloop eval`` (the model ladder, see ``reactloop.eval``);
+- ``task_input.py``: where ``run`` reads its task (TASK, stdin, ``--task-file``);
 - ``trace.py``: ``reactloop replay | view | cost``, the commands that read a journal;
+- ``logs.py``: ``reactloop logs``, the runs folder one line a run; ``run_log.py``: that line's
+  facts, read from a journal of any kind;
 - ``resume.py``, ``approve.py``: ``reactloop resume | approve``; ``resume_trust.py``: what
   ``resume`` takes from the command line, never from the journal alone.
 """

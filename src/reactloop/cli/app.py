@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ COMMANDS = {
     "cost": "reactloop.cli.trace:cost",
     "resume": "reactloop.cli.resume:resume",
     "approve": "reactloop.cli.approve:approve",
+    "logs": "reactloop.cli.logs:logs",
+    "models": "reactloop.cli.models:models",
 }
 
 
@@ -47,6 +50,8 @@ SUMMARIES = {
     "stopped by a limit), with the checks, schema and price it was run with.",
     "approve": "Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of "
     "them.",
+    "logs": "List the runs in the runs folder, newest first, one line each.",
+    "models": "List the providers, which are configured, the models at hand, and the default.",
 }
 
 
@@ -78,6 +83,13 @@ class OneLineErrorGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``reactloop "TASK" …`` is ``reactloop run "TASK" …``: a first word that names no
+        command, or an option of ``run``'s, starts a run (a near miss of a command's name is a
+        usage error, not a run)."""
+        with _one_line_usage_errors():
+            return super().parse_args(ctx, default_to_run(args, self.list_commands(ctx)))
+
     def make_context(
         self,
         info_name: str | None,
@@ -98,6 +110,32 @@ class OneLineErrorGroup(click.Group):
         except KeyboardInterrupt:  # one that lands in click's own lines, outside the two above
             click.echo("reactloop: interrupted", err=True)
             sys.exit(INTERRUPTED)
+
+
+_GROUP_OPTIONS = ("-h", "--help", "--version")
+
+
+def default_to_run(args: list[str], names: list[str]) -> list[str]:
+    first = args[0] if args else None
+    if first is None or first in names or first in _GROUP_OPTIONS:
+        return args
+    if first.startswith("-") and first != "-":
+        return ["run", *args]
+    near = [name for name in names if _near_miss(first, name)]
+    if near:
+        raise CliError(
+            f"no command {first!r}: did you mean {near[0]!r}? "
+            f"(to give it as the task: reactloop run {first!r})"
+        )
+    return ["run", *args]
+
+
+def _near_miss(word: str, name: str) -> bool:
+    """A typo of a command's name: its letters swapped, or one letter off (not a real word
+    that merely shares most letters, as "what" and "chat")."""
+    if sorted(word) == sorted(name):
+        return True
+    return difflib.SequenceMatcher(None, word, name).ratio() > 0.75
 
 
 # click >= 8.2 shows the help of ``reactloop`` alone by raising this usage error; keep it.
@@ -131,8 +169,10 @@ def _ctrl_c_exits_130() -> Iterator[None]:
 def main() -> None:
     """A harness for ReAct agents: the model proposes, the code decides.
 
+    `reactloop "TASK" [OPTIONS]` is short for `reactloop run "TASK" [OPTIONS]`.
     Each command's --help states its exit codes (run: 0 a clean answer, 1 none, 2 a usage
-    error, 3 an answer that is forced or failed its checks, 130 Ctrl-C).
+    error, 3 an answer that is forced or failed its checks, 130 Ctrl-C; logs: 0, 1 when
+    --last finds no run, 2; models: 0, 2).
     """
     _escape_what_the_terminal_cannot_encode()
 

@@ -37,7 +37,7 @@ from reactloop.result import RunResult
 
 PROMPT = "> "
 EXIT_WORDS = ("exit", "quit", ":q")
-_NOT_FOR_CHAT = ("task", "as_json", "exit_zero_on_forced")
+_NOT_FOR_CHAT = ("task", "task_file", "as_json", "exit_zero_on_forced")
 
 
 class TurnInterrupts:

@@ -86,7 +86,9 @@ class ConsoleObserver:
             self._print_reasoning(turn, thought)
             self.console.print(f"  [cyan]Reason [/] {escape(_short(thought))}")
             return
-        elif self.reasoning_is_thought and reasoning:  # a final answer's stated thought
+        elif reasoning and (self.reasoning_is_thought or reasoning == thought):
+            # a final answer's stated thought; or reasoning that is the answer itself (an
+            # embedded model's {"thought": "43", "answer": "43"}), shown once, not hidden twice
             self.console.print(f"  [cyan]Reason [/] {escape(_short(reasoning))}")
             return
         self._print_reasoning(turn, thought)

@@ -1,8 +1,8 @@
 """The model settings ``reactloop run`` records (``config.model_settings``) and ``reactloop
 resume`` builds its model with again, so that the resumed run sends what the run sent: the
 same sampling (temperature, seed), output cap, streaming, wire (``--api``), Anthropic's
-thinking budget and cache markers, the base URL and the model idle timeout. No key is ever
-recorded.
+thinking budget and cache markers, the embedded model's context size, the base URL and the
+model idle timeout. No key is ever recorded.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from reactloop.cli.options import RunOptions, resolve_with_api
 from reactloop.errors import UsageError
 from reactloop.models import Model, ModelSettings
 
-_EXTRA = ("thinking", "cache", "server_state")  # what ``ModelSettings.extra`` may hold
+_EXTRA = ("thinking", "cache", "server_state", "n_ctx")  # what ``ModelSettings.extra`` may hold
+MAX_N_CTX = 1 << 20  # a recorded local context larger than this is refused, not allocated
 
 
 def model_record(options: RunOptions) -> dict[str, Any]:
@@ -32,6 +33,7 @@ def model_record(options: RunOptions) -> dict[str, Any]:
         "thinking": options.thinking,
         "cache": options.cache,
         "server_state": options.server_state,
+        "n_ctx": options.local_context,
     }
     record["extra"] = {k: v for k, v in extra.items() if v not in (None, False)}
     return record
@@ -53,6 +55,9 @@ def recorded_model(spec: str, config: Mapping[str, Any], *, base_url: str | None
 def _settings(record: Mapping[str, Any], base_url: str | None) -> ModelSettings:
     extra = record.get("extra")
     extra = {k: v for k, v in extra.items() if k in _EXTRA} if isinstance(extra, Mapping) else {}
+    n_ctx = extra.get("n_ctx")
+    if n_ctx is not None and (type(n_ctx) is not int or not 512 <= n_ctx <= MAX_N_CTX):
+        raise ValueError(f"n_ctx {n_ctx!r} is not a context size")
     return ModelSettings(
         base_url=base_url,
         stream=bool(record.get("stream", False)),

@@ -64,6 +64,7 @@ class RunOptions:
     api: str | None = None
     server_state: bool = False
     model_idle_timeout: float | None = None
+    local_context: int | None = None
 
 
 def build_limits(options: RunOptions) -> Limits:
@@ -89,7 +90,11 @@ def model_settings(options: RunOptions, spec: str) -> ModelSettings:
         temperature=options.temperature,
         max_output_tokens=options.max_output_tokens,
         idle_timeout=options.model_idle_timeout,
-        extra={**_anthropic_extra(options, spec), **_responses_extra(options, spec)},
+        extra={
+            **_anthropic_extra(options, spec),
+            **_responses_extra(options, spec),
+            **_local_extra(options, spec),
+        },
     )
 
 
@@ -100,6 +105,18 @@ def _responses_extra(options: RunOptions, spec: str) -> dict[str, Any]:
     if options.api != "responses" and split_spec(spec)[0] != "responses":
         raise UsageError(f"--server-state is for the Responses API (--api responses), not {spec!r}")
     return {"server_state": True}
+
+
+def _local_extra(options: RunOptions, spec: str) -> dict[str, Any]:
+    """``--local-context``: the embedded model's context size (llama.cpp's n_ctx)."""
+    if options.local_context is None:
+        return {}
+    if split_spec(spec)[0] != "local":
+        raise UsageError(
+            f"--local-context is for the embedded model (local:…), not {spec!r}: a server's "
+            "context is set where the server runs"
+        )
+    return {"n_ctx": options.local_context}
 
 
 def _resolve(options: RunOptions, spec: str) -> Model:

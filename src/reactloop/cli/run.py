@@ -11,6 +11,7 @@ import click
 from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.options import MAX_SECONDS, RunOptions
 from reactloop.cli.run_agent import run_from_cli
+from reactloop.cli.task_input import read_task
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.tools.registry import FAMILIES
@@ -22,7 +23,13 @@ _PROTOCOL_HELP = (
 
 
 @click.command()
-@click.argument("task")
+@click.argument("task", required=False)
+@click.option(
+    "--task-file",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="Read the task from FILE (UTF-8; - for stdin) instead of TASK: no command-line "
+    "length limit. TASK '-', or no TASK with a pipe on stdin, reads stdin too.",
+)
 @click.option(
     "--model",
     help="PROVIDER[:NAME], e.g. openai:gpt-4o-mini, scripted:FILE, local. [default: "
@@ -58,7 +65,8 @@ _PROTOCOL_HELP = (
 )
 @click.option(
     "--tools",
-    help=f"Tool families, comma-separated: {', '.join(FAMILIES)}. "
+    help=f"Tool families, comma-separated: {', '.join(FAMILIES)}; "
+    "none (or '') for no built-in tool, e.g. MCP tools only. "
     "[default: calculator, plus lookup with --notes]",
 )
 @click.option("--notes", type=click.Path(path_type=Path), help="JSON notes file for lookup.")
@@ -141,6 +149,11 @@ _PROTOCOL_HELP = (
     help="Near --context-tokens: stop (none), cut the oldest results (trim), or have the "
     "model summarise the oldest steps (summarize). [default: none]",
 )
+@click.option(
+    "--local-context",
+    type=click.IntRange(min=512),
+    help="The embedded model's context size in tokens (local: models). [default: 4096]",
+)
 @click.option("--remind", is_flag=True, help="Repeat the task after each compaction.")
 @click.option(
     "--no-budget-notices",
@@ -189,10 +202,14 @@ _PROTOCOL_HELP = (
 def run(**kwargs: Any) -> None:
     """Run an agent on TASK and print its answer.
 
+    TASK '-' (or a pipe, without TASK) reads the task from stdin; --task-file FILE from a
+    file. `reactloop "TASK"` is short for `reactloop run "TASK"`.
+
     Exit 0 with a clean answer, 1 without an answer, 2 on a usage error, 3 with an answer
     that is forced or failed its checks (--exit-zero-on-forced makes that 0), 130 when
     interrupted (Ctrl-C).
     """
+    kwargs["task"] = read_task(kwargs["task"], kwargs.pop("task_file"))
     options = RunOptions(**kwargs)
     if not options.task.strip():
         raise CliError("TASK is empty: say what the agent should do")

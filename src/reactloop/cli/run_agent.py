@@ -182,6 +182,8 @@ def _answer_checks(options: RunOptions) -> dict[str, Any]:
         check_input_file(options.checklist, "checklist")
         checks["checklist"] = read_checklist(options.checklist)
     if options.verify is not None:
+        if not options.verify.strip():
+            raise UsageError("--verify is empty: give the command that must pass")
         from reactloop.loop.command_check import CommandCheck  # with the sandbox: only for --verify
 
         workspace = (options.workspace or Path.cwd()).resolve()

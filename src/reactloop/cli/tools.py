@@ -19,7 +19,8 @@ from reactloop.tools.registry import FAMILIES, build_tools, parse_families
 @click.command(name="tools")
 @click.option(
     "--tools",
-    help=f"Tool families to show, comma-separated: {', '.join(FAMILIES)}. "
+    help=f"Tool families to show, comma-separated: {', '.join(FAMILIES)}; "
+    "none (or '') for no built-in tool, e.g. MCP tools only. "
     "[default: calculator, plus lookup with --notes, as run]",
 )
 @click.option("--notes", type=click.Path(path_type=Path), help="JSON notes file for lookup.")

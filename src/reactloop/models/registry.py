@@ -7,6 +7,7 @@ Adapters are imported only when asked for, so ``import reactloop`` stays fast.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -48,6 +49,16 @@ def resolve_model(spec: str, settings: ModelSettings | None = None) -> Model:
     return model
 
 
+def _misspelt_provider(text: str) -> str | None:
+    """``opnai:gpt-4o`` meant ``openai:gpt-4o``; ``qwen3:8b`` (an Ollama NAME:TAG) meant
+    ``ollama:qwen3:8b``."""
+    provider, _, name = text.partition(":")
+    if not provider.isalpha():
+        return f"ollama:{text}" if provider and name else None
+    near = difflib.get_close_matches(provider.lower(), PROVIDERS, n=1, cutoff=0.7)
+    return f"{near[0]}:{name}" if near else None
+
+
 def _unknown_spec(spec: str) -> str:
     """``unknown model spec 'gpt-4o-mini'; did you mean 'openai:gpt-4o-mini'?``"""
     known = ", ".join(sorted(PROVIDERS))
@@ -57,5 +68,7 @@ def _unknown_spec(spec: str) -> str:
     for prefixes, provider in _SPEC_HINTS:
         if meant is None and lowered.startswith(prefixes):
             meant = f"{provider}:{text}"
+    if meant is None and ":" in text:
+        meant = _misspelt_provider(text)
     hint = f"did you mean {meant!r}? " if meant else ""
     return f"unknown model spec {spec!r}; {hint}providers: {known}"

@@ -42,8 +42,9 @@ class FakeAnthropicServer(FakeOpenAIServer):
         responder: Responder | None = None,
         model: str = "fake-claude",
         check_requests: bool = True,
+        port: int = 0,
     ) -> None:
-        super().__init__(model=model)
+        super().__init__(model=model, port=port)
         self._script: list[Item] = list(replies)
         self._answer = responder
         self.check_requests = check_requests

@@ -54,10 +54,13 @@ class FakeOpenAIServer:
         responder: Responder | None = None,
         model: str = "fake-model",
         backlog: int = 128,
+        port: int = 0,
     ) -> None:
         """``backlog``: connections waiting to be accepted (the standard library's 5 drops
-        the connects of a client opening hundreds at once, each then retried a second later)."""
+        the connects of a client opening hundreds at once, each then retried a second later).
+        ``port``: where it listens on 127.0.0.1; 0 (the default) takes a free one."""
         self.backlog = backlog
+        self._bind_port = port
         self._replies = [as_reply(r) for r in replies]
         self._responder = responder
         self.model = model
@@ -94,7 +97,7 @@ class FakeOpenAIServer:
     def start(self) -> FakeOpenAIServer:
         handler = type("Handler", (_Handler,), {"fake": self})
         server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": self.backlog})
-        self._server = server(("127.0.0.1", 0), handler)
+        self._server = server(("127.0.0.1", self._bind_port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -45,8 +45,9 @@ class FakeResponsesServer(FakeOpenAIServer):
         responder: Responder | None = None,
         model: str = "fake-model",
         check_requests: bool = True,
+        port: int = 0,
     ) -> None:
-        super().__init__(model=model)
+        super().__init__(model=model, port=port)
         self._script: list[Script] = list(replies)
         self._answer = responder
         self.check_requests = check_requests

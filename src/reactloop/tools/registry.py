@@ -21,10 +21,18 @@ FAMILIES: dict[str, str] = {
 DEFAULT_FAMILIES = ("calculator", "lookup")
 
 
+NONE = "none"  # ``--tools none``, as ``--tools ""``: no built-in tool
+
+
 def parse_families(text: str | None) -> tuple[str, ...]:
     if text is None:
         return DEFAULT_FAMILIES
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if NONE in names:  # no built-in tool: only those of MCP servers, if any
+        if len(names) > 1:
+            others = ",".join(names)
+            raise UsageError(f"tool family {NONE!r} goes alone, not with others: {others}")
+        return ()
     unknown = [n for n in names if n not in FAMILIES]
     if unknown:
         raise UsageError(

@@ -121,7 +121,9 @@ class Session:
         if prompt_tokens + 16 > self.options.n_ctx:
             raise ModelError(
                 f"the prompt has {prompt_tokens} tokens and the context holds "
-                f"{self.options.n_ctx}; start a shorter run or raise n_ctx"
+                f"{self.options.n_ctx}; start a shorter run, keep the history within the "
+                "context (--context-tokens N --context-policy trim), or give the model a "
+                "larger one (--local-context N; in Python ModelSettings(extra={'n_ctx': N}))"
             )
 
     def _send_raw(
