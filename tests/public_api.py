@@ -86,6 +86,6 @@ LAZY_FROM_REACTLOOP: dict[str, str] = {
 }
 # Adapter SDKs and other heavy optional packages ``import reactloop`` must not load.
 NOT_LOADED_BY_IMPORT = (
-    "openai", "anthropic", "llama_cpp", "mcp", "httpx", "ray", "matplotlib", "opentelemetry",
+    "openai", "anthropic", "xllamacpp", "mcp", "httpx", "ray", "matplotlib", "opentelemetry",
     "jsonschema",
 )  # fmt: skip

@@ -8,7 +8,7 @@ three-step run of ``gpt-4o-mini`` with the calculator), ``prices.json`` (a price
 and ``tests/wire_formats/`` (the repository's recorded wire files, as in a clone).
 
 A snippet that needs what a test machine may lack says so in a first-line comment:
-``# needs: local model`` runs only where ``llama_cpp`` imports, ``# needs: network`` never runs
+``# needs: local model`` runs only where ``xllamacpp`` imports, ``# needs: network`` never runs
 here (tests reach nothing beyond 127.0.0.1). Such a snippet is still compiled and its imports
 checked. With ``REACTLOOP_REQUIRE_SLOW=1`` (CI) a missing ``local model`` fails instead of
 skipping.
@@ -47,11 +47,11 @@ _MARKER = re.compile(r"#\s*needs:\s*(.+)")
 _LOCAL_SPEC = re.compile(r"""["']local(:[^"']*)?["']""")
 
 
-def _has_llama_cpp() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
+def _has_engine() -> bool:
+    return importlib.util.find_spec("xllamacpp") is not None
 
 
-NEEDS = {"local model": _has_llama_cpp, "network": lambda: False}
+NEEDS = {"local model": _has_engine, "network": lambda: False}
 REQUIRED_WHEN_SLOW = frozenset({"local model"})
 
 # Snippets that fail today, each with what must change in its doc. An entry whose snippet

@@ -24,7 +24,7 @@ from import_graph import (
 
 # Third-party packages behind optional extras (adapters, evaluation): ``import reactloop`` must
 # not load them.
-OPTIONAL_SDKS = ("openai", "anthropic", "llama_cpp", "mcp", "httpx", "httpcore", "llm", "ray")
+OPTIONAL_SDKS = ("openai", "anthropic", "xllamacpp", "mcp", "httpx", "httpcore", "llm", "ray")
 # Function-level imports of our own modules that are allowed: lazy imports of a module that
 # loads an optional dependency (one of OPTIONAL_SDKS), so that ``import reactloop`` does not.
 # (importing module, imported module) -> why. Each entry is checked to still be true.

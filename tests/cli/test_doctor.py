@@ -1,8 +1,8 @@
 """``reactloop doctor``: each line tells the truth, and any FAIL exits 1.
 
 ``doctor --no-load`` runs for real, as a command, with the environment a user would have. A
-broken or missing llama-cpp-python is a real package of that name, written in a temporary
-folder put first on PYTHONPATH, that fails on import the way the real one does.
+broken or missing engine is a real package named ``xllamacpp``, written in a temporary folder
+put first on PYTHONPATH, that fails on import the way the real one does.
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ from reactloop.models.local.install import engine_status
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 KEYS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY")
-BROKEN_LIBRARY = "raise FileNotFoundError(\"Shared library with base name 'llama' not found\")\n"
-NOT_INSTALLED = "raise ModuleNotFoundError(\"No module named 'llama_cpp'\", name='llama_cpp')\n"
-BUILT = {"REACTLOOP_LOCAL_ENGINE": "llama-cpp-python"}  # the engine the fake llama_cpp shadows
+BROKEN_LIBRARY = "raise OSError('libgomp.so.1: cannot open shared object file')\n"
+NOT_INSTALLED = "raise ModuleNotFoundError(\"No module named 'xllamacpp'\", name='xllamacpp')\n"
 
 
 def _doctor(
@@ -50,20 +49,20 @@ def _doctor(
     return done.returncode, lines
 
 
-def _fake_llama_cpp(tmp_path: Path, body: str, name: str = "llama_cpp") -> Path:
+def _fake_engine(tmp_path: Path, body: str, name: str = "xllamacpp") -> Path:
     package = tmp_path / "shadow" / name
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(body)
     return package.parent
 
 
-def _needs_llama_cpp() -> None:
+def _needs_engine() -> None:
     if engine_status().problem is not None and os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":
-        pytest.skip("needs the local extra (llama-cpp-python)")
+        pytest.skip("needs the local extra (xllamacpp)")
 
 
 def test_forcing_the_extra_buffer_types_on_is_reported_as_on() -> None:
-    _needs_llama_cpp()
+    _needs_engine()
     code, lines = _doctor(env={SETTING_ENV: "on"})
     line = lines["cpu"]
     assert f"on ({SETTING_ENV}=on)" in line and "kept off" not in line
@@ -77,7 +76,7 @@ def test_forcing_the_extra_buffer_types_on_is_reported_as_on() -> None:
 
 
 def test_the_default_cpu_line_says_why_the_extra_buffer_types_are_on_or_off() -> None:
-    _needs_llama_cpp()
+    _needs_engine()
     _, lines = _doctor()
     line = lines["cpu"]
     flags = read_cpu_flags()
@@ -107,35 +106,33 @@ def test_a_missing_model_file_is_a_fail_and_exits_1(tmp_path: Path) -> None:
     assert code == 1
 
 
-def test_a_broken_llama_cpp_is_a_fail_on_the_model_line(tmp_path: Path) -> None:
-    _needs_llama_cpp()  # the distribution must be installed for the import to be tried
-    code, lines = _doctor(shadow=_fake_llama_cpp(tmp_path, BROKEN_LIBRARY), env=BUILT)
-    assert lines["model"].startswith("FAIL model: run would use local:smollm2-135m")
-    assert "cannot be loaded" in lines["model"] and "Shared library" in lines["model"]
-    assert code == 1
-
-
-def test_a_llama_cpp_that_does_not_import_is_a_fail_on_the_model_line(tmp_path: Path) -> None:
-    _needs_llama_cpp()
-    code, lines = _doctor(shadow=_fake_llama_cpp(tmp_path, NOT_INSTALLED), env=BUILT)
+def test_an_engine_that_does_not_import_is_a_fail_on_the_model_line(tmp_path: Path) -> None:
+    _needs_engine()
+    code, lines = _doctor(shadow=_fake_engine(tmp_path, NOT_INSTALLED))
     assert lines["model"].startswith("FAIL model:")
-    assert "local models need llama-cpp-python" in lines["model"]
+    assert "local models need xllamacpp" in lines["model"]
     assert code == 1
 
 
-@pytest.mark.parametrize("engine", ["xllamacpp", "llama-cpp-python"])
+@pytest.mark.parametrize("engine", ["auto", "xllamacpp"])
 def test_the_model_line_names_the_engine_a_local_run_would_use(engine: str) -> None:
-    _needs_llama_cpp()
+    _needs_engine()
     _, lines = _doctor(env={"REACTLOOP_LOCAL_ENGINE": engine})
     assert lines["model"].startswith("ok   model: run would use local:smollm2-135m")
-    assert f" · engine {engine} " in lines["model"]
+    assert " · engine xllamacpp " in lines["model"]
+
+
+def test_the_removed_compiled_engine_is_a_fail_that_names_what_to_do() -> None:
+    code, lines = _doctor(env={"REACTLOOP_LOCAL_ENGINE": "llama-cpp-python"})
+    assert lines["model"].startswith("FAIL model:")
+    assert "llama-cpp-python engine was removed" in lines["model"]
+    assert "--model llamacpp:NAME" in lines["model"]
+    assert code == 1
 
 
 def test_a_prebuilt_engine_that_does_not_load_is_a_fail_that_says_why(tmp_path: Path) -> None:
-    _needs_llama_cpp()
-    no_libgomp = "raise OSError('libgomp.so.1: cannot open shared object file')\n"
-    shadow = _fake_llama_cpp(tmp_path, no_libgomp, name="xllamacpp")
-    code, lines = _doctor(shadow=shadow, env={"REACTLOOP_LOCAL_ENGINE": "xllamacpp"})
+    _needs_engine()
+    code, lines = _doctor(shadow=_fake_engine(tmp_path, BROKEN_LIBRARY))
     assert lines["model"].startswith("FAIL model: run would use local:smollm2-135m")
     assert "xllamacpp" in lines["model"] and "libgomp.so.1" in lines["model"]
     assert code == 1
@@ -155,14 +152,14 @@ def test_an_unknown_provider_is_a_fail() -> None:
     assert code == 1
 
 
-def test_run_reports_a_broken_llama_cpp_in_one_line(tmp_path: Path) -> None:
-    shadow = _fake_llama_cpp(tmp_path, BROKEN_LIBRARY)
-    environment = {**os.environ, **BUILT}
+def test_run_reports_a_broken_engine_in_one_line(tmp_path: Path) -> None:
+    shadow = _fake_engine(tmp_path, BROKEN_LIBRARY)
+    environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join([str(shadow), str(SRC)])
     done = subprocess.run(
         [sys.executable, "-m", "reactloop", "run", "q", "--model", "local", "--no-trace"],
         capture_output=True, text=True, env=environment, timeout=240, check=False,
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
-    assert "llama-cpp-python is installed but cannot be loaded" in done.stderr
+    assert "xllamacpp is installed but cannot be loaded" in done.stderr
     assert done.returncode != 0

@@ -2,7 +2,7 @@
 object, the journal has its ``run_start`` and its ``stop``, and the exit code is 1.
 
 Two ways to fail: an adapter whose construction raises (any machine), and the embedded model's
-process killed while it loads (needs llama-cpp-python and the embedded model; skipped without
+process killed while it loads (needs the local extra and the embedded model; skipped without
 them). A corrupt GGUF file for ``local:PATH.gguf`` is a usage error instead (exit 2)."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def test_chat_with_a_model_that_fails_to_load_does_not_begin(
     assert not trace.exists()
 
 
-NO_LLAMA = importlib.util.find_spec("llama_cpp") is None
+NO_LLAMA = importlib.util.find_spec("xllamacpp") is None
 
 
 def worker_of(process: subprocess.Popen[str]) -> int:
@@ -108,7 +108,7 @@ def worker_of(process: subprocess.Popen[str]) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(NO_LLAMA, reason="needs llama-cpp-python and the embedded model")
+@pytest.mark.skipif(NO_LLAMA, reason="needs the local extra and the embedded model")
 def test_killing_the_model_process_while_it_loads_is_a_run_that_stops_model_error(
     tmp_path: Path,
 ) -> None:
@@ -128,7 +128,7 @@ def test_killing_the_model_process_while_it_loads_is_a_run_that_stops_model_erro
     assert "reactloop: error: the model local could not be loaded" in err
 
 
-@pytest.mark.skipif(NO_LLAMA, reason="needs llama-cpp-python")
+@pytest.mark.skipif(NO_LLAMA, reason="needs the local extra")
 def test_a_corrupt_gguf_file_is_a_usage_error_that_leaves_no_journal(tmp_path: Path) -> None:
     """A file llama.cpp refuses is bad input, like a notes file that is not JSON."""
     corrupt = tmp_path / "corrupt.gguf"

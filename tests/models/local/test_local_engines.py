@@ -1,7 +1,7 @@
-"""The two engines of the local models: which one runs, and that they write the same steps.
+"""The local models' engine, llama.cpp prebuilt (xllamacpp): where it runs, and its process.
 
-The choice is pure (CPU flags, what is installed, what was asked for); the rest loads both
-engines for real, xllamacpp's prebuilt llama.cpp and llama-cpp-python's build, in CI both.
+Whether it can run is pure (CPU flags, what is installed, what was asked for); the rest loads
+it for real (CI requires it).
 """
 
 from __future__ import annotations
@@ -43,49 +43,40 @@ def test_an_unknown_engine_is_a_usage_error_that_names_the_choices(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("REACTLOOP_LOCAL_ENGINE", "llamafile")
-    with pytest.raises(UsageError, match="auto, xllamacpp, llama-cpp-python"):
+    with pytest.raises(UsageError, match="auto, xllamacpp"):
         engines.requested_engine()
     assert engines.requested_engine(" XllamaCPP ") == "xllamacpp"
     monkeypatch.setenv("REACTLOOP_LOCAL_ENGINE", "")
     assert engines.requested_engine() == "auto"
+    with pytest.raises(UsageError, match=r"removed .* --model llamacpp:NAME"):
+        engines.requested_engine("llama-cpp-python")
 
 
-@pytest.mark.parametrize(
-    ("have", "runs", "chosen"),
-    [
-        ({"xllamacpp", "llama-cpp-python"}, True, "xllamacpp"),
-        ({"xllamacpp", "llama-cpp-python"}, False, "llama-cpp-python"),
-        ({"xllamacpp", "llama-cpp-python"}, None, "llama-cpp-python"),
-        ({"xllamacpp"}, None, "xllamacpp"),
-        ({"llama-cpp-python"}, True, "llama-cpp-python"),
-    ],
-)
-def test_auto_takes_the_prebuilt_engine_only_where_it_can_run(
-    monkeypatch: pytest.MonkeyPatch, have: set[str], runs: bool | None, chosen: str
+@pytest.mark.parametrize("runs", [True, None])
+def test_the_prebuilt_engine_is_chosen_unless_the_cpu_cannot_run_it(
+    monkeypatch: pytest.MonkeyPatch, runs: bool | None
 ) -> None:
-    monkeypatch.setattr(engines, "installed", lambda engine: engine in have)
+    monkeypatch.setattr(engines, "installed", lambda: True)
     monkeypatch.setattr(engines, "prebuilt_runs_here", lambda: runs)
-    assert engines.choose_engine("auto") == chosen
+    assert engines.choose_engine("auto") == "xllamacpp"
 
 
-def test_without_a_usable_engine_the_error_says_what_to_install(
+def test_without_a_usable_engine_the_error_says_what_to_do(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(engines, "installed", lambda engine: engine == "xllamacpp")
+    monkeypatch.setattr(engines, "installed", lambda: True)
     monkeypatch.setattr(engines, "prebuilt_runs_here", lambda: False)
-    with pytest.raises(MissingDependency, match="pip install llama-cpp-python"):
+    with pytest.raises(MissingDependency, match="llama-server built for this CPU"):
         engines.choose_engine("auto")
-    monkeypatch.setattr(engines, "installed", lambda engine: False)
+    monkeypatch.setattr(engines, "installed", lambda: False)
     with pytest.raises(MissingDependency, match=r"reactloop\[local\]"):
         engines.choose_engine("auto")
-    with pytest.raises(MissingDependency, match="xllamacpp is not installed"):
-        engines.choose_engine("xllamacpp")
 
 
-needs_both = pytest.mark.skipif(
+needs_engine = pytest.mark.skipif(
     os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1"
-    and not all(importlib.util.find_spec(m) for m in ("xllamacpp", "llama_cpp")),
-    reason="needs both engines (CI installs both)",
+    and importlib.util.find_spec("xllamacpp") is None,
+    reason="needs the local extra (CI installs it)",
 )
 
 
@@ -108,18 +99,7 @@ def _first_step(model: LocalLlamaModel, protocol: str) -> tuple[str, dict[str, A
 
 
 @pytest.mark.slow
-@needs_both
-@pytest.mark.parametrize("protocol", ["native", "text"])
-def test_both_engines_write_the_same_step_token_for_token(protocol: str) -> None:
-    prebuilt = _first_step(_model("xllamacpp"), protocol)
-    built = _first_step(_model("llama-cpp-python"), protocol)
-    assert prebuilt[0] == built[0]
-    counts = ("prompt_tokens", "generated_tokens", "llama_single_evaluated", "grammar")
-    assert {k: prebuilt[1][k] for k in counts} == {k: built[1][k] for k in counts}
-
-
-@pytest.mark.slow
-@needs_both
+@needs_engine
 def test_the_prebuilt_engine_ignores_ctrl_c_and_removes_its_socket_when_stopped() -> None:
     model = _model("xllamacpp", n_ctx=1024)  # its own process: no other test shares it
     assert model.info["engine"] == "xllamacpp"
