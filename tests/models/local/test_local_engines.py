@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import select
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +116,38 @@ def test_the_prebuilt_engine_ignores_ctrl_c_and_removes_its_socket_when_stopped(
     assert (folder / "llama.sock").is_socket()
     model.process.stop()  # as at exit, or past a time limit: the process is killed
     assert not folder.exists()
+
+
+HARNESS = """
+import sys
+from reactloop.messages import Message
+from reactloop.models import ModelSettings, resolve_model
+from reactloop.models.base import ModelRequest
+settings = ModelSettings(max_output_tokens=400, extra={"n_ctx": 1536, "grammar": False})
+model = resolve_model("local:smollm2-135m", settings)
+print(model.info["socket_folder"], model.process.pid, flush=True)
+task = Message(role="user", content="Write a long story about a cat.", kind="task")
+model.complete(ModelRequest(messages=(task,), on_text=lambda text: print("generating", flush=True)))
+"""
+
+
+@pytest.mark.slow
+@needs_engine
+def test_a_harness_killed_mid_generation_leaves_no_socket_folder_behind() -> None:
+    harness = subprocess.Popen(
+        [sys.executable, "-c", HARNESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert harness.stdout is not None
+        folder, pid = harness.stdout.readline().split()
+        assert Path(folder, "llama.sock").is_socket()
+        worker = os.pidfd_open(int(pid))
+        assert harness.stdout.readline() == "generating\n"  # the model process is busy
+        harness.kill()  # SIGKILL, mid-generation: no cleanup runs in the harness
+        harness.wait(timeout=30)
+        ready, _, _ = select.select([worker], [], [], 60)  # the worker's exit, not a clock
+        assert ready, "the model process outlived its harness by a minute"
+        os.close(worker)
+        assert not Path(folder).exists()
+    finally:
+        harness.kill()

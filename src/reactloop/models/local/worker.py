@@ -13,8 +13,10 @@ Ctrl-C is the parent's to handle: this process ignores SIGINT, and ends when the
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -92,16 +94,28 @@ class Worker:
 def load_engine(path: Path, options: LocalOptions) -> tuple[Engine, dict[str, Any]]:
     """The engine (``engines.py``) with ``path`` loaded, and what it reports."""
     choose_engine(options.engine)
-    engine = XllamacppEngine.load(path, options)
+    folder = Path(tempfile.mkdtemp(prefix="reactloop-llama-"))
+    _OWNED.append(folder)  # removed at exit, even when the parent was killed
+    engine = XllamacppEngine.load(path, options, folder)
     return engine, engine.info()
+
+
+_OWNED: list[Path] = []  # folders this process made, to remove however it ends
 
 
 def _end_with_parent(parent: int) -> None:
     """Exit when the parent is gone, even mid-generation or with the socket held open by
-    another process the parent forked (EOF alone would then never come)."""
+    another process the parent forked (EOF alone would then never come); the socket folder
+    goes with it, since a killed parent cannot remove it."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK_SECONDS)
+    _remove_owned()
     os._exit(0)
+
+
+def _remove_owned() -> None:
+    for folder in _OWNED:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:
@@ -115,11 +129,17 @@ def main(argv: list[str]) -> int:
     try:
         engine, info = load_engine(Path(path), options)
     except BaseException as exc:
+        _remove_owned()
         conn.send(_error(exc))
         return 1
-    conn.send(("ready", info))
-    Worker(conn, engine).serve()
-    engine.close()
+    try:
+        conn.send(("ready", info))
+        Worker(conn, engine).serve()
+    except OSError:  # the parent is gone (a broken pipe mid-reply): end, and clean up
+        pass
+    finally:
+        engine.close()
+        _remove_owned()
     return 0
 
 

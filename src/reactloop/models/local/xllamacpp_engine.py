@@ -73,12 +73,14 @@ class XllamacppEngine:
         self.bos: list[int] = list(bos["tokens"])
 
     @classmethod
-    def load(cls, path: Path, options: LocalOptions) -> XllamacppEngine:
+    def load(cls, path: Path, options: LocalOptions, folder: Path | None = None) -> XllamacppEngine:
+        """``path`` loaded by a llama-server listening in ``folder`` (a new private one if
+        None); the folder is removed when loading fails and when the engine closes."""
         xllamacpp = require_xllamacpp()
         extra_bufts = extra_buffer_types_allowed(
             options.extra_buffer_types, built_with_amx=build_has_amx(system_info())
         )
-        folder = Path(tempfile.mkdtemp(prefix="reactloop-llama-"))
+        folder = folder or Path(tempfile.mkdtemp(prefix="reactloop-llama-"))
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.n_ctx = options.n_ctx
