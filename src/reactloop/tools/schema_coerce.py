@@ -10,8 +10,8 @@ tool), so both kinds take the same calls:
   or ``array`` (and not ``string``) becomes that value when it reads as one (``"5"`` → ``5``,
   ``"5.5"`` → ``5.5``, ``"true"`` → ``True``, ``"null"`` → ``None``, ``'{"a": 1}'`` → a dict);
   otherwise it stays the string, and the check says what is wrong;
-* ``null`` for a property whose ``default`` is ``null`` and whose schema does not allow
-  ``null`` is the property left out (the tool then uses its default).
+* ``null`` (or ``"null"``) for a property whose ``default`` is ``null`` and whose schema does
+  not allow ``null`` is the property left out (the tool then uses its default).
 
 ``schemacheck.checked_arguments`` applies it only to arguments the schema refuses as they
 are, so a call the schema accepts reaches the tool exactly as written. The walk follows
@@ -135,11 +135,16 @@ def _coerce_object(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
         sub = _property_schema(schema, name)
         if sub is _MISSING:
             result[name] = item
-        elif item is None and _null_means_default(sub):
+        elif _is_null(item) and _null_means_default(sub):
             continue  # null for a parameter whose default is null: the parameter left out
         else:
             result[name] = coerce_by_schema(item, sub)
     return result
+
+
+def _is_null(value: Any) -> bool:
+    """``null``, or ``"null"`` as an untyped call writes it."""
+    return value is None or (isinstance(value, str) and value.strip() == "null")
 
 
 def _null_means_default(schema: Any) -> bool:
