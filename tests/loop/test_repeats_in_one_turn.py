@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from itertools import count
+from pathlib import Path
 
 from helpers import call
-from reactloop import Agent, ModelTurn, ScriptedModel, StopReason, tool
+from reactloop import Agent, Journal, ModelTurn, ScriptedModel, StopReason, tool
 
 
 def _errors(result: object) -> list[str | None]:
@@ -79,3 +80,21 @@ def test_two_identical_idempotent_calls_in_one_turn_run_once_and_say_why() -> No
     error = _errors(result)[1]
     assert writes == ["k"] and error is not None
     assert "Running it again with the same arguments does nothing more" in error
+
+
+def test_a_resumed_run_counts_the_repeats_of_one_turn_as_the_run_did(tmp_path: Path) -> None:
+    both = ModelTurn(tool_calls=(call("roll", "a", sides=6), call("roll", "b", sides=6)))
+    turns = [both, *(ModelTurn(tool_calls=(call("roll", f"c{i}", sides=6),)) for i in range(2))]
+    path = tmp_path / "full.jsonl"
+    roll, _ = _roll_tool()
+    with Journal(path) as journal:
+        full = Agent(ScriptedModel([*turns, "gave up"]), [roll], journal=journal).run("roll")
+    assert full.stop_reason is StopReason.LOOP_DETECTED  # one roll, a warning, then a stop
+    lines = path.read_bytes().split(b"\n")
+    results = [i for i, line in enumerate(lines) if b'"type":"tool_result"' in line]
+    trace = tmp_path / "cut.jsonl"
+    trace.write_bytes(b"\n".join(lines[: results[1] + 1]) + b"\n")  # after the turn of two
+    roll_again, _ = _roll_tool()
+    resumed = Agent(ScriptedModel([*turns, "gave up"]), [roll_again]).resume(trace)
+    assert resumed.stop_reason is StopReason.LOOP_DETECTED
+    assert [m.to_dict() for m in resumed.history] == [m.to_dict() for m in full.history]
