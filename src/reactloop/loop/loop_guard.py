@@ -8,12 +8,12 @@ one turn of a tool with side effects that is not idempotent (two rolls of a die,
 of a line) are meant as two and count as one repeat (``start_turn`` marks the turns); those
 of a read-only or idempotent tool, which cannot give anything new, are refused as repeats.
 The warning says why by the case (``Effects``): the same result, nothing more done, or a step
-not repeated by mistake. Going round the
-same two or three calls is caught by counting the rounds in a row (``Limits.pingpong_warn``,
-``Limits.pingpong_stop``), whatever the side effects: editing a file back and forth between
-the same contents, or write → test → revert → write → test → revert, is a loop too. The same
-tool called again and again with slightly different arguments while its results bring nothing
-new is caught too (``near_repeat.py``; ``Limits.near_repeat_warn``, ``near_repeat_stop``).
+not repeated by mistake. Going round the same two or three calls is caught by counting the
+rounds in a row (``Limits.pingpong_warn``, ``Limits.pingpong_stop``), whatever the side
+effects: editing a file back and forth between the same contents, or write → test → revert →
+write → test → revert, is a loop too. The same tool called again and again with slightly
+different arguments while its results bring nothing new is caught too (``near_repeat.py``;
+``Limits.near_repeat_warn``, ``near_repeat_stop``).
 """
 
 from __future__ import annotations
