@@ -3,17 +3,22 @@
 A call is identified by its tool name and canonical arguments (JSON with sorted keys). The
 n-th identical call (``Limits.repeat_warn``) is not run: the model gets a warning with the
 earlier result instead; ``Limits.repeat_stop`` ends the run. A call with side effects may
-change what later calls see, so it forgets the record of every other call. Going round the
-same two or three calls is caught by counting the rounds in a row (``Limits.pingpong_warn``,
-``Limits.pingpong_stop``), whatever the side effects: editing a file back and forth between
-the same contents, or write → test → revert → write → test → revert, is a loop too. The same
-tool called again and again with slightly different arguments while its results bring nothing
-new is caught too (``near_repeat.py``; ``Limits.near_repeat_warn``, ``near_repeat_stop``).
+change what later calls see, so it forgets the record of every other call. Identical calls in
+one turn of a tool with side effects that is not idempotent (two rolls of a die, two appends
+of a line) are meant as two and count as one repeat (``start_turn`` marks the turns); those
+of a read-only or idempotent tool, which cannot give anything new, are refused as repeats.
+The warning says why by the case (``Effects``): the same result, nothing more done, or a step
+not repeated by mistake. Going round the same two or three calls is caught by counting the
+rounds in a row (``Limits.pingpong_warn``, ``Limits.pingpong_stop``), whatever the side
+effects: editing a file back and forth between the same contents, or write → test → revert →
+write → test → revert, is a loop too. The same tool called again and again with slightly
+different arguments while its results bring nothing new is caught too (``near_repeat.py``;
+``Limits.near_repeat_warn``, ``near_repeat_stop``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from reactloop.limits import Limits
 from reactloop.loop.near_repeat import NearRepeats, NearVerdict
@@ -21,7 +26,13 @@ from reactloop.messages import ToolCall
 from reactloop.support.json_decode import JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 
+if TYPE_CHECKING:
+    from reactloop.tools.base import Tool
+
 Action = Literal["run", "warn", "stop"]
+Effects = Literal["none", "idempotent", "side"]
+"""What running a call again does: nothing (read-only), nothing more (idempotent), or maybe
+something new (side effects)."""
 _SEVERITY = {"run": 0, "warn": 1, "stop": 2}
 _RESULT_PREVIEW = 300
 
@@ -32,6 +43,13 @@ class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
     kind: str = ""
     message: str = ""
     evidence: dict[str, Any] | None = None  # why the calls count as one (near repeats)
+
+
+def effects_of(tool: Tool | None) -> Effects:
+    """What calling ``tool`` again with the same arguments does (None: an unknown tool)."""
+    if tool is not None and tool.read_only:
+        return "none"
+    return "idempotent" if tool is not None and tool.idempotent else "side"
 
 
 def canonical_key(call: ToolCall, parsed: dict[str, Any] | None = None) -> str:
@@ -52,6 +70,8 @@ class LoopGuard:
         self._counts: dict[str, int] = {}
         self._results: dict[str, str] = {}
         self._recent = ("", "", "")  # the last three keys, the latest last
+        # The keys judged in the current turn; None until ``start_turn``: each call on its own.
+        self._this_turn: set[str] | None = None
         # How many calls in a row equal the call two (three) before them, in a cycle of two
         # (three) calls that are not all the same one: A,B,A,B gives 2; A,B,C,A,B,C gives 3.
         self._run_of_two = 0
@@ -59,14 +79,29 @@ class LoopGuard:
         warn, stop = limits.near_repeat_warn, limits.near_repeat_stop
         self._near = NearRepeats(warn, stop) if warn is not None and stop is not None else None
 
+    def start_turn(self) -> None:
+        """The calls judged from now on are those of a new turn of the model."""
+        self._this_turn = set()
+
     def check(
-        self, call: ToolCall, parsed: dict[str, Any] | None = None, *, key: str | None = None
+        self,
+        call: ToolCall,
+        parsed: dict[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        effects: Effects = "side",
     ) -> Verdict:
         """Judge a proposed call before it runs, and remember that it was proposed. ``key``
         is the call's ``canonical_key`` when the caller has it; ``parsed``, its decoded
-        arguments (without them, near repeats are not judged)."""
+        arguments (without them, near repeats are not judged); ``effects``, what running it
+        again does (its tool's ``read_only`` and ``idempotent``)."""
         if key is None:
             key = canonical_key(call, parsed)
+        this_turn = self._this_turn
+        if this_turn is not None:
+            if key in this_turn and effects == "side":
+                return Verdict("run", key, "", "", None)  # asked for twice at once: meant as two
+            this_turn.add(key)
         counts = self._counts
         count = counts[key] = counts.get(key, 0) + 1
         # The calls in a row that repeat the one two (three) before them, this one included.
@@ -82,7 +117,7 @@ class LoopGuard:
         if count < self.limits.repeat_warn and two < 2 and three < 3 and near_verdict is None:
             return Verdict("run", key, "", "", None)
         verdicts = (
-            self._repeat_verdict(call, key, count),
+            self._repeat_verdict(call, key, count, effects),
             self._cycle_verdict(call, key),
             _near_verdict(near_verdict, key),
         )
@@ -106,7 +141,7 @@ class LoopGuard:
         if self._near is not None:
             self._near.record(key, content, side_effects, call)
 
-    def _repeat_verdict(self, call: ToolCall, key: str, count: int) -> Verdict:
+    def _repeat_verdict(self, call: ToolCall, key: str, count: int, effects: Effects) -> Verdict:
         if count >= self.limits.repeat_stop:
             return Verdict(
                 action="stop",
@@ -121,7 +156,7 @@ class LoopGuard:
                 kind="repeat",
                 message=(
                     f"you already called {call.name} with these arguments; "
-                    f"{self._earlier_result(key)}. Calling it again will not change it: "
+                    f"{self._earlier_result(key)}. {_WHY_NOT_AGAIN[effects]}: "
                     "try something else, or answer with what you have"
                 ),
             )
@@ -162,6 +197,13 @@ class LoopGuard:
         two = (self._run_of_two + 2) // 2 if self._run_of_two >= 2 else 0
         three = (self._run_of_three + 3) // 3 if self._run_of_three >= 3 else 0
         return (3, three) if three > two else (2, two)
+
+
+_WHY_NOT_AGAIN: dict[Effects, str] = {
+    "none": "It changes nothing, so calling it again gives the same result",
+    "idempotent": "Running it again with the same arguments does nothing more",
+    "side": "It was not run again, so that a step is not repeated by mistake",
+}
 
 
 def _near_verdict(near: NearVerdict | None, key: str) -> Verdict:

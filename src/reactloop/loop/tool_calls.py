@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
-from reactloop.loop.loop_guard import LoopGuard
+from reactloop.loop.loop_guard import LoopGuard, effects_of
 from reactloop.messages import (
     Message,
     ModelTurn,
@@ -107,6 +107,7 @@ class CallRunner:
             self._announced = set()
 
     def run(self, calls: Sequence[ToolCall]) -> Outcome:
+        self.guard.start_turn()
         if len(calls) == 1:
             outcome = self._run_in_order((self.toolbox.prepare(calls[0]),))
         else:
@@ -221,7 +222,9 @@ class CallRunner:
             limit_s = self.budget.limits.max_seconds
             self.warn("budget", f"time limit ({limit_s} s) reached; {call.name} not run")
             return _refused(call, f"not run: the time limit ({limit_s} s) is reached"), None
-        verdict = self.guard.check(call, prepared.arguments, key=prepared.key)
+        verdict = self.guard.check(
+            call, prepared.arguments, key=prepared.key, effects=effects_of(prepared.tool)
+        )
         if verdict.action == "run":
             return (None if self.approve is None else self._ask_approval(prepared)), None
         evidence = {"evidence": verdict.evidence} if verdict.evidence else {}

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reactloop.limits import StopReason
+from reactloop.loop.loop_guard import effects_of
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.run_parts import refused
 from reactloop.loop.settings import RunSettings
@@ -225,12 +226,14 @@ def _guard_at(loop: ResumedLoop, state: ResumeState) -> None:
     calls = loop.calls
     results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
     for message in state.messages:
+        calls.guard.start_turn()
         for call in message.tool_calls:
             content = results.get(call.id)
             if content is None or _never_judged(content):
                 continue
             prepared = calls.toolbox.prepare(call)
-            calls.guard.check(call, prepared.arguments, key=prepared.key)
+            effects = effects_of(prepared.tool)
+            calls.guard.check(call, prepared.arguments, key=prepared.key, effects=effects)
             if call.id in state.executed:
                 tool = prepared.tool
                 calls.guard.record(

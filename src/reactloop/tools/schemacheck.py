@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from reactloop.errors import MissingDependency
+from reactloop.tools.schema_coerce import coerce_by_schema
 
 MAX_SHOWN = 160  # characters of one error's message that the model sees
 
@@ -38,12 +39,20 @@ def schema_checker(schema: dict[str, Any], *, strict: bool) -> Any:
 
 
 def checked_arguments(checker: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """``arguments`` as keyword arguments, once ``checker`` (None: no check) accepts them."""
-    if checker is not None:
-        error = _first_error(checker, arguments)
-        if error is not None:
-            raise _validation_error(name, error, arguments)
-    return dict(arguments)
+    """``arguments`` as keyword arguments, once ``checker`` (None: no check) accepts them.
+
+    Arguments the schema refuses as they are get a second chance with their untyped strings
+    read as the schema's types, and a ``null`` whose property defaults to ``null`` left out
+    (``schema_coerce``); when that does not pass either, the first check's error is raised."""
+    if checker is None:
+        return dict(arguments)
+    error = _first_error(checker, arguments)
+    if error is None:
+        return dict(arguments)
+    converted = coerce_by_schema(arguments, checker.schema)
+    if converted != arguments and _first_error(checker, converted) is None:
+        return dict(converted)
+    raise _validation_error(name, error, arguments)
 
 
 def _first_error(checker: Any, arguments: dict[str, Any]) -> Any:

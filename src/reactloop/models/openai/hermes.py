@@ -17,7 +17,9 @@ Recognised, anywhere outside ``<think>…</think>``:
 * a block whose closing tag is missing but whose JSON is complete (the stop sequence ate it);
 * Qwen3-Coder XML: ``<function=name><parameter=p>value</parameter></function>``, wrapped in
   ``<tool_call>`` or not; values that hold a JSON object or list become that object or list,
-  other values stay strings (tool validation converts ``"3"`` for an integer parameter).
+  other values stay strings, and the tool's check reads them as its schema's types (``"3"``
+  for an integer parameter: pydantic for an ``@tool`` function, ``tools.schema_coerce`` for a
+  tool with a JSON Schema, such as an MCP tool).
 
 Every recovered call has a non-empty name and arguments that are the text of a JSON object.
 Anything else (truncated JSON, a block without a name, arguments that are not an object)

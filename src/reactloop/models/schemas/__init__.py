@@ -3,6 +3,7 @@
 
 - ``dialects.py``  the exact form (``inline_schema``) and each provider's form (``dialect_schema``,
                    ``schema_for``)
+- ``refs.py``      where a ``$ref`` points (``$id`` bases, anchors, JSON pointers)
 - ``merge.py``     the combinators a provider refuses, merged into their parent
 - ``fix.py``       single keywords repaired (draft-04 forms, what draft 2020-12 refuses)
 """

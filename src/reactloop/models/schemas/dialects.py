@@ -1,7 +1,8 @@
 """MCP input schemas in the form each provider accepts, from one exact form.
 
 ``inline_schema`` makes the *exact* form: local ``$ref``s inlined (the same ref at most
-``MAX_REF_DEPTH`` times on one path, and none past ``MAX_NODES`` subschemas: then "any value"),
+``MAX_REF_DEPTH`` times on one path, and none past ``MAX_NODES`` subschemas: then "any value";
+resolved by ``refs.RefIndex``; a ``$ref`` beside other keywords becomes an ``allOf`` branch),
 draft-04 keywords rewritten as draft 2020-12 (boolean ``exclusiveMinimum``, array ``items``),
 ``$defs``/``$schema``/``$id``/titles and keywords with values no schema allows dropped, and a
 root that is not an object wrapped as ``{"value": …}`` (``WRAPPED_KEY``; the caller unwraps).
@@ -38,6 +39,7 @@ from reactloop.models.schemas.fix import (
     malformed,
 )
 from reactloop.models.schemas.merge import merge_all_of, merge_root
+from reactloop.models.schemas.refs import RefIndex
 
 if TYPE_CHECKING:
     from reactloop.messages import ToolSpec
@@ -74,17 +76,18 @@ _SCHEMA_ONE = {
     "additionalItems",
 }
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+_ANNOTATIONS = frozenset(
+    {"description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)
 
 
 def inline_schema(schema: Any) -> tuple[dict[str, Any], bool]:
     """The exact form of an MCP input schema and whether its root was wrapped."""
-    root = schema if isinstance(schema, dict) else {}
-    node = _Inliner(root).node(root, 0, ())
-    if not isinstance(node, dict):
+    root = schema if isinstance(schema, dict | bool) else {}
+    node = _Inliner(root).node(root, 0, (), "")
+    if node is True:
         node = {}
     if _object_like(node, top=True):
-        if "type" in node:
-            node["type"] = "object"
         return drop_invalid(node), False
     wrapped = {"type": "object", "properties": {WRAPPED_KEY: node}, "required": [WRAPPED_KEY]}
     return drop_invalid(wrapped), True
@@ -153,18 +156,19 @@ def _has_object(kind: Any) -> bool:
 class _Inliner:
     """Walks a raw schema into the exact form."""
 
-    def __init__(self, root: dict[str, Any]) -> None:
-        self.root = root
+    def __init__(self, root: Any) -> None:
+        self.refs = RefIndex(root)
         self.nodes = 0
 
-    def node(self, value: Any, depth: int, refs: tuple[str, ...]) -> Any:
+    def node(self, value: Any, depth: int, refs: tuple[str, ...], base: str) -> Any:
         if not isinstance(value, dict):
             return value if isinstance(value, bool) else {}
         self.nodes += 1
         if depth > MAX_DEPTH:
             return {}
+        base = self.refs.base_of(value, base)
         if isinstance(value.get("$ref"), str):
-            return self._inline(value, depth, refs)
+            return self._inline(value, depth, refs, base)
         out: dict[str, Any] = {}
         for key, item in value.items():
             if key in _DROPPED or key == "$ref" or malformed(key, item):
@@ -172,36 +176,51 @@ class _Inliner:
             if key == "title" and isinstance(item, str):
                 continue
             if key == "items" and isinstance(item, list):
-                out["prefixItems"] = [self.node(sub, depth + 1, refs) for sub in item]
+                out["prefixItems"] = [self.node(sub, depth + 1, refs, base) for sub in item]
             elif key == "additionalItems" and isinstance(value.get("items"), list):
-                out["items"] = self.node(item, depth + 1, refs)
+                out["items"] = self.node(item, depth + 1, refs, base)
             else:
-                out[key] = self._keyword(key, item, depth, refs)
+                out[key] = self._keyword(key, item, depth, (refs, base))
         fix_draft4(out)
-        return out
+        return _unevaluated_dropped(out) if "$dynamicRef" in value else out
 
-    def _keyword(self, key: str, item: Any, depth: int, refs: tuple[str, ...]) -> Any:
+    def _keyword(self, key: str, item: Any, depth: int, where: tuple[tuple[str, ...], str]) -> Any:
+        refs, base = where
         if key in SCHEMA_MAPS and isinstance(item, dict):
-            return {name: self.node(sub, depth + 1, refs) for name, sub in item.items()}
+            return {name: self.node(sub, depth + 1, refs, base) for name, sub in item.items()}
         if key in SCHEMA_LISTS and isinstance(item, list):
-            return [self.node(sub, depth + 1, refs) for sub in item]
+            return [self.node(sub, depth + 1, refs, base) for sub in item]
         if key in _SCHEMA_ONE:
-            return self.node(item, depth + 1, refs)
+            return self.node(item, depth + 1, refs, base)
         return copied(item, depth)  # its own, so that fixing it never changes the caller's
 
-    def _inline(self, value: dict[str, Any], depth: int, refs: tuple[str, ...]) -> Any:
-        ref = value["$ref"]
-        target = None
-        if refs.count(ref) < MAX_REF_DEPTH and self.nodes < MAX_NODES:
-            target = _resolve(self.root, ref)
+    def _inline(self, value: dict[str, Any], depth: int, refs: tuple[str, ...], base: str) -> Any:
+        """A ``$ref`` and its sibling keywords: both hold (the target as an ``allOf`` branch,
+        which is how 2020-12 applies a ``$ref``: in place, its annotations seen by
+        ``unevaluated*`` beside it); siblings that only annotate are merged into the target."""
         rest = {k: v for k, v in value.items() if k != "$ref"}
-        if target is None:  # recursive past the limit, remote or dangling: any value
-            return {"description": rest["description"]} if "description" in rest else {}
-        inlined = self.node(target, depth + 1, (*refs, ref))
-        if not isinstance(inlined, dict):
+        siblings = self.node(rest, depth, refs, base) if rest else {}
+        target = None
+        if self.nodes < MAX_NODES:
+            target = self.refs.resolve(value["$ref"], base)
+        if target is None or refs.count(target.uri) >= MAX_REF_DEPTH:
+            return _unevaluated_dropped(siblings)  # remote, dangling or too deep: any value
+        inlined = self.node(target.schema, depth + 1, (*refs, target.uri), target.base)
+        if not siblings:
             return inlined
-        siblings = self.node(rest, depth + 1, refs) if rest else {}
-        return {**inlined, **siblings}
+        if isinstance(inlined, dict) and _ANNOTATIONS.issuperset(siblings):
+            return {**inlined, **siblings}
+        branches = siblings.get("allOf")
+        extra = branches if isinstance(branches, list) else []
+        return {**siblings, "allOf": [inlined, *extra]}
+
+
+def _unevaluated_dropped(node: Any) -> Any:
+    """``node`` without ``unevaluatedProperties``/``unevaluatedItems``, which would refuse what
+    an in-place reference left out beside them (remote, too deep, dynamic) evaluates."""
+    if not isinstance(node, dict):
+        return node
+    return {k: v for k, v in node.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
 
 
 class _Dialect:
@@ -259,19 +278,3 @@ def _add_missing(out: dict[str, Any]) -> None:
         out.setdefault("properties", {})
     if kind == "array" and "prefixItems" not in out:
         out.setdefault("items", {})
-
-
-def _resolve(root: dict[str, Any], ref: str) -> Any:
-    """The target of a local JSON pointer ``#/…`` in ``root``; None for any other ref."""
-    if not ref.startswith("#"):
-        return None
-    node: Any = root
-    for raw in ref[1:].split("/")[1:]:
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node

@@ -3,8 +3,12 @@
 
 A merge only loosens: the merged schema allows everything the original allowed (a property
 that two branches describe keeps the first description; a branch's ``additionalProperties``
-is left out; alternatives require only what all of them require). Arguments are still checked
-against the exact schema, so nothing the server would refuse gets through.
+is left out; alternatives require only what all of them require; ``if``/``then``/``else`` at a
+root add the properties of ``then`` and ``else``, required by neither). ``unevaluatedProperties``
+and ``unevaluatedItems`` beside merged subschemas go: they count what the subschemas evaluated,
+which the merged form no longer says (kept, they would refuse properties the tool needs).
+Arguments are still checked against the exact schema, so nothing the server would refuse gets
+through.
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ from typing import Any
 ROOT_REFUSED = ("anyOf", "oneOf", "allOf", "not", "enum", "const", "if", "then", "else")
 _ALTERNATIVES = ("anyOf", "oneOf")
 _NOT_MERGED = {"additionalProperties", "unevaluatedProperties", "title", "$comment"}
+_UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
+_CONDITIONAL = ("then", "else")
 
 
 def merge_all_of(node: dict[str, Any]) -> dict[str, Any]:
     """``node`` with the branches of its ``allOf`` merged into it."""
-    out = {key: value for key, value in node.items() if key != "allOf"}
+    out = {key: value for key, value in node.items() if key not in ("allOf", *_UNEVALUATED)}
     for branch in node["allOf"]:
         if isinstance(branch, dict):
             _merge(out, branch, required=True)
@@ -27,7 +33,7 @@ def merge_all_of(node: dict[str, Any]) -> dict[str, Any]:
 
 def merge_root(node: dict[str, Any]) -> dict[str, Any]:
     """An object schema without the combinators a root may not have, their branches merged."""
-    out = {key: value for key, value in node.items() if key not in ROOT_REFUSED}
+    out = _without_applicators(node)
     all_of = node.get("allOf")
     for branch in all_of if isinstance(all_of, list) else []:
         if isinstance(branch, dict):
@@ -44,6 +50,20 @@ def merge_root(node: dict[str, Any]) -> dict[str, Any]:
             out["required"] = _union(_required(out), sorted(common))
         given = set(_required(out))
         _describe_choice(out, [[r for r in _required(b) if r not in given] for b in merged])
+    return out
+
+
+def _without_applicators(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` without what a root may not have, with the properties ``then`` and ``else``
+    name (required by neither), and without ``unevaluated*`` when it loses a subschema."""
+    out = {key: value for key, value in node.items() if key not in ROOT_REFUSED}
+    if any(key in node for key in ROOT_REFUSED):
+        for key in _UNEVALUATED:
+            out.pop(key, None)
+    for key in _CONDITIONAL:
+        branch = node.get(key)
+        if isinstance(branch, dict):
+            _merge(out, {"properties": merge_root(branch).get("properties", {})}, required=False)
     return out
 
 

@@ -1,7 +1,11 @@
 """What an MCP ``CallToolResult`` becomes: the output the model sees, or a ``ToolError``.
 
 Text content reaches the model as text; structured content as JSON, alone when the text is
-only the same JSON again (as the spec tells servers to send), else beside the text; images,
+only the same JSON again (as the spec tells servers to send), else beside the text. When the
+structured content says nothing the text does not, the model gets the text once: a one-field
+wrapper under a name that says nothing (``{"content": TEXT}`` of
+``@modelcontextprotocol/server-filesystem``, ``{"result": x}`` of Python SDK servers) of the
+text itself or of its JSON is unwrapped, not sent beside the text again. Images,
 audio and resources are described in one line each (kind, MIME type, size, URI), never dropped
 silently.
 An ``isError`` result becomes an error observation with the server's own words.
@@ -28,11 +32,23 @@ def convert_result(result: Any, server: str) -> Any:
         return text
     if not text or _same_json(text, structured):
         return structured
-    if isinstance(structured, dict) and set(structured) == {"result"}:
-        value = structured["result"]  # how Python SDK servers wrap a plain return value
-        if value == text or _same_json(text, value):
+    if isinstance(structured, dict) and len(structured) == 1:
+        [(name, value)] = structured.items()
+        if name in _WRAPPERS and _same_text(text, value):
+            return text  # the text once: the wrapper adds nothing to it
+        if name in _WRAPPERS and _same_json(text, value):
             return value
     return {"structured_content": structured, "text": text}
+
+
+# The names under which servers wrap their whole result in structured content: the name says
+# nothing about the value (the Python SDK's ``result`` for a plain return value; the
+# filesystem server's ``content`` for the text it also sends).
+_WRAPPERS = frozenset({"result", "content", "text", "output"})
+
+
+def _same_text(text: str, value: Any) -> bool:
+    return isinstance(value, str) and (value == text or value.strip() == text.strip())
 
 
 def describe_block(block: Any) -> str:
