@@ -73,7 +73,8 @@ def run(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
         hung = True
     lines = [line for line in out.splitlines() if line.startswith("{")]
     if child.returncode == 0 and lines:
-        return json.loads(lines[-1]) | {"hang": False}
+        figures: dict[str, Any] = json.loads(lines[-1])
+        return figures | {"hang": False}
     hung = hung or "Timeout (" in err  # faulthandler's dump of the stacks, then its exit
     return {"hang": hung, "failed": child.returncode, "stderr_tail": err[-3000:]}
 
