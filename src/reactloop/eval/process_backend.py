@@ -127,6 +127,7 @@ class ProcessBackend:
         self._endpoints: list[Record] = []
         self._gone: set[int] = set()  # workers whose results pipe ended
         self._why: dict[int, str] = {}  # workers given up (killed), and why
+        self._closing = False  # close() asked the workers to exit
 
     def _usable(self, worker: int) -> bool:
         return worker not in self._gone and worker not in self._why
@@ -188,7 +189,7 @@ class ProcessBackend:
 
     def _lost(self, worker: int) -> None:
         """A worker is gone: its in-flight episodes become errored, saved here."""
-        if self.processes[worker].is_alive():  # its pipe ended, but not by its exit
+        if not self._closing and self.processes[worker].is_alive():  # ended, not by its exit
             self.processes[worker].kill()
         why = self._why.get(worker, f"worker process {worker} died while the episode ran")
         for number in [n for n, w in self._where.items() if w == worker]:
@@ -232,6 +233,7 @@ class ProcessBackend:
     def close(self) -> None:
         """Each worker sends its endpoints and exits; within ``CLOSE_SECONDS`` in all, else
         it is killed (with a warning). Every writer and reader thread ends with its pipe."""
+        self._closing = True
         closing = [w for w in range(len(self.writers)) if self._usable(w)]
         for worker, writer in enumerate(self.writers):
             if worker in closing:
