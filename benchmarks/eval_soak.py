@@ -2,6 +2,7 @@
 
     python benchmarks/eval_soak.py [--runs 50] [--episodes 3072] [--concurrency 512]
                                    [--workers auto|N] [--latency 0.05] [--timeout 600]
+                                   [--task-bytes 0]
 
 Issue 40: at C = 512 with 3,072 episodes and the default workers, one run in five stopped
 after some 1,500 episodes and sat idle (the driver and a worker each blocked sending to the
@@ -10,12 +11,14 @@ OpenAI server (``eval_throughput``'s, in a child process), in a child process of
 with a wall-time bound (``--timeout``): a run that passes it is a hang, its threads' stacks
 printed (``faulthandler``) and its process killed. Expected: 0 hangs, every episode recorded
 and none errored. One JSON line a run (wall time, episodes a second, workers, statuses, the
-load average), then a summary line.
+load average), then a summary line. ``--task-bytes N`` pads each task's text by N bytes, so
+that the episodes sent to a worker fill its pipe sooner (the condition of the hang).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -32,17 +35,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 from eval_throughput import Server, tasks
 
 
-def one(base_url: str, episodes: int, concurrency: int, workers: int | None) -> dict[str, Any]:
+def one(args: argparse.Namespace, workers: int | None) -> dict[str, Any]:
     """One eval, in this process: its figures."""
-    rung = Rung(label="fake", spec="vllm:fake", base_url=base_url)
+    rung = Rung(label="fake", spec="vllm:fake", base_url=args.one)
+    pad = " " + "x" * args.task_bytes if args.task_bytes else ""
+    padded = tuple(dataclasses.replace(t, task=t.task + pad) for t in tasks(args.episodes))
     with tempfile.TemporaryDirectory() as folder:
         config = EvalConfig(
             suite="soak",
             rungs=(rung,),
             out=Path(folder) / "out",
             repeats=1,
-            tasks=tasks(episodes),
-            concurrency=concurrency,
+            tasks=padded,
+            concurrency=args.concurrency,
             workers=workers,
             fsync=False,
             report=False,
@@ -85,6 +90,7 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
         f"--concurrency={args.concurrency}",
         f"--workers={args.workers}",
         f"--timeout={args.timeout}",
+        f"--task-bytes={args.task_bytes}",
     ]
 
 
@@ -96,6 +102,7 @@ def main() -> None:
     parser.add_argument("--workers", default="auto")
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--task-bytes", type=int, default=0)
     parser.add_argument("--one", metavar="BASE_URL")
     args = parser.parse_args()
     workers = None if args.workers == "auto" else int(args.workers)
@@ -103,7 +110,7 @@ def main() -> None:
         import faulthandler
 
         faulthandler.dump_traceback_later(args.timeout, exit=True)
-        figures = one(args.one, args.episodes, args.concurrency, workers)
+        figures = one(args, workers)
         print(json.dumps(figures), flush=True)
         return
     server = Server(args.latency)
