@@ -4,6 +4,8 @@ while the episodes ran (or here, when the child cannot)."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,20 @@ def test_the_child_draws_the_charts(tmp_path: Path) -> None:
 def test_a_child_that_died_leaves_the_charts_to_this_process(tmp_path: Path) -> None:
     process = ReportProcess()
     process.close()  # as if it had crashed
+    process.draw(tmp_path, DATA)
+    assert process.names() == ["success.png", "steps.png"]
+    assert (tmp_path / "success.png").stat().st_size > 0
+
+
+def test_a_child_that_never_answers_is_stopped_and_its_work_done_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every wait of the eval has a bound: a child stopped (SIGSTOP) before the charts is
+    killed after ``REPORT_SECONDS``, and this process draws them."""
+    monkeypatch.setattr(report_process, "REPORT_SECONDS", 1.0)
+    process = ReportProcess()
+    assert process._process is not None
+    os.kill(process._process.pid, signal.SIGSTOP)
     process.draw(tmp_path, DATA)
     assert process.names() == ["success.png", "steps.png"]
     assert (tmp_path / "success.png").stat().st_size > 0

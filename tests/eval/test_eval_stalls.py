@@ -10,13 +10,14 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from reactloop import FunctionModel, Limits, Model, ModelRequest, ModelTurn, read_journal
 from reactloop.cli.eval import eval_command
-from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval import EpisodeSpec, EvalConfig, Rung, backends, load_suite, run_eval
 from reactloop.eval.oracle import OracleFactory
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
 from reactloop.testing.openai_replies import json_reply
@@ -134,3 +135,42 @@ def test_a_model_that_ignores_the_deadline_is_given_up_and_the_eval_goes_on(
     assert hung["journal"].startswith("incomplete")
     saved = json.loads((tmp_path / "out" / "episodes" / "o__native__arith-01__0.json").read_text())
     assert saved["reason"] == "stalled"
+
+
+def test_without_episode_seconds_the_run_s_own_limit_bounds_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``--episode-seconds``, and an episode whose model is never made (its factory never
+    returns: the loop has not started, so no deadline of the run can end it) is given up
+    ``RUN_GRACE`` past the run's own ``--max-seconds``, recorded ``stalled`` saying so; the
+    eval never waits for ever (it did)."""
+    release = threading.Event()
+    oracle = OracleFactory()
+
+    def factory(spec: EpisodeSpec) -> Model:
+        if spec.task.id == TASKS[0].id:
+            release.wait()
+        return oracle(spec)
+
+    monkeypatch.setattr(backends, "RUN_GRACE", 1.0, raising=False)
+    rung = Rung(label="o", spec="oracle", factory=factory)
+    config = EvalConfig(
+        suite="arithmetic",
+        rungs=(rung,),
+        out=tmp_path / "out",
+        repeats=1,
+        tasks=TASKS,
+        limits=Limits(max_seconds=2.0),
+        fsync=False,
+        report=False,
+    )
+    outcomes: list[Any] = []
+    runner = threading.Thread(target=lambda: outcomes.append(run_eval(config)), daemon=True)
+    runner.start()
+    runner.join(60)
+    release.set()
+    assert outcomes, "the eval still waited for the hung episode after 60 s"
+    records = {r["task_id"]: r for r in outcomes[0].records}
+    assert records[TASKS[0].id]["reason"] == "stalled"
+    assert records[TASKS[0].id]["error"] == "stalled: no end within its --max-seconds 2"
+    assert records[TASKS[1].id]["status"] == "passed"

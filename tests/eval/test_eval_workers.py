@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ TASKS = tuple(load_suite("arithmetic")[:4])
 SAME = ("status", "answer", "stop_reason", "model_calls", "tool_calls", "health", "called")
 
 
-def deterministic(records: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+def deterministic(records: Sequence[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
     return {r["key"]: tuple(r.get(name) for name in SAME) for r in records}
 
 

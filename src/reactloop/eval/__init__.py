@@ -17,8 +17,9 @@ record), ``continued`` (an interrupted episode continued from its journal),
 ``health`` (protocol health from a run's events), ``store`` (atomic per-episode records,
 resume), ``metrics`` (Wilson, pass@k, pass^k, McNemar), ``summary`` (the tables),
 ``backends``, ``process_backend`` and ``ray_backend`` (where episodes run, and stalled ones
-given up; ``ray_workspaces``: task folders sent to the Ray actors; ``ray_journals``: the
-journals between the driver and the actors), ``cores`` (how many
+given up; ``process_worker``: a worker process; ``pipes``: the pipes between the driver and its
+workers, which cannot deadlock; ``ray_workspaces``: task folders sent to the Ray actors;
+``ray_journals``: the journals between the driver and the actors), ``cores`` (how many
 worker processes: the usable cores, the rule),
 ``throttle`` (adaptive concurrency per endpoint), ``report``, ``html``,
 ``health_table`` (the protocol-health table of both), ``charts``, ``report_process`` (pages

@@ -22,6 +22,11 @@ from reactloop.eval.throttle import EndpointGates
 
 Record = dict[str, Any]
 STALL_GRACE = 2.0  # seconds past its --episode-seconds before an episode is given up
+RUN_GRACE = 30.0
+"""Seconds past its run's own ``max_seconds`` before an episode without ``episode_seconds``
+is given up: the loop ends a run by itself a few seconds past that limit (a model call that
+ignores it is left 3 s later), so this catches only what the loop cannot see (a factory that
+never returns, a worker process stopped)."""
 OnDone = Callable[[EpisodeSpec, "Record | None"], None]
 
 
@@ -126,7 +131,19 @@ class LocalBackend:
 
 
 def stalled_record(spec: EpisodeSpec, journal: str) -> Record:
-    return base_record(spec, time.time() - (spec.episode_seconds or 0.0)) | stalled(spec, journal)
+    started = time.time() - (spec.episode_seconds or spec.limits.max_seconds or 0.0)
+    return base_record(spec, started) | stalled(spec, journal)
+
+
+def bound(spec: EpisodeSpec) -> float | None:
+    """How long the scheduler waits for an episode: ``STALL_GRACE`` past its
+    ``episode_seconds``, else ``RUN_GRACE`` past its run's own ``max_seconds`` (each bounds
+    every attempt); None only when both are None."""
+    if spec.episode_seconds is not None:
+        return spec.episode_seconds + STALL_GRACE
+    if spec.limits.max_seconds is not None:
+        return spec.limits.max_seconds + RUN_GRACE
+    return None
 
 
 def dispatch(
@@ -139,8 +156,9 @@ def dispatch(
 ) -> bool:
     """Run every episode; False when Ctrl-C stopped it (in-flight episodes are drained).
 
-    An episode still in flight ``STALL_GRACE`` seconds after its ``episode_seconds`` (its
-    model or a tool ignored the run's deadline) is given up: recorded ``stalled``."""
+    An episode still in flight past its ``bound`` (its model or a tool ignored the run's
+    deadline, its factory never returned, its worker stopped) is given up: recorded
+    ``stalled``."""
     queues: dict[str, deque[EpisodeSpec]] = defaultdict(deque)
     for spec in specs:
         queues[spec.rung.endpoint].append(spec)
@@ -201,8 +219,8 @@ def _collect(
         on_done(spec, backend.outcome(handle, spec))
     now = time.monotonic()
     for handle, spec in list(running.items()):
-        limit = spec.episode_seconds
-        if limit is not None and now - started[handle] > limit + STALL_GRACE:
+        limit = bound(spec)
+        if limit is not None and now - started[handle] > limit:
             del running[handle], started[handle]
             busy[spec.rung.endpoint] -= 1
             on_done(spec, backend.abandon(handle, spec))

@@ -252,10 +252,14 @@ def _model(spec: EpisodeSpec, gates: EndpointGates | None) -> Model:
 
 def stalled(spec: EpisodeSpec, journal: str = "complete") -> dict[str, Any]:
     """What marks an episode stopped by ``--episode-seconds``: errored, continued by --resume."""
+    if spec.episode_seconds is not None:
+        within = f"--episode-seconds {spec.episode_seconds:g}"
+    else:  # given up by the scheduler at its run's own limit (the run ignored it)
+        within = f"its --max-seconds {spec.limits.max_seconds or 0:g}"
     return {
         "status": "errored",
         "reason": "stalled",
-        "error": f"stalled: no end within --episode-seconds {spec.episode_seconds:g}",
+        "error": f"stalled: no end within {within}",
         "journal": journal,
     }
 

@@ -1,15 +1,18 @@
 """Episodes in worker processes (``--workers N``): every core used, on one machine.
 
-Each worker is a child process running a ``LocalBackend`` of its own (its share of the
-threads and of each endpoint's cap, its own endpoint gates); it saves each record and journal
-into DIR itself, as the local backend does, and sends the record back. The driver keeps the
-schedule (``dispatch``) and hands each episode to the worker with the fewest in flight. A
-worker that dies loses only the episodes it had in flight: each is recorded ``errored``
-(``reason: worker_died``) and ``--resume`` continues it from its journal (or starts it
-again). A dead worker is not replaced: the others take the rest (and when none is left, the
-rest is recorded ``worker_died`` too).
-Specs travel pickled, so a ``Rung.factory`` must be importable (a module-level class or
-function), not a lambda.
+Each worker is a child process (``process_worker``) running a ``LocalBackend`` of its own
+(its share of the threads and of each endpoint's cap, its own endpoint gates); it saves each
+record and journal into DIR itself, as the local backend does, and sends the record back.
+The driver keeps the schedule (``dispatch``) and hands each episode to the worker with the
+fewest in flight. A worker that dies loses only the episodes it had in flight: each is
+recorded ``errored`` (``reason: worker_died``) and ``--resume`` continues it from its
+journal (or starts it again). A dead worker is not replaced: the others take the rest (and
+when none is left, the rest is recorded ``worker_died`` too). Specs travel pickled, so a
+``Rung.factory`` must be importable (a module-level class or function), not a lambda. They
+travel on two one-way pipes per worker, each end owned by one thread that does nothing else,
+so that no full pipe can stop the eval (``pipes``, issue 40); a worker that reads nothing it
+is sent for ``write_seconds`` is given up (killed, its episodes recorded ``worker_died``
+saying so), and every wait here has a bound.
 
 Workers are forked by multiprocessing's forkserver (where there is one: POSIX), which imports
 once what every worker needs: the modules of reactloop, of the model SDKs and of their HTTP
@@ -23,31 +26,37 @@ later evals too.
 
 from __future__ import annotations
 
-import functools
 import itertools
+import logging
 import math
 import multiprocessing
-import signal
+import queue
 import sys
-import threading
+import time
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.backends import LocalBackend, stalled_record
+from reactloop.eval.backends import stalled_record
 from reactloop.eval.episode import EpisodeSpec, base_record
-from reactloop.eval.store import ResultsStore
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
+from reactloop.eval.process_worker import serve
 
 Record = dict[str, Any]
+JOIN_SECONDS = 10.0  # a closed worker's exit (a thread given up as stalled may keep it)
+log = logging.getLogger("reactloop.eval")
 Save = Callable[[EpisodeSpec, Record], None]
 PRELOADED = frozenset(
     {"reactloop", "openai", "anthropic", "httpx", "httpcore", "httpx2", "httpcore2", "h11"}
 )
 """Packages whose modules the driver has imported, the forkserver imports too: reactloop's
 and the model SDKs' with their HTTP stack (what they import comes along)."""
-RUN_MODULES = ("reactloop.loop.run_loop", "reactloop.tools.custody", "encodings.idna")
+RUN_MODULES = (
+    "reactloop.eval.process_worker",
+    "reactloop.loop.run_loop",
+    "reactloop.tools.custody",
+    "encodings.idna",
+)
 """What the first run of a process imports (the driver, which runs none, has not)."""
 
 
@@ -77,55 +86,6 @@ def _preload() -> list[str]:
     return sorted(loaded | {__name__, *RUN_MODULES})
 
 
-def _worker(
-    connection: Connection, traces: Path, threads: int, caps: dict[str, int], fsync: bool
-) -> None:
-    """The child: run each (number, spec) it gets; answer (number, record) when it ends.
-    Ctrl-C reaches every process of the terminal's group: here it is ignored, for the driver
-    owns it (it sends ``cancel``: the episodes in flight end cancelled, unrecorded)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    store = ResultsStore(traces.parent, fsync=fsync)
-    gates = EndpointGates(caps, threads)
-    backend = LocalBackend(threads, traces, lambda s, r: store.save(s.file_stem, r), gates)
-    lock = threading.Lock()
-    running: dict[int, tuple[Any, EpisodeSpec]] = {}
-
-    def finished(number: int, spec: EpisodeSpec, future: Any) -> None:
-        with lock:
-            running.pop(number, None)
-        try:
-            record = future.result()
-        except BaseException as exc:  # a bug: the episode is errored, the worker goes on
-            record = base_record(spec, 0.0) | {"status": "errored", "error": repr(exc)}
-        with lock:
-            connection.send(("record", number, record))
-
-    while True:
-        try:
-            message = connection.recv()
-        except (EOFError, OSError):  # the driver is gone
-            backend.cancel()
-            return
-        if message[0] == "run":
-            _, number, spec = message
-            handle = backend.submit(spec)
-            with lock:
-                running[number] = (handle, spec)
-            handle.add_done_callback(functools.partial(finished, number, spec))
-        elif message[0] == "abandon":
-            with lock:
-                found = running.pop(message[1], None)
-            if found is not None:  # saved stalled here, so that a late record is never saved
-                backend.abandon(*found)
-        elif message[0] == "cancel":
-            backend.cancel()
-        elif message[0] == "close":
-            backend.close()
-            with lock:
-                connection.send(("endpoints", gates.summaries()))
-            return
-
-
 class ProcessBackend:
     def __init__(
         self,
@@ -135,76 +95,116 @@ class ProcessBackend:
         save: Save,
         caps: dict[str, int] | None = None,
         fsync: bool = True,
+        write_seconds: float = WRITE_SECONDS,
     ) -> None:
         context = _context()
         threads = math.ceil(concurrency / workers)
         shares = {e: math.ceil(cap / workers) for e, cap in (caps or {}).items()}
         self.save = save
-        self.connections: list[Connection] = []
+        self.write_seconds = write_seconds
+        self._inbox: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+        self.connections: list[Any] = []  # each worker's results (its Reader's pipe)
+        self.writers: list[Writer] = []  # each worker's tasks
         self.processes: list[Any] = []
-        for _ in range(workers):
-            mine, theirs = context.Pipe()
+        for worker in range(workers):
+            tasks_in, tasks_out = context.Pipe(duplex=False)
+            results_in, results_out = context.Pipe(duplex=False)
             process = context.Process(
-                target=_worker, args=(theirs, traces, threads, shares, fsync), daemon=True
+                target=serve,
+                args=(tasks_in, results_out, traces, threads, shares, fsync),
+                daemon=True,
             )
             process.start()
-            theirs.close()
-            self.connections.append(mine)
+            tasks_in.close(), results_out.close()
+            self.writers.append(Writer(tasks_out, f"reactloop-eval-tasks-{worker}"))
+            self.connections.append(results_in)
+            Reader(results_in, worker, self._inbox, f"reactloop-eval-results-{worker}")
             self.processes.append(process)
         self._numbers = itertools.count()
         self._where: dict[int, int] = {}  # episode number -> worker
         self._specs: dict[int, EpisodeSpec] = {}
         self._done: dict[int, Record | None] = {}
         self._endpoints: list[Record] = []
+        self._gone: set[int] = set()  # workers whose results pipe ended
+        self._why: dict[int, str] = {}  # workers given up (killed), and why
+        self._closing = False  # close() asked the workers to exit
+
+    def _usable(self, worker: int) -> bool:
+        return worker not in self._gone and worker not in self._why
 
     def submit(self, spec: EpisodeSpec) -> int:
         number = next(self._numbers)
-        loads = [0] * len(self.connections)
+        self._specs[number] = spec
+        loads = [0] * len(self.writers)
         for worker in self._where.values():
             loads[worker] += 1
-        alive = [w for w in range(len(loads)) if not self.connections[w].closed]
-        worker = min(alive, key=loads.__getitem__) if alive else 0
-        self._where[number], self._specs[number] = worker, spec
-        try:
-            self.connections[worker].send(("run", number, spec))
-        except (OSError, ValueError):
-            self._lost(worker)
+        alive = [w for w in range(len(loads)) if self._usable(w)]
+        if not alive:
+            self._errored(number, "no worker process was left to run the episode")
+            return number
+        worker = min(alive, key=loads.__getitem__)
+        self._where[number] = worker
+        self.writers[worker].put(("run", number, spec))  # never blocks: its Writer sends
         return number
 
     def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
-        open_ = [c for c in self.connections if not c.closed]
-        if not any(h in self._done for h in handles) and open_:
-            for connection in wait(open_, timeout=timeout):
-                self._read(connection)  # type: ignore[arg-type]
+        self._check_writers()
+        if not any(h in self._done for h in handles):
+            self._receive(timeout)
         return [h for h in handles if h in self._done]
 
-    def _read(self, connection: Connection) -> None:
-        worker = self.connections.index(connection)
+    def _receive(self, timeout: float) -> None:
+        """Take what the workers sent: the first message within ``timeout``, then the rest
+        already there."""
         try:
-            while connection.poll():
-                kind, *rest = connection.recv()
-                if kind == "record":
-                    number, record = rest
-                    self._where.pop(number, None)
-                    self._done[number] = record
-                else:
-                    self._endpoints += [s | {"worker": worker} for s in rest[0]]
-        except (EOFError, OSError):
+            worker, message = self._inbox.get(timeout=max(timeout, 0.0))
+            while True:
+                self._take(worker, message)
+                worker, message = self._inbox.get_nowait()
+        except queue.Empty:
+            pass
+
+    def _take(self, worker: int, message: Any) -> None:
+        if message is None:  # its results pipe ended: the worker exited, died or was killed
+            self._gone.add(worker)
             self._lost(worker)
+        elif message[0] == "record":
+            _, number, record = message
+            if self._where.pop(number, None) is not None:  # else abandoned, or given up
+                self._done[number] = record
+        else:
+            self._endpoints += [s | {"worker": worker} for s in message[1]]
+
+    def _check_writers(self) -> None:
+        """A worker that has read nothing it was sent for ``write_seconds`` is given up: killed
+        (its results, up to there, still come in; then its pipe ends)."""
+        for worker, writer in enumerate(self.writers):
+            if self._usable(worker) and writer.stuck(self.write_seconds):
+                self._why[worker] = (
+                    f"worker process {worker} read nothing the eval sent it for "
+                    f"{self.write_seconds:g} s: it was stopped"
+                )
+                log.warning(self._why[worker])
+                self.processes[worker].kill()
 
     def _lost(self, worker: int) -> None:
-        """A worker died: its in-flight episodes become errored, saved here."""
-        self.connections[worker].close()
+        """A worker is gone: its in-flight episodes become errored, saved here."""
+        if not self._closing and self.processes[worker].is_alive():  # ended, not by its exit
+            self.processes[worker].kill()
+        why = self._why.get(worker, f"worker process {worker} died while the episode ran")
         for number in [n for n, w in self._where.items() if w == worker]:
             del self._where[number]
-            spec = self._specs[number]
-            record = base_record(spec, 0.0) | {
-                "status": "errored",
-                "reason": "worker_died",
-                "error": f"worker process {worker} died while the episode ran",
-            }
-            self.save(spec, record)
-            self._done[number] = record
+            self._errored(number, why)
+
+    def _errored(self, number: int, error: str) -> None:
+        spec = self._specs[number]
+        record = base_record(spec, 0.0) | {
+            "status": "errored",
+            "reason": "worker_died",
+            "error": error,
+        }
+        self.save(spec, record)
+        self._done[number] = record
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
         self._specs.pop(handle, None)
@@ -216,39 +216,41 @@ class ProcessBackend:
         record = stalled_record(spec, journal="incomplete: its thread never came back")
         worker = self._where.pop(handle, None)
         self._specs.pop(handle, None)
-        try:
-            if worker is None or self.connections[worker].closed:
-                raise OSError("no worker")
-            self.connections[worker].send(("abandon", handle))
-        except (OSError, ValueError):
+        if worker is None or not self._usable(worker):
             self.save(spec, record)
+        else:
+            self.writers[worker].put(("abandon", handle))
         return record
 
     def cancel(self) -> None:
-        for connection in self.connections:
-            if not connection.closed:
-                connection.send(("cancel",))
+        for worker, writer in enumerate(self.writers):
+            if self._usable(worker):
+                writer.put(("cancel",))
 
     def endpoints(self) -> list[Record]:
         return list(self._endpoints)
 
     def close(self) -> None:
-        for worker, connection in enumerate(self.connections):
-            if connection.closed:
-                continue
-            try:
-                connection.send(("close",))
-                while connection.poll(30):
-                    self._read(connection)
-                    if connection.closed or self._endpoints_from(worker):
-                        break
-            except (OSError, ValueError):
-                pass
-            connection.close()
+        """Each worker sends its endpoints and exits; within ``CLOSE_SECONDS`` in all, else
+        it is killed (with a warning). Every writer and reader thread ends with its pipe."""
+        self._closing = True
+        closing = [w for w in range(len(self.writers)) if self._usable(w)]
+        for worker, writer in enumerate(self.writers):
+            if worker in closing:
+                writer.put(("close",))
+            writer.close()  # its thread sends what is queued, then closes the pipe
+        deadline = time.monotonic() + CLOSE_SECONDS
+        while waiting := [w for w in closing if not self._closed(w)]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.warning("worker processes %s did not close within %g s", waiting, CLOSE_SECONDS)
+                break
+            self._receive(left)
         for process in self.processes:
-            process.join(timeout=10)
+            process.join(timeout=JOIN_SECONDS)
             if process.is_alive():
                 process.kill()
+                process.join(timeout=JOIN_SECONDS)
 
-    def _endpoints_from(self, worker: int) -> bool:
-        return any(e.get("worker") == worker for e in self._endpoints)
+    def _closed(self, worker: int) -> bool:
+        return worker in self._gone or any(e.get("worker") == worker for e in self._endpoints)

@@ -286,8 +286,10 @@ class RayBackend:
         (kept by ``close``, so also after it)."""
         if self._endpoints is None:
             try:
-                found = self.ray.get([actor.endpoints.remote() for actor in self.actors])
-            except self.ray.exceptions.RayError:  # an actor died: its history with it
+                found = self.ray.get(
+                    [actor.endpoints.remote() for actor in self.actors], timeout=30
+                )
+            except self.ray.exceptions.RayError:  # an actor died, or no answer in 30 s
                 found = []
             self._endpoints = [
                 s | {"actor": n, "node": self.nodes[n]}

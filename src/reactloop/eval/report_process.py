@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import logging
 import os
 import queue
 import subprocess
@@ -31,6 +32,10 @@ from reactloop.eval.html import render_page
 from reactloop.eval.store import ResultsStore
 
 _END = None
+REPORT_SECONDS = 300.0
+"""How long ``names`` waits for the child to finish its pages and charts (it renders each page
+as its episode finishes, so at the end it has the last few and the charts): then it is killed,
+with a warning, and this process does what it did not."""
 
 
 class ReportProcess:
@@ -95,8 +100,7 @@ class ReportProcess:
         out, data = self._job
         if self._process is not None:
             process, self._process = self._process, None
-            answer = process.stdout.read() if process.stdout is not None else ""
-            process.wait()
+            answer = _answer(process)
             try:
                 found = json.loads(answer or "null")
             except ValueError:
@@ -112,6 +116,26 @@ class ReportProcess:
             self._process.kill()
             self._process.wait()
             self._process = None
+
+
+def _answer(process: subprocess.Popen[str]) -> str:
+    """The child's answer, read until it exits; killed after ``REPORT_SECONDS`` (no answer)."""
+    timer = threading.Timer(REPORT_SECONDS, process.kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        answer = process.stdout.read() if process.stdout is not None else ""
+        process.wait()
+    finally:
+        timer.cancel()
+    if process.returncode < 0:
+        logging.getLogger("reactloop.eval").warning(
+            "the report's child process did not finish within %g s: stopped; its pages and "
+            "charts are made here",
+            REPORT_SECONDS,
+        )
+        return ""
+    return answer
 
 
 def _child() -> None:

@@ -1,0 +1,90 @@
+"""The worker process of ``ProcessBackend``: its main thread reads the tasks pipe and nothing
+else; a ``Writer`` thread sends the results (``reactloop.eval.pipes`` says why that cannot
+deadlock)."""
+
+from __future__ import annotations
+
+import functools
+import signal
+import threading
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from reactloop.eval.backends import LocalBackend
+from reactloop.eval.episode import EpisodeSpec, base_record
+from reactloop.eval.pipes import CLOSE_SECONDS, Writer
+from reactloop.eval.store import ResultsStore
+from reactloop.eval.throttle import EndpointGates
+
+
+def serve(
+    tasks: Connection,
+    results: Connection,
+    traces: Path,
+    threads: int,
+    caps: dict[str, int],
+    fsync: bool,
+) -> None:
+    """The child: run each (number, spec) it gets; answer (number, record) when it ends.
+    Ctrl-C reaches every process of the terminal's group: here it is ignored, for the driver
+    owns it (it sends ``cancel``: the episodes in flight end cancelled, unrecorded)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker = _Worker(Writer(results, "reactloop-eval-results"), traces, threads, caps, fsync)
+    while True:
+        try:
+            message = tasks.recv()
+        except (EOFError, OSError):  # the driver is gone
+            worker.backend.cancel()
+            return
+        if not worker.handle(message):
+            tasks.close()
+            return
+
+
+class _Worker:
+    def __init__(
+        self, writer: Writer, traces: Path, threads: int, caps: dict[str, int], fsync: bool
+    ) -> None:
+        store = ResultsStore(traces.parent, fsync=fsync)
+        self.writer = writer
+        self.gates = EndpointGates(caps, threads)
+        self.backend = LocalBackend(
+            threads, traces, lambda s, r: store.save(s.file_stem, r), self.gates
+        )
+        self._lock = threading.Lock()  # guards ``_running`` alone: never held across a send
+        self._running: dict[int, tuple[Any, EpisodeSpec]] = {}
+
+    def handle(self, message: tuple[Any, ...]) -> bool:
+        """Act on one message from the driver; False once it said ``close``."""
+        kind = message[0]
+        if kind == "run":
+            self._run(message[1], message[2])
+        elif kind == "abandon":
+            with self._lock:
+                found = self._running.pop(message[1], None)
+            if found is not None:  # saved stalled here, so that a late record is never saved
+                self.backend.abandon(*found)
+        elif kind == "cancel":
+            self.backend.cancel()
+        elif kind == "close":
+            self.backend.close()  # every record is queued before the endpoints
+            self.writer.put(("endpoints", self.gates.summaries()))
+            self.writer.close(CLOSE_SECONDS)
+            return False
+        return True
+
+    def _run(self, number: int, spec: EpisodeSpec) -> None:
+        handle = self.backend.submit(spec)
+        with self._lock:
+            self._running[number] = (handle, spec)
+        handle.add_done_callback(functools.partial(self._finished, number, spec))
+
+    def _finished(self, number: int, spec: EpisodeSpec, future: Any) -> None:
+        with self._lock:
+            self._running.pop(number, None)
+        try:
+            record = future.result()
+        except BaseException as exc:  # a bug: the episode is errored, the worker goes on
+            record = base_record(spec, 0.0) | {"status": "errored", "error": repr(exc)}
+        self.writer.put(("record", number, record))
