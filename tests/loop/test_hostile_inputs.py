@@ -19,6 +19,7 @@ from reactloop import (
     ModelTurn,
     ScriptedModel,
     StopReason,
+    Toolbox,
     ToolCall,
     read_journal,
     tool,
@@ -205,6 +206,54 @@ def test_an_output_whose_str_raises_is_an_observation(output: Any) -> None:
     result = Agent(one_call("{}", "odd"), [odd]).run("q")
     assert (result.stop_reason, result.answer) == (StopReason.FINAL_ANSWER, "done")
     assert "cannot be shown" in json.loads(result.history[-2].content)["error"]
+
+
+class _NoLength(str):
+    """A ``str`` whose own methods raise (issue 33: its ``__len__`` escaped ``Agent.run``)."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("no length")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("no iteration")
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+class _TextIsHostile:
+    def __str__(self) -> str:
+        return _NoLength("made of text")
+
+
+@pytest.mark.parametrize(
+    ("output", "shown"),
+    [
+        (_NoLength("hello"), "hello"),
+        ({"a": _NoLength("hello")}, {"a": "hello"}),
+        (_NoLength("x" * 500), "x" * 5),
+        (_TextIsHostile(), "made of text"),
+    ],
+    ids=["str", "in-a-dict", "long", "str-of-an-object"],
+)
+def test_a_str_subclass_whose_methods_raise_is_shown_as_its_text(
+    tmp_path: Path, output: Any, shown: Any
+) -> None:
+    @tool
+    def odd() -> Any:
+        """Odd."""
+        return output
+
+    with Journal(tmp_path / "run.jsonl") as journal:
+        toolbox = Toolbox([odd], max_output_chars=100)
+        result = Agent(one_call("{}", "odd"), toolbox, journal=journal).run("q")
+    events = read_journal(tmp_path / "run.jsonl")
+    assert (result.stop_reason, events[-1]["type"]) == (StopReason.FINAL_ANSWER, "stop")
+    seen = json.loads(result.history[-2].content)
+    if seen.get("truncated"):
+        assert seen["output"].startswith(shown)
+    else:
+        assert seen == {"ok": True, "output": shown}
 
 
 def test_an_exception_whose_str_raises_is_an_observation() -> None:
