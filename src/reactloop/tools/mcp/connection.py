@@ -18,6 +18,7 @@ from typing import Any
 from reactloop.errors import ToolError, describe_exception
 from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.listing import Listed, ListingBounds, ListingRefused, prepared
 from reactloop.tools.mcp.session import Session, StartTimeout
 
 RESTARTS = 1
@@ -79,31 +80,43 @@ class ServerConnection:
             self._retire(session)
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
 
-    def list_tools(self) -> list[Any]:
-        """Every tool the server lists, all pages, within the list_tools limit."""
+    def list_tools(self, dialect: str = "openai") -> list[Listed]:
+        """Every tool the server lists, all pages, their schemas bounded and made ready in
+        ``dialect`` (``listing.py``), all within the list_tools limit."""
         limit, why = self._limit(self.config.list_tools_timeout, "tool listing")
+        deadline = time.monotonic() + limit
         try:
-            return self._loop.run(self._all_tools(limit), limit)
+            items = self._loop.run(self._all_tools(limit), limit)
+            return prepared(items, dialect, deadline, f"{_s(limit)} s{why}")
+        except ListingRefused as exc:
+            raise ServerFailure(self._what(str(exc))) from None
         except (TimeoutError, LoopTimeout):
             self._broken = "did not list its tools"
-            what = f"did not list its tools within {_s(limit)} s{why}"
+            what = self._refused() or f"did not list its tools within {_s(limit)} s{why}"
             raise ServerFailure(self._what(what)) from None
         except Exception as exc:
-            raise ServerFailure(self._what(f"could not list its tools: {_cause(exc)}")) from None
+            what = self._refused() or f"could not list its tools: {_cause(exc)}"
+            raise ServerFailure(self._what(what)) from None
 
     async def _all_tools(self, limit: float) -> list[Any]:
         import anyio
 
         tools: list[Any] = []
+        bounds = ListingBounds()
         cursor: str | None = None
         with anyio.fail_after(limit):
             for _ in range(MAX_PAGES):
                 page = await self._client.list_tools(cursor=cursor)
+                bounds.check(page.tools)
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
                     break
         return tools
+
+    def _refused(self) -> str | None:
+        """Why the transport refused the listing (a schema too deep to decode), if it did."""
+        return self._session.refused if self._session is not None else None
 
     # -- calls -------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ class Session:
         self.config = config
         self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.garbage: str | None = None
+        self.refused: str | None = None  # why a listing was refused before the SDK read it
         self._stop = asyncio.Event()
         self._scope: Any = None  # the anyio.CancelScope of the connection
         self._stderr: IO[bytes] | None = None
@@ -124,7 +125,10 @@ class Session:
         env = dict(config.env) if config.env is not None else None
         command, args = _reaped(config.command, list(config.args), env)
         parameters = StdioServerParameters(command=command, args=args, env=env, cwd=config.cwd)
-        return stdio_client(parameters, errlog=cast(TextIO, self._stderr))
+        return stdio_client(parameters, cast(TextIO, self._stderr), self._refuse)
+
+    def _refuse(self, why: str) -> None:
+        self.refused = why
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception) and self.garbage is None:
