@@ -115,8 +115,14 @@ class ServerConnection:
         return tools
 
     def _refused(self) -> str | None:
-        """Why the transport refused the listing (a schema too deep to decode), if it did."""
-        return self._session.refused if self._session is not None else None
+        """Why the transport refused the listing (a schema too deep to decode), or what came
+        back instead of one over HTTP, if so."""
+        session = self._session
+        if session is None:
+            return None
+        if (received := session.received.take(None)) is not None:
+            return f"answered the tool listing with what is not an MCP answer: {received}"
+        return session.refused
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -130,7 +136,9 @@ class ServerConnection:
             return self._loop.run(_call(client, tool, arguments, limit), limit)
         except (TimeoutError, LoopTimeout):
             garbage = session.garbage if session is not None else None
-            if garbage is not None:
+            if (received := _received(session, tool)) is not None:
+                what = f"sent what is not an MCP answer ({received}) and did not answer"
+            elif garbage is not None:
                 what = f"wrote output that is not JSON-RPC ({garbage}) and did not answer"
             else:
                 what = "did not answer"
@@ -139,6 +147,9 @@ class ServerConnection:
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
                 what = f"closed the connection during {tool!r}"
                 raise self._failed(what, session, mark) from None
+            if (received := _received(session, tool)) is not None:
+                what = f"answered {tool!r} with what is not an MCP answer: {received}"
+                raise ToolError(self._what(what)) from None
             raise ToolError(self._what(f"refused {tool!r}: {_cause(exc)}")) from None
 
     def _ready(self) -> Any:
@@ -218,6 +229,10 @@ async def _call(client: Any, tool: str, arguments: dict[str, Any], limit: float)
         return await client.call_tool(tool, arguments)
 
 
+def _received(session: Session | None, tool: str) -> str | None:
+    return session.received.take(tool) if session is not None else None
+
+
 def _s(seconds: float) -> str:
     return f"{round(seconds, 2):g}"
 
@@ -227,6 +242,12 @@ def _cause(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        return message
-    return describe_exception(exc)
+    text = message if isinstance(message, str) and message else describe_exception(exc)
+    return _one_line(text)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut at ``limit`` characters (an SDK's error may hold a pydantic
+    report of several lines)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
