@@ -21,6 +21,7 @@ from reactloop import (
     StopReason,
     Toolbox,
     ToolCall,
+    UsageError,
     read_journal,
     tool,
 )
@@ -306,10 +307,10 @@ def test_a_surrogate_pair_as_two_code_points_reads_back_exactly(tmp_path: Path) 
     (journaled_result,) = [e for e in events if e["type"] == "tool_result"]
     assert journaled_result["result"]["output"] == text
     assert journaled_result["content"] == result.history[-2].content
-    task = tmp_path / "task.jsonl"
-    with Journal(task) as journal:
+    task = tmp_path / "task.jsonl"  # a task no model can take is refused before the run
+    with Journal(task) as journal, pytest.raises(UsageError, match="surrogate code point"):
         Agent(ScriptedModel(["ok"]), [], journal=journal, protocol="native").run(text)
-    assert read_journal(task)[0]["task"] == text
+    assert read_journal(task) == []
 
 
 def test_a_sync_tool_that_overruns_the_time_limit_is_abandoned(tmp_path: Path) -> None:

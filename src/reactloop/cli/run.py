@@ -13,6 +13,7 @@ from reactloop.cli.options import MAX_SECONDS, RunOptions
 from reactloop.cli.run_agent import run_from_cli
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
+from reactloop.support.text import text_problem
 from reactloop.tools.registry import FAMILIES
 
 _PROTOCOL_HELP = (
@@ -196,6 +197,8 @@ def run(**kwargs: Any) -> None:
     options = RunOptions(**kwargs)
     if not options.task.strip():
         raise CliError("TASK is empty: say what the agent should do")
+    if (problem := text_problem(options.task, "TASK")) is not None:
+        raise CliError(f"{problem}; give it as UTF-8")
     try:
         code = run_from_cli(options)
     except UsageError as exc:
