@@ -2,13 +2,14 @@
 and the handshake era alike) whose ``tools/call`` of some tools is answered with what no
 MCP server should send, as a broken proxy or a crashed backend would.
 
-    python modern_http_server.py PORT [--broken-listing]
+    python modern_http_server.py PORT [--broken-listing | --deep-listing]
 
 Tools: ``echo`` (a proper answer); ``html`` (200, ``text/html``: an error page);
 ``not_json`` (200, ``application/json``, a body that is not JSON); ``empty`` (200,
 ``application/json``, no body); ``binary`` (200, ``application/octet-stream``, bytes that are
 not UTF-8); ``sse_garbage`` (an event stream whose event is HTML); ``bad_gateway`` (502,
-``text/html``). With ``--broken-listing``, ``tools/list`` is answered with the ``html`` page.
+``text/html``). With ``--broken-listing``, ``tools/list`` is answered with the ``html`` page;
+with ``--deep-listing``, with a tool whose schema is nested 20,000 deep.
 It says ``listening`` on stderr once it listens.
 """
 
@@ -84,6 +85,12 @@ def _broken(body: bytes) -> tuple[str, bytes] | None:
         return None
     if message.get("method") == "tools/list" and "--broken-listing" in sys.argv:
         return BROKEN["html"]
+    if message.get("method") == "tools/list" and "--deep-listing" in sys.argv:
+        schema = '{"items": ' * 20_000 + "{}" + "}" * 20_000
+        tool = '{"name": "deep", "inputSchema": ' + schema + "}"
+        ident = json.dumps(message.get("id"))
+        answer = '{"jsonrpc": "2.0", "id": ' + ident + ', "result": {"tools": [' + tool + "]}}"
+        return "application/json", answer.encode()
     if message.get("method") != "tools/call":
         return None
     return BROKEN.get(str((message.get("params") or {}).get("name")))

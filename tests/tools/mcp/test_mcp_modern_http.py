@@ -97,15 +97,26 @@ def test_the_server_still_answers_after_those(modern: list[Tool]) -> None:
     assert (result.ok, result.output) == (True, "hi")
 
 
-def test_a_listing_answered_with_html_says_what_came_back() -> None:
-    urls = serve("--broken-listing")
+def start_error(option: str) -> str:
+    urls = serve(option)
     url = next(urls)
     try:
         with pytest.raises(MCPStartError) as raised, MCPServers([ServerConfig(name="m", url=url)]):
             pass
     finally:
         urls.close()
-    assert str(raised.value) == (
+    return str(raised.value)
+
+
+def test_a_listing_answered_with_html_says_what_came_back() -> None:
+    assert start_error("--broken-listing") == (
         "MCP server 'm' answered the tool listing with what is not an MCP answer: HTTP 200, "
         "text/html; charset=utf-8, 49 bytes: b'<html><head><title>502 Bad Gateway</title></head>'"
+    )
+
+
+def test_a_listing_too_deep_to_decode_names_its_tool_over_http_too() -> None:
+    assert start_error("--deep-listing") == (
+        "MCP server 'm' lists the tool 'deep' with an input schema nested deeper than 100 "
+        "levels (the limit of a tool's schema)"
     )

@@ -120,9 +120,11 @@ class ServerConnection:
         session = self._session
         if session is None:
             return None
+        if (refused := session.refused or session.received.refused) is not None:
+            return refused
         if (received := session.received.take(None)) is not None:
             return f"answered the tool listing with what is not an MCP answer: {received}"
-        return session.refused
+        return None
 
     # -- calls -------------------------------------------------------------------------------
 

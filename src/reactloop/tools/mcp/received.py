@@ -5,8 +5,9 @@ over several lines, "Server returned an error response"), or not at all (the cal
 its limit). An event hook on the session's HTTP client notes, for each ``tools/call`` answered
 with something that is not JSON (an HTML error page from a proxy, an empty body, bytes), the
 status, the content type and the first bytes, so that the call's error says in one line what
-came back; and so for the tool listing. A server-sent event stream is left to the SDK
-(reading it here would consume it).
+came back; and so for the tool listing, whose JSON is also measured: one nested too deep for
+the SDK's decoder names its tool (``listing.deep_listing``). A server-sent event stream is
+left to the SDK (reading it here would consume it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from __future__ import annotations
 import json
 import threading
 from typing import Any
+
+from reactloop.support.json_decode import nesting_exceeds
+from reactloop.tools.mcp.listing import LISTING_DEPTH, deep_listing, too_deep
 
 MAX_READ = 64 * 1024  # of a body that is not JSON: enough to show its start
 SHOWN = 80  # bytes of it in the error
@@ -28,6 +32,7 @@ class Received:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_request: dict[tuple[str, str], str] = {}
+        self.refused: str | None = None  # a listing too deep to decode: why
 
     async def hook(self, response: Any) -> None:
         """An ``httpx`` response hook: note a call's or a listing's answer that is not JSON."""
@@ -38,10 +43,18 @@ class Received:
         if kind.lower().startswith("text/event-stream"):
             return
         head = await _head(response, json_body=kind.lower().startswith("application/json"))
+        if key == LISTING and head is None:
+            self._check_depth(response.content)
         if head is None:  # JSON: the SDK reads it as it does
             return
         with self._lock:
             self._by_request[key] = describe(response.status_code, kind, head)
+
+    def _check_depth(self, body: bytes) -> None:
+        """A listing nested too deep for the SDK's decoder names its tool (``deep_listing``)."""
+        text = body.decode("utf-8", "replace")
+        if nesting_exceeds(text, LISTING_DEPTH) and (found := deep_listing(text)) is not None:
+            self.refused = str(too_deep(found[1]))
 
     def take(self, tool: str | None) -> str | None:
         """What came back to the last call of ``tool`` (None: to the tool listing), if it
