@@ -133,13 +133,13 @@ def _string(scan: _Scan, line: str, token: str, end: int) -> None:
     assert scan.keys is not None
     if not _KEY.match(line, end):  # a value
         if scan.key == "name" and scan.keys == _TOOL_PATH:
-            scan.name = json.loads(token)
+            scan.name = _value(token)
         scan.key = None
         return
-    scan.key = json.loads(token)
+    scan.key = _value(token)
     if scan.key == "id" and len(scan.keys) == 1:
         found = _ID.match(line, end)
-        scan.ident = json.loads(found.group(1)) if found else None
+        scan.ident = _value(found.group(1)) if found else None
 
 
 def _open(scan: _Scan) -> None:
@@ -159,3 +159,11 @@ def _close(scan: _Scan) -> None:
     if scan.keys:
         scan.keys.pop()
     scan.key = None
+
+
+def _value(token: str) -> Any:
+    """A string or number token's value; its text when it is not valid JSON (``"\\1"``)."""
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token
