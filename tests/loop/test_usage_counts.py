@@ -68,6 +68,31 @@ def test_whatever_a_model_reports_the_journal_reads_back(
     assert warned == (kept is None)
 
 
+def test_a_provider_whose_counts_add_up_past_the_limit_journals_what_replay_reads(
+    tmp_path: Path,
+) -> None:
+    """Anthropic's prompt is three counts added up (``input_tokens`` leaves the cache out):
+    each within the limit, their sum past it, as the adapter reads them."""
+    from reactloop.models.anthropic import AnthropicModel
+    from reactloop.testing import FakeAnthropicServer, message
+
+    each = MAX_TOKEN_COUNT // 2 + 1
+    usage = {
+        "input_tokens": each,
+        "cache_creation_input_tokens": each,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 5,
+    }
+    path = tmp_path / "run.jsonl"
+    with FakeAnthropicServer([message("done", usage=usage)]) as server, Journal(path) as journal:
+        model = AnthropicModel(model="claude-test", base_url=server.base_url)
+        result = Agent(model, [], journal=journal).run("q")
+    events = read_journal(path)
+    turn = ModelTurn.from_dict(next(e for e in events if e["type"] == "turn")["turn"])
+    assert (result.answer, turn.usage.input_tokens, turn.usage.output_tokens) == ("done", 0, 5)
+    assert any(e["type"] == "warning" and e["kind"] == "bad_usage" for e in events)
+
+
 def test_the_rule_is_the_journal_readers_rule() -> None:
     for value in (0, 5, 5.0, MAX_TOKEN_COUNT, float(MAX_TOKEN_COUNT)):
         assert Usage.from_dict({"input_tokens": value}).input_tokens == exact_count(value)
