@@ -120,3 +120,26 @@ def test_a_listing_too_deep_to_decode_names_its_tool_over_http_too() -> None:
         "MCP server 'm' lists the tool 'deep' with an input schema nested deeper than 100 "
         "levels (the limit of a tool's schema)"
     )
+
+
+def test_the_hook_never_breaks_a_request_and_notes_only_calls_and_listings() -> None:
+    import anyio
+    import httpx2
+
+    from reactloop.tools.mcp.received import Received
+
+    def answer(body: bytes | None, content_type: str, payload: bytes) -> httpx2.Response:
+        request = httpx2.Request("POST", "http://127.0.0.1:1/mcp", content=body)
+        headers = {"content-type": content_type}
+        return httpx2.Response(200, headers=headers, content=payload, request=request)
+
+    call = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}'
+    received = Received()
+    for body in (b"not json", b"[]", b'{"method": "ping"}', b'{"method": "tools/call"}', None):
+        anyio.run(received.hook, answer(body, "text/html", b"<html>"))
+    anyio.run(received.hook, answer(call, "application/json", b'{"jsonrpc": "2.0"}'))
+    assert received.take("t") is None  # JSON: the SDK's to read
+    anyio.run(received.hook, answer(call, "text/plain", b"x" * 100_000))
+    shown = "HTTP 200, text/plain, more than 65,536 bytes: b'" + "x" * 80 + "'..."
+    assert received.take("t") == shown
+    assert received.take("t") is None  # once

@@ -12,6 +12,7 @@ left to the SDK (reading it here would consume it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from reactloop.support.json_decode import nesting_exceeds
 from reactloop.tools.mcp.listing import LISTING_DEPTH, deep_listing, too_deep
 
-MAX_READ = 64 * 1024  # of a body that is not JSON: enough to show its start
+MAX_READ = 64 * 1024  # of a body that is not JSON (one byte more: "more than")
 SHOWN = 80  # bytes of it in the error
 
 
@@ -35,7 +36,12 @@ class Received:
         self.refused: str | None = None  # a listing too deep to decode: why
 
     async def hook(self, response: Any) -> None:
-        """An ``httpx`` response hook: note a call's or a listing's answer that is not JSON."""
+        """An ``httpx`` response hook: note a call's or a listing's answer that is not JSON.
+        Whatever goes wrong here is left to the SDK: a hook must not break the request."""
+        with contextlib.suppress(Exception):  # the SDK reports the answer in its own words
+            await self._note(response)
+
+    async def _note(self, response: Any) -> None:
         key = _request_key(response.request)
         if key is None:
             return
@@ -67,7 +73,8 @@ def describe(status: int, content_type: str, head: bytes) -> str:
     """``HTTP 200, text/html, 43 bytes: b'<html>…'`` in one line."""
     kind = " ".join(content_type.split()) or "no content type"
     shown = repr(head[:SHOWN]) + ("..." if len(head) > SHOWN else "")
-    body = f"{len(head):,} bytes: {shown}" if head else "an empty body"
+    size = f"more than {MAX_READ:,}" if len(head) > MAX_READ else f"{len(head):,}"
+    body = f"{size} bytes: {shown}" if head else "an empty body"
     return f"HTTP {status}, {kind}, {body}"
 
 
@@ -80,23 +87,20 @@ async def _head(response: Any, *, json_body: bool) -> bytes | None:
     """
     if json_body:
         body: bytes = await response.aread()
-        return None if body.lstrip()[:1] in (b"{", b"[") else body[:MAX_READ]
+        return None if body.lstrip()[:1] in (b"{", b"[") else body[: MAX_READ + 1]
     head = b""
     async for chunk in response.aiter_bytes():
         head += chunk
-        if len(head) >= MAX_READ:
+        if len(head) > MAX_READ:
             break
-    return head
+    return head[: MAX_READ + 1]
 
 
 def _request_key(request: Any) -> tuple[str, str] | None:
     """``("tools/call", tool)`` for a call, ``LISTING`` for a listing, None for the rest."""
     if request.method != "POST":
         return None
-    try:
-        message = json.loads(request.content)
-    except (ValueError, TypeError, AttributeError):
-        return None
+    message = json.loads(request.content)
     method = message.get("method") if isinstance(message, dict) else None
     if method == "tools/list":
         return LISTING

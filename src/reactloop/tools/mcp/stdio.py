@@ -68,7 +68,7 @@ def _parsed(sdk: Any, line: str, refused: Refused | None) -> Any:
     """The SDK's message of ``line``; a tool listing with a schema too deep (``deep_listing``,
     which reads what no decoder can) is answered for the server with an error naming the
     tool, at once, and ``refused`` is told."""
-    if refused is not None and nesting_exceeds(line, LISTING_DEPTH):
+    if refused is not None and '"tools"' in line and nesting_exceeds(line, LISTING_DEPTH):
         found = deep_listing(line)
         if found is not None:
             ident, name = found
