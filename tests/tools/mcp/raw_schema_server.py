@@ -5,6 +5,7 @@ deep or as big as asked, written as text: no SDK server can send JSON nested 20,
     python raw_schema_server.py --megabytes M       # an enum of M MB
     python raw_schema_server.py --properties N      # N string properties
     [--tools K]                                     # K such tools, t0 ... t(K-1)
+    [--description-megabytes D]                     # each with a description of D MB
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=float, default=0.0)
     parser.add_argument("--properties", type=int, default=0)
     parser.add_argument("--tools", type=int, default=1)
+    parser.add_argument("--description-megabytes", type=float, default=0.0)
     options = parser.parse_args()
     schema = schema_text(options)
     for line in sys.stdin:
@@ -54,8 +56,10 @@ def main() -> None:
                 f'{{"protocolVersion": {version}, "capabilities": {{"tools": {{}}}}, {server}}}',
             )
         elif method == "tools/list":
+            about = json.dumps("d" * int(options.description_megabytes * 1_000_000))
             tools = ", ".join(
-                f'{{"name": "t{n}", "inputSchema": {schema}}}' for n in range(options.tools)
+                f'{{"name": "t{n}", "description": {about}, "inputSchema": {schema}}}'
+                for n in range(options.tools)
             )
             send(ident, "result", '{"tools": [' + tools + "]}")
         else:

@@ -67,8 +67,16 @@ def test_a_listing_too_big_is_refused_naming_where_it_passed_the_limit(
     monkeypatch.setattr(listing, "MAX_LISTING_CHARS", 50_000)
     error = start_error("--megabytes", "0.003", "--tools", "30")  # 2,9xx characters a tool
     assert error == (
-        "MCP server 'raw' lists tools whose input schemas come to more than 50,000 "
-        "characters of JSON (the limit of a listing; passed at the tool 't16')"
+        "MCP server 'raw' lists tools whose names, descriptions and input schemas come to "
+        "more than 50,000 characters (the limit of a listing; passed at the tool 't16')"
+    )
+
+
+def test_a_description_of_megabytes_counts_against_the_listing() -> None:
+    error = start_error("--deep", "3", "--description-megabytes", "5")
+    assert error == (
+        "MCP server 'raw' lists tools whose names, descriptions and input schemas come to "
+        "more than 4,194,304 characters (the limit of a listing; passed at the tool 't0')"
     )
 
 

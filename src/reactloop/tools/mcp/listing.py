@@ -1,9 +1,10 @@
 """A server's tool listing: what it may hold, and its schemas made ready within its time.
 
 A listed tool's input schema may have at most ``MAX_SCHEMA_CHARS`` characters of JSON and
-``MAX_SCHEMA_DEPTH`` levels of nesting, and the schemas of a listing ``MAX_LISTING_CHARS``
-together; a listing past a bound is refused with the tool's name and the bound. Checking and
-normalising a schema (``inline_schema``: its check against the meta-schema costs about a
+``MAX_SCHEMA_DEPTH`` levels of nesting, and a listing's names, descriptions and schemas
+``MAX_LISTING_CHARS`` together (a description goes to the model with every request); a
+listing past a bound is refused with the tool's name and the bound. Checking and normalising
+a schema (``inline_schema``: its check against the meta-schema costs about a
 millisecond a property) counts against the listing's time limit, as listing does: the
 deadline is checked before each tool, so the listing ends within the limit plus one schema's
 work (a bounded one: 256 KiB of properties take about 2 s).
@@ -52,12 +53,17 @@ class ListingBounds:
 
     def check(self, items: Iterable[Any]) -> None:
         for item in items:
-            self.chars += schema_chars(item.name, item.input_schema)
+            self.chars += schema_chars(item.name, item.input_schema) + _text_chars(item)
             if self.chars > MAX_LISTING_CHARS:
                 raise ListingRefused(
-                    f"lists tools whose input schemas come to more than {MAX_LISTING_CHARS:,} "
-                    f"characters of JSON (the limit of a listing; passed at the tool {item.name!r})"
+                    f"lists tools whose names, descriptions and input schemas come to more "
+                    f"than {MAX_LISTING_CHARS:,} characters (the limit of a listing; passed at "
+                    f"the tool {item.name!r})"
                 )
+
+
+def _text_chars(item: Any) -> int:
+    return sum(len(text) for text in (item.name, item.title, item.description) if text)
 
 
 def schema_chars(name: str, schema: Any) -> int:
