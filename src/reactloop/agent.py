@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from reactloop.errors import UsageError
 from reactloop.journal.events import Observer
 from reactloop.limits import Limits
 from reactloop.loop.budget import Pricer
@@ -28,6 +29,7 @@ from reactloop.models.react import ReactTextModel
 from reactloop.output.spec import OutputSpec
 from reactloop.result import RunResult
 from reactloop.support.interrupts import guard_run
+from reactloop.support.text import text_problem
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
@@ -154,7 +156,9 @@ class Agent:
         makes ``task`` a follow-up of that run: the model sees the conversation so far, and
         the journal's ``run_start`` links to the earlier run's. ``journal`` and ``observers``
         replace the agent's for this run. On the main thread, a Ctrl-C cancels the run
-        (``reactloop.support.interrupts``): it ends ``cancelled``, with its ``stop``."""
+        (``reactloop.support.interrupts``): it ends ``cancelled``, with its ``stop``. A task
+        that UTF-8 cannot encode (bytes that were not UTF-8, decoded with ``surrogateescape``)
+        is a ``UsageError`` that says where, raised before the run starts: no model takes it."""
         guard = guard_run()  # first: from here on, a Ctrl-C is the run's
         try:
             self._cancel.clear()
@@ -278,6 +282,8 @@ class Agent:
     ) -> RunLoop:
         from reactloop.loop.run_loop import RunLoop  # the loop's modules load with the first run
 
+        if type(task) is str and (problem := text_problem(task)) is not None:
+            raise UsageError(problem)  # no model takes it: refused before the run starts
         settings = self.settings()
         if journal is not None or observers is not None or cancel is not self._cancel:
             settings = dataclasses.replace(

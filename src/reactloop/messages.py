@@ -98,14 +98,32 @@ def count_of(fields: Any, key: str) -> int:
     return token_count(value) or 0
 
 
+def exact_count(value: Any) -> int | None:
+    """``value`` as the count a ``Usage`` keeps: a whole number (an int, or a float without a
+    fraction) from 0 to ``MAX_TOKEN_COUNT``; None for anything else (NaN, a fraction, a bool,
+    a negative or an absurd number such as 2**53, a string).
+
+    The one rule for the counts of a ``Usage``, kept on both sides of the journal:
+    ``Usage.from_dict`` (replay, resume) refuses a count that fails it, and the loop counts a
+    model's such count as 0, with a ``bad_usage`` warning (``loop.model_call``), so a run
+    never journals a count that replay refuses.
+    """
+    if type(value) is int:  # the common case
+        return value if 0 <= value <= MAX_TOKEN_COUNT else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    count = token_count(value)
+    return count if count is not None and count == value else None
+
+
 def _token_count(data: dict[str, Any], key: str) -> int:
     value = data.get(key)
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"usage {key} must be a number, not {type(value).__name__}")
-    count = token_count(value)
-    if count is None or count != value:  # NaN, a fraction, out of range
+    count = exact_count(value)
+    if count is None:  # NaN, a fraction, out of range
         raise ValueError(f"usage {key} must be a whole number of tokens, not {value!r}")
     return count
 

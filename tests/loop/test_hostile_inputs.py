@@ -19,7 +19,9 @@ from reactloop import (
     ModelTurn,
     ScriptedModel,
     StopReason,
+    Toolbox,
     ToolCall,
+    UsageError,
     read_journal,
     tool,
 )
@@ -207,6 +209,54 @@ def test_an_output_whose_str_raises_is_an_observation(output: Any) -> None:
     assert "cannot be shown" in json.loads(result.history[-2].content)["error"]
 
 
+class _NoLength(str):
+    """A ``str`` whose own methods raise (issue 33: its ``__len__`` escaped ``Agent.run``)."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("no length")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("no iteration")
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+class _TextIsHostile:
+    def __str__(self) -> str:
+        return _NoLength("made of text")
+
+
+@pytest.mark.parametrize(
+    ("output", "shown"),
+    [
+        (_NoLength("hello"), "hello"),
+        ({"a": _NoLength("hello")}, {"a": "hello"}),
+        (_NoLength("x" * 500), "x" * 5),
+        (_TextIsHostile(), "made of text"),
+    ],
+    ids=["str", "in-a-dict", "long", "str-of-an-object"],
+)
+def test_a_str_subclass_whose_methods_raise_is_shown_as_its_text(
+    tmp_path: Path, output: Any, shown: Any
+) -> None:
+    @tool
+    def odd() -> Any:
+        """Odd."""
+        return output
+
+    with Journal(tmp_path / "run.jsonl") as journal:
+        toolbox = Toolbox([odd], max_output_chars=100)
+        result = Agent(one_call("{}", "odd"), toolbox, journal=journal).run("q")
+    events = read_journal(tmp_path / "run.jsonl")
+    assert (result.stop_reason, events[-1]["type"]) == (StopReason.FINAL_ANSWER, "stop")
+    seen = json.loads(result.history[-2].content)
+    if seen.get("truncated"):
+        assert seen["output"].startswith(shown)
+    else:
+        assert seen == {"ok": True, "output": shown}
+
+
 def test_an_exception_whose_str_raises_is_an_observation() -> None:
     @tool
     def fails() -> str:
@@ -257,10 +307,10 @@ def test_a_surrogate_pair_as_two_code_points_reads_back_exactly(tmp_path: Path) 
     (journaled_result,) = [e for e in events if e["type"] == "tool_result"]
     assert journaled_result["result"]["output"] == text
     assert journaled_result["content"] == result.history[-2].content
-    task = tmp_path / "task.jsonl"
-    with Journal(task) as journal:
+    task = tmp_path / "task.jsonl"  # a task no model can take is refused before the run
+    with Journal(task) as journal, pytest.raises(UsageError, match="surrogate code point"):
         Agent(ScriptedModel(["ok"]), [], journal=journal, protocol="native").run(text)
-    assert read_journal(task)[0]["task"] == text
+    assert read_journal(task) == []
 
 
 def test_a_sync_tool_that_overruns_the_time_limit_is_abandoned(tmp_path: Path) -> None:

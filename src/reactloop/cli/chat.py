@@ -34,6 +34,7 @@ from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.result import RunResult
+from reactloop.support.text import text_problem
 
 PROMPT = "> "
 EXIT_WORDS = ("exit", "quit", ":q")
@@ -111,6 +112,9 @@ def converse(agent: Agent, journal: Journal | None, stderr: Console) -> int:
     )
     with interrupts.installed():
         while (line := interrupts.read_line()) is not None:
+            if (problem := text_problem(line, "the line")) is not None:
+                stderr.print(f"[red]{escape(problem)}[/]; type it again as UTF-8")
+                continue
             result = interrupts.turn(functools.partial(agent.run, line, history=last))
             if result is None:
                 stderr.print("[yellow]turn interrupted[/]")

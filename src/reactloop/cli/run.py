@@ -14,6 +14,7 @@ from reactloop.cli.run_agent import run_from_cli
 from reactloop.cli.task_input import read_task
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
+from reactloop.support.text import text_problem
 from reactloop.tools.registry import FAMILIES
 
 _PROTOCOL_HELP = (
@@ -213,6 +214,8 @@ def run(**kwargs: Any) -> None:
     options = RunOptions(**kwargs)
     if not options.task.strip():
         raise CliError("TASK is empty: say what the agent should do")
+    if (problem := text_problem(options.task, "TASK")) is not None:
+        raise CliError(f"{problem}; give it as UTF-8")
     try:
         code = run_from_cli(options)
     except UsageError as exc:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.errors import describe_exception
+from reactloop.errors import UsageError, describe_exception
 from reactloop.history import History
 from reactloop.loop import notices
 from reactloop.messages import Message
@@ -44,9 +44,17 @@ def as_verify(verify: Verify | None) -> Verify | None:
 
 def read_checklist(path: str | Path) -> list[str]:
     """The items of a checklist file: one a line; ``-``, ``*``, ``[ ]`` and numbers before an
-    item are left out, and blank lines and ``#`` comments are skipped."""
+    item are left out, and blank lines and ``#`` comments are skipped. A file that is not
+    UTF-8 text is a ``UsageError`` that says where (``reactloop run`` exits 2 with its line)."""
     items = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 4]
+        raise UsageError(
+            f"checklist {path} is not UTF-8 text (the bytes {bad!r} at byte {exc.start})"
+        ) from None
+    for line in text.splitlines():
         item = line.strip()
         if not item or item.startswith("#"):
             continue

@@ -18,7 +18,7 @@ from reactloop.history import History
 from reactloop.journal.events import micros
 from reactloop.loop.budget import Budget
 from reactloop.loop.settings import RunSettings
-from reactloop.messages import ModelTurn, ToolCall, Usage
+from reactloop.messages import MAX_TOKEN_COUNT, ModelTurn, ToolCall, Usage, exact_count
 from reactloop.models.base import ModelRequest
 from reactloop.support.interrupts import interruptibly
 from reactloop.tools.custody import Custody
@@ -89,6 +89,7 @@ def ask(
     turn = checked_turn(reply)
     if isinstance(turn, ModelFailure):
         return _failed(budget, emit, turn, wire, started)
+    turn = _sound_usage(turn, warn)
     budget.record_model_call(turn.usage)
     if emit is not None and (turn.raw is not None or wire):
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
@@ -107,6 +108,31 @@ def _complete(model: Any, request: ModelRequest, custody: Custody | None) -> Any
         return interruptibly(model.complete, request)
     finally:
         custody.leave()
+
+
+def _sound_usage(turn: ModelTurn, warn: Warn) -> ModelTurn:
+    """``turn`` with each count of its usage that replay would refuse (``exact_count``: not
+    a whole number, negative, beyond ``MAX_TOKEN_COUNT``) counted as 0, with a warning."""
+    usage = turn.usage
+    counts = usage.to_dict()
+    bad = {key: value for key, value in counts.items() if exact_count(value) is None}
+    if not bad:
+        return turn
+    shown = ", ".join(f"{key}={_shown_count(value)}" for key, value in bad.items())
+    warn(
+        "bad_usage",
+        f"the model reported a usage that is not a token count ({shown}; a count is a whole "
+        f"number from 0 to {MAX_TOKEN_COUNT:,}): counted as 0",
+    )
+    fixed = {key: exact_count(value) or 0 for key, value in counts.items()}
+    return dataclasses.replace(turn, usage=Usage(**fixed))
+
+
+def _shown_count(value: object) -> str:
+    try:
+        return repr(value)[:40]
+    except Exception:  # a hostile __repr__
+        return f"a {type(value).__name__}"
 
 
 def _pass_on(notices: object, warn: Warn) -> None:

@@ -187,14 +187,16 @@ class Toolbox:
         )
 
     def _success(self, call: ToolCall, output: Any, started: float) -> ToolResult:
-        if type(output) is str:
-            text = output
-        else:
-            try:
-                output, text = _as_text(output)
-            except BaseException as exc:  # no text: a huge int, a failing __str__, deep nesting
-                message = f"the output cannot be shown ({describe_exception(exc)})"
-                return self._error(call, message, started, True)
+        """The result of a call that returned; any failure to handle its output (no text:
+        a huge int, a failing ``__str__`` or ``__len__``, deep nesting) is an observation."""
+        try:
+            return self._shown(call, output, started)
+        except BaseException as exc:
+            message = f"the output cannot be shown ({describe_exception(exc)})"
+            return self._error(call, message, started, True)
+
+    def _shown(self, call: ToolCall, output: Any, started: float) -> ToolResult:
+        output, text = (output, output) if type(output) is str else _as_text(output)
         truncated = len(text) > self.max_output_chars
         spill_path = None
         if truncated:
@@ -253,14 +255,15 @@ def _failure_message(exc: BaseException) -> str:
 
 def _as_text(output: Any) -> tuple[Any, str]:
     """The output as sent (JSON-able, else its ``str``) and its text, to measure its length."""
-    if isinstance(output, str):
-        return output, output
+    if isinstance(output, str):  # a subclass's own methods (``__len__``…) are not called
+        text = str.__str__(output)
+        return text, text
     if output is None or isinstance(output, bool | int | float):
         return output, str(output)  # short: only its length matters here
     try:
         text = _strict_dumps(output)
     except (TypeError, ValueError):
-        text = str(output)
+        text = str.__str__(str(output))
         return text, text
     if nesting_exceeds(text, MAX_DEPTH):
         raise ValueError(f"it is nested deeper than {MAX_DEPTH} levels")

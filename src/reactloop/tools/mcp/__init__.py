@@ -11,7 +11,10 @@ its names are asked for. The files: ``config.py`` (``ServerConfig``, ``--mcp-con
 ``opening.py`` (starting servers), ``client.py`` (``MCPServers``, ``MCPTool``), ``connection.py``
 and ``background.py`` (one server's session on a background event loop), ``session.py``,
 ``results.py`` (a call's result as an observation), ``schematool.py`` (a tool with a JSON
-Schema of its own). The providers' forms of their schemas are in ``models/schemas/``.
+Schema of its own), ``listing.py`` (a listing's bounds, its schemas made ready within its
+limit), ``received.py`` (what came back over HTTP that was not MCP), ``stdio.py`` and
+``reaper.py`` (a stdio server's transport, and what it starts going with it). The providers'
+forms of their schemas are in ``models/schemas/``.
 """
 
 from __future__ import annotations

@@ -20,11 +20,12 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.messages import ToolSpec
-from reactloop.models.schemas.dialects import WRAPPED_KEY, dialect_schema, inline_schema
+from reactloop.models.schemas.dialects import WRAPPED_KEY
 from reactloop.tools.base import Tool, run_deadline
 from reactloop.tools.mcp.background import BackgroundLoop
 from reactloop.tools.mcp.config import ServerConfig, unique_names
 from reactloop.tools.mcp.connection import ServerConnection, ServerFailure
+from reactloop.tools.mcp.listing import Listed
 from reactloop.tools.mcp.results import convert_result
 from reactloop.tools.mcp.schematool import SchemaTool, any_arguments
 
@@ -97,18 +98,18 @@ class MCPServers:
         try:
             for connection in self.connections:
                 connection.begin()
-            listed = [(c, self._started(c)) for c in self.connections]
+            listed = [(c, self._started(c, self.dialect)) for c in self.connections]
         except BaseException:
             self.close()
             raise
-        self.tools = build_tools(listed, self.reserved, self.dialect)
+        self.tools = build_tools(listed, self.reserved)
         return self.tools
 
     @staticmethod
-    def _started(connection: ServerConnection) -> list[Any]:
+    def _started(connection: ServerConnection, dialect: str) -> list[Listed]:
         try:
             connection.finish()
-            return connection.list_tools()
+            return connection.list_tools(dialect)
         except ServerFailure as exc:
             raise MCPStartError(str(exc)) from None
 
@@ -131,27 +132,27 @@ class MCPServers:
 
 
 def build_tools(
-    listed: Iterable[tuple[ServerConnection, list[Any]]], reserved: frozenset[str], dialect: str
+    listed: Iterable[tuple[ServerConnection, list[Listed]]], reserved: frozenset[str]
 ) -> list[Tool]:
-    pairs = [(connection, item) for connection, items in listed for item in items]
-    counts = Counter(_safe(item.name) for _, item in pairs)
+    pairs = [(connection, tool) for connection, tools in listed for tool in tools]
+    counts = Counter(_safe(tool.item.name) for _, tool in pairs)
     taken = set(reserved)
     built: list[Tool] = []
-    for connection, item in pairs:
-        name = _safe(item.name)
+    for connection, tool in pairs:
+        name = _safe(tool.item.name)
         if counts[name] > 1 or name in taken:
-            name = _safe(f"{connection.name}_{item.name}")
+            name = _safe(f"{connection.name}_{tool.item.name}")
         base, number = name, 1
         while name in taken:
             number += 1
             name = f"{base[: MAX_NAME - 4]}_{number}"
         taken.add(name)
-        built.append(_mcp_tool(connection, item, name, dialect))
+        built.append(_mcp_tool(connection, tool, name))
     return built
 
 
-def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) -> Tool:
-    schema, wrapped = inline_schema(item.input_schema)
+def _mcp_tool(connection: ServerConnection, listed: Listed, name: str) -> Tool:
+    item, wrapped = listed.item, listed.wrapped
     annotations = item.annotations
     title = item.title or (annotations.title if annotations is not None else None)
     description = item.description or title or item.name
@@ -168,8 +169,8 @@ def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) 
     return MCPTool(
         name=name,
         description=description,
-        schema=schema,
-        portable=dialect_schema(schema, dialect),
+        schema=listed.schema,
+        portable=listed.portable,
         function=call,
         arguments_model=any_arguments(),
         read_only=read_only,

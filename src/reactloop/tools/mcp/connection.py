@@ -18,6 +18,7 @@ from typing import Any
 from reactloop.errors import ToolError, describe_exception
 from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.listing import Listed, ListingBounds, ListingRefused, prepared
 from reactloop.tools.mcp.session import Session, StartTimeout
 
 RESTARTS = 1
@@ -79,31 +80,51 @@ class ServerConnection:
             self._retire(session)
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
 
-    def list_tools(self) -> list[Any]:
-        """Every tool the server lists, all pages, within the list_tools limit."""
+    def list_tools(self, dialect: str = "openai") -> list[Listed]:
+        """Every tool the server lists, all pages, their schemas bounded and made ready in
+        ``dialect`` (``listing.py``), all within the list_tools limit."""
         limit, why = self._limit(self.config.list_tools_timeout, "tool listing")
+        deadline = time.monotonic() + limit
         try:
-            return self._loop.run(self._all_tools(limit), limit)
+            items = self._loop.run(self._all_tools(limit), limit)
+            return prepared(items, dialect, deadline, f"{_s(limit)} s{why}")
+        except ListingRefused as exc:
+            raise ServerFailure(self._what(str(exc))) from None
         except (TimeoutError, LoopTimeout):
             self._broken = "did not list its tools"
-            what = f"did not list its tools within {_s(limit)} s{why}"
+            what = self._refused() or f"did not list its tools within {_s(limit)} s{why}"
             raise ServerFailure(self._what(what)) from None
         except Exception as exc:
-            raise ServerFailure(self._what(f"could not list its tools: {_cause(exc)}")) from None
+            what = self._refused() or f"could not list its tools: {_cause(exc)}"
+            raise ServerFailure(self._what(what)) from None
 
     async def _all_tools(self, limit: float) -> list[Any]:
         import anyio
 
         tools: list[Any] = []
+        bounds = ListingBounds()
         cursor: str | None = None
         with anyio.fail_after(limit):
             for _ in range(MAX_PAGES):
                 page = await self._client.list_tools(cursor=cursor)
+                bounds.check(page.tools)
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
                     break
         return tools
+
+    def _refused(self) -> str | None:
+        """Why the transport refused the listing (a schema too deep to decode), or what came
+        back instead of one over HTTP, if so."""
+        session = self._session
+        if session is None:
+            return None
+        if (refused := session.refused or session.received.refused) is not None:
+            return refused
+        if (received := session.received.take(None)) is not None:
+            return f"answered the tool listing with what is not an MCP answer: {received}"
+        return None
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -117,7 +138,9 @@ class ServerConnection:
             return self._loop.run(_call(client, tool, arguments, limit), limit)
         except (TimeoutError, LoopTimeout):
             garbage = session.garbage if session is not None else None
-            if garbage is not None:
+            if (received := _received(session, tool)) is not None:
+                what = f"sent what is not an MCP answer ({received}) and did not answer"
+            elif garbage is not None:
                 what = f"wrote output that is not JSON-RPC ({garbage}) and did not answer"
             else:
                 what = "did not answer"
@@ -126,6 +149,9 @@ class ServerConnection:
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
                 what = f"closed the connection during {tool!r}"
                 raise self._failed(what, session, mark) from None
+            if (received := _received(session, tool)) is not None:
+                what = f"answered {tool!r} with what is not an MCP answer: {received}"
+                raise ToolError(self._what(what)) from None
             raise ToolError(self._what(f"refused {tool!r}: {_cause(exc)}")) from None
 
     def _ready(self) -> Any:
@@ -205,6 +231,10 @@ async def _call(client: Any, tool: str, arguments: dict[str, Any], limit: float)
         return await client.call_tool(tool, arguments)
 
 
+def _received(session: Session | None, tool: str) -> str | None:
+    return session.received.take(tool) if session is not None else None
+
+
 def _s(seconds: float) -> str:
     return f"{round(seconds, 2):g}"
 
@@ -214,6 +244,12 @@ def _cause(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        return message
-    return describe_exception(exc)
+    text = message if isinstance(message, str) and message else describe_exception(exc)
+    return _one_line(text)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut at ``limit`` characters (an SDK's error may hold a pydantic
+    report of several lines)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

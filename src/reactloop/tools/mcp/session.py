@@ -23,6 +23,7 @@ from typing import IO, Any, TextIO, cast
 from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
 from reactloop.tools.mcp.reaper import reaper_argv
+from reactloop.tools.mcp.received import Received
 from reactloop.tools.mcp.stdio import NotUTF8, stdio_client
 
 STDERR_TAIL = 300
@@ -39,6 +40,8 @@ class Session:
         self.config = config
         self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.garbage: str | None = None
+        self.refused: str | None = None  # why a listing was refused before the SDK read it
+        self.received = Received()  # what came back over HTTP that was not an MCP answer
         self._stop = asyncio.Event()
         self._scope: Any = None  # the anyio.CancelScope of the connection
         self._stderr: IO[bytes] | None = None
@@ -116,6 +119,7 @@ class Session:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             http = create_mcp_http_client(headers=dict(config.headers) or None)
+            http.event_hooks["response"].append(self.received.hook)
             stack.push_async_callback(http.aclose)
             return streamable_http_client(config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters
@@ -124,7 +128,10 @@ class Session:
         env = dict(config.env) if config.env is not None else None
         command, args = _reaped(config.command, list(config.args), env)
         parameters = StdioServerParameters(command=command, args=args, env=env, cwd=config.cwd)
-        return stdio_client(parameters, errlog=cast(TextIO, self._stderr))
+        return stdio_client(parameters, cast(TextIO, self._stderr), self._refuse)
+
+    def _refuse(self, why: str) -> None:
+        self.refused = why
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception) and self.garbage is None:

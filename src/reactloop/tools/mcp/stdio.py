@@ -6,7 +6,10 @@ The SDK's reader joins what it holds of a line with every chunk it reads
 copied and scanned some 460 times (about 30 s). And a line that is not UTF-8 ends its reader
 with a ``UnicodeDecodeError``, so the call fails with a generic "did not answer". Here the
 chunks of a line are kept in a list and joined once, at its end; a line that is not UTF-8 is
-handed to the session as ``NotUTF8``, which the error quotes (``session._garbage_text``).
+handed to the session as ``NotUTF8``, which the error quotes (``session._garbage_text``). A
+tool listing nested too deep for the SDK's decoder is answered at once with an error that
+names the tool (``listing.deep_listing``), where the SDK would drop it and the listing wait
+out its limit.
 
 Everything else is the SDK's own: the process (in a process group of its own), the writer, the
 shutdown sequence of the spec. Those pieces are private to the SDK: with an SDK that lacks
@@ -16,8 +19,15 @@ them, its own ``stdio_client`` is used, as it is.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TextIO
+
+from reactloop.support.json_decode import nesting_exceeds
+from reactloop.tools.mcp.listing import LISTING_DEPTH, deep_listing, too_deep
+
+Refused = Callable[[str], None]
+INTERNAL_ERROR = -32603  # JSON-RPC's code for an error of the answering side
 
 
 class NotUTF8(ValueError):
@@ -54,8 +64,26 @@ async def lines_of(stream: Any) -> AsyncIterator[str | NotUTF8]:
             pending.append(chunk[start:])
 
 
-def stdio_client(parameters: Any, errlog: TextIO) -> contextlib.AbstractAsyncContextManager[Any]:
-    """The transport for ``parameters`` (the SDK's ``StdioServerParameters``)."""
+def _parsed(sdk: Any, line: str, refused: Refused | None) -> Any:
+    """The SDK's message of ``line``; a tool listing with a schema too deep (``deep_listing``,
+    which reads what no decoder can) is answered for the server with an error naming the
+    tool, at once, and ``refused`` is told."""
+    if refused is not None and '"tools"' in line and nesting_exceeds(line, LISTING_DEPTH):
+        found = deep_listing(line)
+        if found is not None:
+            ident, name = found
+            message = str(too_deep(name))
+            refused(message)
+            error = {"code": INTERNAL_ERROR, "message": message}
+            line = json.dumps({"jsonrpc": "2.0", "id": ident, "error": error})
+    return sdk._parse_line(line)
+
+
+def stdio_client(
+    parameters: Any, errlog: TextIO, refused: Refused | None = None
+) -> contextlib.AbstractAsyncContextManager[Any]:
+    """The transport for ``parameters`` (the SDK's ``StdioServerParameters``); ``refused`` is
+    told why a tool listing was refused before the SDK read it (``_parsed``)."""
     from mcp.client import stdio as sdk
 
     needed = (
@@ -69,11 +97,13 @@ def stdio_client(parameters: Any, errlog: TextIO) -> contextlib.AbstractAsyncCon
     )
     if not all(hasattr(sdk, name) for name in needed):
         return sdk.stdio_client(parameters, errlog=errlog)
-    return _linear_stdio(sdk, parameters, errlog)
+    return _linear_stdio(sdk, parameters, errlog, refused)
 
 
 @contextlib.asynccontextmanager
-async def _linear_stdio(sdk: Any, server: Any, errlog: TextIO) -> AsyncIterator[Any]:
+async def _linear_stdio(
+    sdk: Any, server: Any, errlog: TextIO, refused: Refused | None
+) -> AsyncIterator[Any]:
     import anyio
     import anyio.lowlevel
     from mcp.shared.message import SessionMessage
@@ -99,7 +129,7 @@ async def _linear_stdio(sdk: Any, server: Any, errlog: TextIO) -> AsyncIterator[
             async with read_writer:
                 try:
                     async for line in lines_of(process.stdout):
-                        message = line if isinstance(line, NotUTF8) else sdk._parse_line(line)
+                        message = line if isinstance(line, NotUTF8) else _parsed(sdk, line, refused)
                         try:
                             await read_writer.send(message)
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
