@@ -33,6 +33,7 @@ from reactloop.models.schemas.fix import (
     MAX_DEPTH,
     SCHEMA_LISTS,
     SCHEMA_MAPS,
+    SCHEMA_ONE,
     copied,
     drop_invalid,
     fix_draft4,
@@ -61,19 +62,6 @@ _DROPPED = {
     "$dynamicAnchor",
     "$dynamicRef",
     "$vocabulary",
-}
-_SCHEMA_ONE = {
-    "additionalProperties",
-    "items",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
 }
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
 _ANNOTATIONS = frozenset(
@@ -190,7 +178,7 @@ class _Inliner:
             return {name: self.node(sub, depth + 1, refs, base) for name, sub in item.items()}
         if key in SCHEMA_LISTS and isinstance(item, list):
             return [self.node(sub, depth + 1, refs, base) for sub in item]
-        if key in _SCHEMA_ONE:
+        if key in SCHEMA_ONE:
             return self.node(item, depth + 1, refs, base)
         return copied(item, depth)  # its own, so that fixing it never changes the caller's
 
@@ -258,7 +246,7 @@ class _Dialect:
             return {name: self.node(sub, depth + 1) for name, sub in item.items()}
         if key in SCHEMA_LISTS and isinstance(item, list):
             return [self.node(sub, depth + 1) for sub in item]
-        if key in _SCHEMA_ONE:
+        if key in SCHEMA_ONE:
             return self.node(item, depth + 1)
         return item
 

@@ -10,6 +10,19 @@ MAX_FIXES = 20
 MAX_DEPTH = 64
 SCHEMA_MAPS = {"properties", "patternProperties", "dependentSchemas"}
 SCHEMA_LISTS = {"anyOf", "oneOf", "allOf", "prefixItems"}
+SCHEMA_ONE = {  # the keywords whose value is one subschema
+    "additionalProperties",
+    "items",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+}
 
 
 def drop_invalid(schema: dict[str, Any]) -> dict[str, Any]:

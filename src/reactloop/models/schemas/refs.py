@@ -15,24 +15,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urldefrag, urljoin
 
-from reactloop.models.schemas.fix import MAX_DEPTH, SCHEMA_LISTS, SCHEMA_MAPS
+from reactloop.models.schemas.fix import MAX_DEPTH, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE
 
 MAX_INDEXED = 10_000  # subschemas walked for ids and anchors; past that, the rest is unseen
 _MAPS = SCHEMA_MAPS | {"$defs", "definitions"}
-_ONE = {
-    "additionalProperties",
-    "items",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-    "contentSchema",
-}
+_ONE = SCHEMA_ONE | {"contentSchema"}
 
 
 class Target(NamedTuple):
