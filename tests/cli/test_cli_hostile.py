@@ -95,7 +95,7 @@ def test_non_finite_numbers_are_usage_errors(tmp_path, option):
 
 
 @pytest.mark.parametrize(
-    "args", [["run", "q", "--max-steps", "0"], ["run"], ["bogus"], ["view", "/no/such.jsonl"]]
+    "args", [["run", "q", "--max-steps", "0"], ["run"], ["rnu"], ["view", "/no/such.jsonl"]]
 )
 def test_click_usage_errors_are_one_line(args):
     code, _, err = invoke(*args)

@@ -127,7 +127,8 @@ def test_the_run_time_limit_still_wins_when_it_comes_first(tmp_path: Path) -> No
 
 def test_resume_builds_the_model_with_the_recorded_idle_timeout() -> None:
     config = {"model_settings": {"base_url": "http://127.0.0.1:9/v1", "idle_timeout": 2.5}}
-    model = recorded_model("openai:m", config, base_url=None)
+    # The base URL is given again (a recorded one is never sent to on the journal's word).
+    model = recorded_model("openai:m", config, base_url="http://127.0.0.1:9/v1")
     assert model.line.attempt.idle_timeout == 2.5  # type: ignore[attr-defined]
     hostile = {"model_settings": {"idle_timeout": -1}}
     with pytest.raises(UsageError, match="idle_timeout must be a positive number"):
