@@ -24,7 +24,7 @@ Content (the task, messages, tool arguments and results, the answer) is recorded
 spans are a view of it, made from the same events. One observer may serve concurrent runs:
 each run's events come from the run's own thread, and the spans are kept per thread.
 
-Needs the ``otel`` extra (``opentelemetry-api``; an exporter needs ``opentelemetry-sdk``),
+Needs ``opentelemetry-api`` (the ``otel`` extra brings it with the SDK and the OTLP exporter),
 imported when the observer is built.
 """
 
