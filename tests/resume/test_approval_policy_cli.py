@@ -118,3 +118,30 @@ def test_approve_pending_on_a_run_that_waits_for_nothing_just_goes_on(tmp_path: 
 def test_approve_says_what_it_cannot_do(tmp_path: Path) -> None:
     code, _, err = invoke("approve", str(tmp_path / "missing.jsonl"))
     assert code == 2 and "cannot approve" in err and "cannot resume" not in err, err
+
+
+def test_run_takes_the_policy_from_the_start(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    turns = [
+        {"tool_calls": [write("a.txt", "A", "w_a")]},
+        {"tool_calls": [edit("e_1")]},
+        {"content": "done"},
+    ]
+    trace = tmp_path / "run.jsonl"
+    code, out, err = invoke(
+        "run", "write", "--model", script(tmp_path, turns), "--tools", "files",
+        "--workspace", str(workspace), "--trace", str(trace), "--defer-approval",
+        "--allow", "tool:write_file", "--json",
+    )  # fmt: skip
+    assert code == 1 and [c["call_id"] for c in json.loads(out)["pending"]] == ["e_1"], err
+    assert (workspace / "a.txt").read_text() == "A"  # allowed: it ran without a stop
+    code, payload, err = resume(trace, "--approve-pending", "--defer-approval")
+    assert code == 0 and payload["answer"] == "done", err
+    assert "--allow 'tool:write_file'" in err and "not in force" in err
+    assert (workspace / "a.txt").read_text() == "AA"
+    code, _, err = invoke(
+        "run", "w", "--model", script(tmp_path, turns), "--tools", "files",
+        "--workspace", str(workspace), "--no-trace", "--defer-approval", "--allow", "re:(",
+    )  # fmt: skip
+    assert code == 2 and "not a valid regex" in err, err

@@ -58,7 +58,9 @@ def record_approvals(trace: Path, options: Mapping[str, Any], stderr: Console) -
     which recorded patterns are not in force because they were not given again."""
     recorded, state = prepare_resume(trace)
     policy = given_policy(options)
-    _not_given_again(recorded_policy(recorded.events), policy, stderr)
+    _not_given_again(
+        recorded_policy(recorded.events) or _run_policy(state.run_start), policy, stderr
+    )
     who = options["who"] or user()
     if options["approve_pending"] and state.why == "awaiting_approval":
         for event in record_decisions(trace, (), deny=None, who=who):
@@ -66,6 +68,13 @@ def record_approvals(trace: Path, options: Mapping[str, Any], stderr: Console) -
             stderr.print(line, markup=False)
     if policy is not None:
         record_policy(trace, policy, who=who)
+
+
+def _run_policy(run_start: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The approval ``reactloop run`` recorded (``--allow`` with ``--defer-approval``)."""
+    config = run_start.get("config")
+    approval = config.get("approval") if isinstance(config, Mapping) else None
+    return approval if isinstance(approval, Mapping) else None
 
 
 def _not_given_again(
