@@ -145,3 +145,17 @@ def test_run_takes_the_policy_from_the_start(tmp_path: Path) -> None:
         "--workspace", str(workspace), "--no-trace", "--defer-approval", "--allow", "re:(",
     )  # fmt: skip
     assert code == 2 and "not a valid regex" in err, err
+
+
+def test_a_refused_resume_writes_no_decision(tmp_path: Path) -> None:
+    turns = [{"tool_calls": [write("a.txt", "A", "w_a")]}, {"content": "done"}]
+    trace, workspace = deferred_run(tmp_path, turns)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(turns), encoding="utf-8")
+    before = trace.read_bytes()
+    code, _, err = invoke(
+        "resume", str(trace), "--model", f"scripted:{other}", "--approve-pending",
+        "--defer-approval", "--allow", "tool:write_file",
+    )  # fmt: skip
+    assert code == 2 and "recorded with model" in err and "approved:" not in err, err
+    assert trace.read_bytes() == before and not (workspace / "a.txt").exists()

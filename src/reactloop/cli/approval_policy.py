@@ -20,8 +20,11 @@ from rich.console import Console
 
 from reactloop.approval import AllowRule, bash_command
 from reactloop.errors import UsageError
+from reactloop.limits import Limits
+from reactloop.loop.settings import RunSettings
 from reactloop.resume.decisions import record_decisions, record_policy, recorded_policy
-from reactloop.resume.resume_run import prepare_resume
+from reactloop.resume.resume_run import mismatch, prepare_resume, resumed_settings
+from reactloop.resume.run_state import ResumeState
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Defer, PreparedCall
 
@@ -51,6 +54,18 @@ def given_policy(options: Mapping[str, Any]) -> dict[str, Any] | None:
     if not allow:
         return None
     return {"mode": "defer" if options["defer_approval"] else "ask", "allow": allow}
+
+
+def check_resumable(
+    settings: RunSettings, state: ResumeState, limits: Limits, *, force: bool, trace: Path
+) -> None:
+    """The agent's own check (``Agent.resume``'s), made before the decisions are written: a
+    resume refused for another model or tool set leaves the journal as it was."""
+    problem = (
+        None if force else mismatch(resumed_settings(settings, state, limits), state.run_start)
+    )
+    if problem is not None:
+        raise UsageError(f"cannot resume {trace}: {problem} (--force resumes anyway)")
 
 
 def record_approvals(trace: Path, options: Mapping[str, Any], stderr: Console) -> None:

@@ -23,7 +23,7 @@ import click
 from rich.console import Console
 
 from reactloop.agent import Agent
-from reactloop.cli.approval_policy import given_policy, record_approvals
+from reactloop.cli.approval_policy import check_resumable, given_policy, record_approvals
 from reactloop.cli.checks_record import recorded_checks, recorded_output_type, recorded_price
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
@@ -141,7 +141,6 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
         raise UsageError(f"cannot resume {trace}: {exc}") from None
     model = recorded_model(spec, config, base_url=base_url)
     builtin = _builtin_tools(trace, config, options)
-    record_approvals(trace, options, stderr)  # what the command line decided, journaled
     with contextlib.ExitStack() as servers:
         try:  # the servers given again, open while the run goes on, stopped after
             mcp = servers.enter_context(_mcp_tools(servers_given, [t.name for t in builtin]))
@@ -213,9 +212,11 @@ def _resumed(
         output_type=recorded_output_type(state.run_start),
         **recorded_checks(config, recorded_workspace(config), options["sandbox"]),
     )
-    return agent.resume(
-        trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]
-    )
+    limits = _limits(state, options)
+    if options["approve_pending"] or options["allow"]:  # journaled once resuming is sure to go
+        check_resumable(agent.settings(), state, limits, force=options["force"], trace=trace)
+        record_approvals(trace, options, stderr)
+    return agent.resume(trace, limits=limits, force=options["force"], fsync=options["fsync"])
 
 
 def _mcp_tools(
