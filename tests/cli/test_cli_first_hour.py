@@ -105,7 +105,7 @@ def test_output_schema_makes_the_answer_a_validated_value(tmp_path: Path) -> Non
     assert report["model_calls"] == 2
 
 
-def test_otel_sends_the_runs_spans_to_the_endpoint_in_the_environment(
+def test_otel_sends_the_runs_spans_and_metrics_to_the_endpoint_in_the_environment(
     tmp_path: Path,
     monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
@@ -139,7 +139,8 @@ def test_otel_sends_the_runs_spans_to_the_endpoint_in_the_environment(
         server.shutdown()
         server.server_close()
     assert code == 0, err
-    assert paths and set(paths) == {"/v1/traces"}  # flushed before the command returned
+    assert set(paths) == {"/v1/traces", "/v1/metrics"}  # flushed before the command returned
+    assert paths.count("/v1/metrics") == 1  # the run's metrics, once
 
 
 def test_verify_sends_a_premature_answer_back_and_long_run_options_reach_the_limits(

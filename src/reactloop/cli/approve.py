@@ -1,13 +1,14 @@
 """``reactloop approve TRACE [CALL_ID ...] [--deny REASON]``: decide on the calls a run left
-waiting (it stopped ``awaiting_approval``); ``reactloop resume TRACE`` then goes on."""
+waiting (it stopped ``awaiting_approval``); ``reactloop resume TRACE`` then goes on
+(``reactloop resume TRACE --approve-pending`` does both in one command)."""
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import click
 
+from reactloop.cli.approval_policy import user
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
 from reactloop.resume.decisions import record_decisions
@@ -22,22 +23,21 @@ def approve(trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str |
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
 
     The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
-    and answers the denied ones with the reason. A denial stands. Exit 0, or 2 on a usage
-    error (a run not awaiting approval, an id that is not pending): nothing is written then.
+    and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
+    approves and goes on in one command). A denial stands. Exit 0, or 2 on a usage error (a
+    run not awaiting approval, an id that is not pending): nothing is written then.
     """
     if deny is not None and not deny.strip():
         raise CliError("--deny needs a reason the model can read")
     try:
-        events = record_decisions(trace, call_ids, deny=deny, who=who or _user())
-    except UsageError as exc:
-        raise CliError(str(exc)) from None
+        events = record_decisions(trace, call_ids, deny=deny, who=who or user())
+    except UsageError as exc:  # the journal's checks are resume's: say what was refused
+        raise CliError(_approve_error(str(exc))) from None
     for event in events:
         verb = "approved" if event["decision"] == "approve" else f"denied ({event['reason']})"
         click.echo(f"{event['call_id']} {event['name']} {event['arguments']}: {verb}")
 
 
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
+def _approve_error(message: str) -> str:
+    prefix = "cannot resume "
+    return "cannot approve " + message[len(prefix) :] if message.startswith(prefix) else message

@@ -23,6 +23,7 @@ import click
 from rich.console import Console
 
 from reactloop.agent import Agent
+from reactloop.cli.approval_policy import check_resumable, given_policy, record_approvals
 from reactloop.cli.checks_record import recorded_checks, recorded_output_type, recorded_price
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
@@ -74,12 +75,23 @@ _RAISED = {
     help="Dollar budget of the whole run (at the price the run recorded from --prices).",
 )
 @click.option("--approve", is_flag=True, help="Ask before every call with side effects.")
-@click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
+@click.option(
+    "--allow",
+    multiple=True,
+    help="Command pattern that needs no approval from now on (with --approve or "
+    "--defer-approval; recorded, and given again on a later resume).",
+)
 @click.option(
     "--defer-approval",
     is_flag=True,
     help="Ask nobody now: calls with side effects wait, the run stops awaiting_approval.",
 )
+@click.option(
+    "--approve-pending",
+    is_flag=True,
+    help="Approve the calls the run waits for (as `reactloop approve TRACE`), then go on.",
+)
+@click.option("--who", help="Who approves, with --approve-pending [default: the user name].")
 @click.option(
     "--sandbox",
     type=click.Choice(["auto", "bwrap", "weak"]),
@@ -97,9 +109,12 @@ def resume(trace: Path, **options: Any) -> None:
 
     The run goes on in TRACE: a resume event, then its steps, then one stop. A call with a
     recorded result never runs again; one that started without a result runs again only if
-    its tool is read-only or idempotent, or when approved. Exit 0 with a clean answer, 1
-    without one, 2 on a usage error (a journal that cannot be resumed is left as it was),
-    3 with an answer forced or refused by its checks, 130 when interrupted.
+    its tool is read-only or idempotent, or when approved. --approve-pending approves the
+    calls the run waits for first (one command for approve and resume); --allow with
+    --defer-approval runs the calls it allows and defers the rest. Both are recorded in TRACE
+    (approval events); a later resume applies only what its own options give. Exit 0 with a
+    clean answer, 1 without one, 2 on a usage error (a journal that cannot be resumed is left
+    as it was), 3 with an answer forced or refused by its checks, 130 when interrupted.
     """
     try:
         code = _resume(trace, options)
@@ -118,6 +133,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     try:  # what the command line must give again: refused before anything starts
         check_reach(trace, config, force=options["force"])
         servers_given = confirmed_mcp(options, config)
+        given_policy(options)
         approver = resume_approver(options, config)
         spec = resume_spec(options, config, state.run_start.get("model"))
         base_url = resume_base_url(options, config)
@@ -196,9 +212,11 @@ def _resumed(
         output_type=recorded_output_type(state.run_start),
         **recorded_checks(config, recorded_workspace(config), options["sandbox"]),
     )
-    return agent.resume(
-        trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]
-    )
+    limits = _limits(state, options)
+    if options["approve_pending"] or options["allow"]:  # journaled once resuming is sure to go
+        check_resumable(agent.settings(), state, limits, force=options["force"], trace=trace)
+        record_approvals(trace, options, stderr)
+    return agent.resume(trace, limits=limits, force=options["force"], fsync=options["fsync"])
 
 
 def _mcp_tools(

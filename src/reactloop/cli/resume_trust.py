@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.approval import TerminalApprover, defer_approval
+from reactloop.cli.approval_policy import AllowOrDefer
 from reactloop.cli.record_place import check_out_of_reach
 from reactloop.errors import UsageError
 from reactloop.models import split_spec
@@ -74,11 +75,12 @@ def _as_flags(servers: Mapping[str, Any]) -> list[str]:
 
 
 def resume_approver(options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-    """The approval the options give (``--allow`` patterns included: never the journal's). A
+    """The approval the options give (``--allow`` patterns included: never the journal's; with
+    ``--defer-approval`` they run what they allow and defer the rest). A
     run recorded with an approval is refused without one given again, so that resuming it never
     drops the question by accident."""
     if options["defer_approval"]:
-        return defer_approval
+        return AllowOrDefer(options["allow"]) if options["allow"] else defer_approval
     if options["approve"]:
         return TerminalApprover(allow=list(options["allow"]))
     recorded = config.get("approval")

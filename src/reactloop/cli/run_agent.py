@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
+from reactloop.cli.approval_policy import AllowOrDefer
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -276,8 +277,8 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _approver(options: RunOptions) -> Any:
-    if options.defer_approval:
-        return defer_approval
+    if options.defer_approval:  # --allow: what it allows runs, the rest waits
+        return AllowOrDefer(options.allow) if options.allow else defer_approval
     if not options.approve:
         return None
     return TerminalApprover(allow=list(options.allow))

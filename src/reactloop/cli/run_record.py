@@ -52,7 +52,7 @@ def run_config(
 def approval_mode(options: RunOptions) -> dict[str, Any] | None:
     """How calls with side effects were approved, for ``reactloop resume`` to go on alike."""
     if options.defer_approval:
-        return {"mode": "defer"}
+        return {"mode": "defer", "allow": list(options.allow)}
     if options.approve:
         return {"mode": "ask", "allow": list(options.allow)}
     return None

@@ -12,25 +12,34 @@ The run's span is the child of the span current where the run started (``arun`` 
 caller's context to its thread), and is itself current while the run goes, so spans that
 instrumented clients open in the model call land under its ``chat`` span.
 
-Content (the task, messages, tool arguments and results, the answer) is recorded only with
-``capture_content=True``. The journal stays the record of the run; these spans are a view of
-it, made from the same events. One observer may serve concurrent runs: each run's events come
-from the run's own thread, and the spans are kept per thread.
+Metrics too (``otel_metrics.py``): token usage and the durations of model calls, tool calls
+and runs, on the meter provider given, else the global one. ``gen_ai.provider.name`` is the
+``provider_name`` given, else the provider of the model spec the run recorded
+(``otel_content.provider_of``). Token counts a provider did not report are left out.
 
-Needs the ``otel`` extra (``opentelemetry-api``; an exporter needs ``opentelemetry-sdk``),
+Content (the task, messages, tool arguments and results, the answer) is recorded only with
+``capture_content=True``, in the shape reactloop always wrote, or in the latest conventions'
+``parts`` when ``OTEL_SEMCONV_STABILITY_OPT_IN`` holds ``gen_ai_latest_experimental`` (or
+``semconv="latest"``): ``otel_content.py``. The journal stays the record of the run; these
+spans are a view of it, made from the same events. One observer may serve concurrent runs:
+each run's events come from the run's own thread, and the spans are kept per thread.
+
+Needs ``opentelemetry-api`` (the ``otel`` extra brings it with the SDK and the OTLP exporter),
 imported when the observer is built.
 """
 
 from __future__ import annotations
 
-import json
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from reactloop._version import __version__
 from reactloop.errors import MissingDependency
+from reactloop.journal import otel_content as content
 from reactloop.journal.events import Event
+from reactloop.journal.otel_metrics import GenAIMetrics, seconds
 
 _OK = "final_answer"
 
@@ -40,9 +49,12 @@ class _Run:
     root: Any
     root_token: Any
     model: str
+    provider: str
+    started: int
     chat: Any = None
     chat_token: Any = None
-    tools: dict[str, Any] = field(default_factory=dict)
+    chat_started: int = 0
+    tools: dict[str, tuple[Any, int, dict[str, str]]] = field(default_factory=dict)
 
 
 class OTelObserver:
@@ -52,7 +64,9 @@ class OTelObserver:
         self,
         *,
         tracer_provider: Any = None,
+        meter_provider: Any = None,
         capture_content: bool = False,
+        semconv: str | None = None,
         agent_name: str = "reactloop",
         provider_name: str | None = None,
         conversation_id: str | None = None,
@@ -65,6 +79,8 @@ class OTelObserver:
             ) from None
         self._trace, self._context = trace, context
         self._tracer = trace.get_tracer("reactloop", __version__, tracer_provider=tracer_provider)
+        self._metrics = GenAIMetrics(meter_provider)
+        self.latest = content.latest_opted_in(semconv)
         self.capture_content = capture_content
         self.agent_name = agent_name
         self.provider_name = provider_name
@@ -88,48 +104,65 @@ class OTelObserver:
     def _current(self) -> _Run | None:
         return self._runs.get(threading.get_ident())
 
-    def _start(self, name: str, kind: Any, attributes: dict[str, Any], parent: Any) -> Any:
+    def _start(
+        self, name: str, kind: Any, attributes: dict[str, Any], parent: Any, start: int
+    ) -> Any:
         context = None if parent is None else self._trace.set_span_in_context(parent)
-        return self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
+        return self._tracer.start_span(
+            name, context=context, kind=kind, attributes=attributes, start_time=start
+        )
 
     def _run_start(self, data: dict[str, Any]) -> None:
         model = str(data.get("model") or "")
+        provider = self.provider_name or content.provider_of(data)
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": self.agent_name,
             "gen_ai.request.model": model,
+            "gen_ai.provider.name": provider,
             "reactloop.protocol": str(data.get("protocol") or ""),
         }
-        attributes.update(self._common())
-        if self.capture_content:
-            attributes["gen_ai.input.messages"] = _json([{"role": "user", "content": data["task"]}])
-            if data.get("instructions"):
-                attributes["gen_ai.system_instructions"] = str(data["instructions"])
-            attributes["gen_ai.tool.definitions"] = _json(data.get("tools") or [])
-        internal = self._trace.SpanKind.INTERNAL
-        root = self._start(f"invoke_agent {self.agent_name}", internal, attributes, None)
-        token = self._context.attach(self._trace.set_span_in_context(root))
-        self._runs[threading.get_ident()] = _Run(root=root, root_token=token, model=model)
-
-    def _common(self) -> dict[str, Any]:
-        common: dict[str, Any] = {}
-        if self.provider_name:
-            common["gen_ai.provider.name"] = self.provider_name
         if self.conversation_id:
-            common["gen_ai.conversation.id"] = self.conversation_id
-        return common
+            attributes["gen_ai.conversation.id"] = self.conversation_id
+        if self.capture_content:
+            attributes.update(self._run_content(data))
+        internal, now = self._trace.SpanKind.INTERNAL, time.time_ns()
+        root = self._start(f"invoke_agent {self.agent_name}", internal, attributes, None, now)
+        token = self._context.attach(self._trace.set_span_in_context(root))
+        run = _Run(root=root, root_token=token, model=model, provider=provider, started=now)
+        self._runs[threading.get_ident()] = run
+
+    def _run_content(self, data: dict[str, Any]) -> dict[str, str]:
+        latest = self.latest
+        attributes = {"gen_ai.input.messages": content.task_messages(str(data["task"]), latest)}
+        if data.get("instructions"):
+            instructions = str(data["instructions"])
+            attributes["gen_ai.system_instructions"] = content.system_instructions(
+                instructions, latest
+            )
+        attributes["gen_ai.tool.definitions"] = content.tool_definitions(data.get("tools"), latest)
+        return attributes
+
+    def _chat_common(self, run: _Run) -> dict[str, str]:
+        return {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": run.provider,
+            "gen_ai.request.model": run.model,
+        }
 
     def _request(self, data: dict[str, Any]) -> None:
         run = self._current()
         if run is None:
             return
         self._end_chat(run, None)
-        attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": run.model}
-        attributes.update(self._common())
+        attributes: dict[str, Any] = self._chat_common(run)
+        if self.conversation_id:
+            attributes["gen_ai.conversation.id"] = self.conversation_id
         if self.capture_content:
-            attributes["gen_ai.input.messages"] = _json(data.get("messages_new") or [])
-        client = self._trace.SpanKind.CLIENT
-        run.chat = self._start(f"chat {run.model}", client, attributes, run.root)
+            messages = content.input_messages(data.get("messages_new"), self.latest)
+            attributes["gen_ai.input.messages"] = messages
+        client, run.chat_started = self._trace.SpanKind.CLIENT, time.time_ns()
+        run.chat = self._start(f"chat {run.model}", client, attributes, run.root, run.chat_started)
         run.chat_token = self._context.attach(self._trace.set_span_in_context(run.chat))
 
     def _turn(self, data: dict[str, Any]) -> None:
@@ -137,33 +170,34 @@ class OTelObserver:
         if run is None or run.chat is None:
             return
         turn = data.get("turn") or {}
-        usage = turn.get("usage") or {}
         chat = run.chat
-        chat.set_attribute("gen_ai.response.finish_reasons", [str(turn.get("finish_reason"))])
-        chat.set_attribute("gen_ai.usage.input_tokens", int(usage.get("input_tokens") or 0))
-        chat.set_attribute("gen_ai.usage.output_tokens", int(usage.get("output_tokens") or 0))
-        cached = int(usage.get("cached_tokens") or 0)
-        chat.set_attribute("gen_ai.usage.cache_read.input_tokens", cached)
-        reasoning = int(usage.get("reasoning_tokens") or 0)
-        chat.set_attribute("gen_ai.usage.reasoning.output_tokens", reasoning)
+        finish = str(turn.get("finish_reason"))
+        usage = content.usage_attributes(turn.get("usage"))
+        chat.set_attribute("gen_ai.response.finish_reasons", [finish])
+        chat.set_attributes(usage)
         if self.capture_content:
-            message = {"role": "assistant", "content": turn.get("text") or ""}
-            message["tool_calls"] = turn.get("tool_calls") or []
-            chat.set_attribute("gen_ai.output.messages", _json([message]))
-        self._end_chat(run, None)
+            text, calls = str(turn.get("text") or ""), turn.get("tool_calls")
+            messages = content.output_messages(text, calls, finish, self.latest)
+            chat.set_attribute("gen_ai.output.messages", messages)
+        self._end_chat(run, None, usage=usage)
 
     def _warning(self, data: dict[str, Any]) -> None:
         run = self._current()
         if run is not None and data.get("kind") in ("model_error", "internal_error"):
             self._end_chat(run, str(data.get("kind")), str(data.get("message") or ""))
 
-    def _end_chat(self, run: _Run, error: str | None, message: str = "") -> None:
+    def _end_chat(
+        self, run: _Run, error: str | None, message: str = "", usage: dict[str, int] | None = None
+    ) -> None:
         if run.chat is None:
             return
         if error is not None:
             self._fail(run.chat, error, message)
         self._context.detach(run.chat_token)
-        run.chat.end()
+        now = time.time_ns()
+        run.chat.end(end_time=now)
+        duration = seconds(run.chat_started, now)
+        self._metrics.chat(self._chat_common(run), duration, usage or {}, error)
         run.chat = run.chat_token = None
 
     def _tool_call(self, data: dict[str, Any]) -> None:
@@ -172,58 +206,64 @@ class OTelObserver:
             return
         call = data.get("call") or {}
         name = str(call.get("name") or "")
+        measured = {
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.type": "function",
+            "gen_ai.agent.name": self.agent_name,
+        }
         attributes = {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
             "gen_ai.tool.call.id": str(call.get("id") or ""),
-            "gen_ai.tool.type": "function",
+            **measured,
         }
         if self.capture_content:
             attributes["gen_ai.tool.call.arguments"] = str(call.get("arguments") or "")
-        internal = self._trace.SpanKind.INTERNAL
-        span = self._start(f"execute_tool {name}", internal, attributes, run.root)
-        run.tools[str(call.get("id"))] = span
+        internal, now = self._trace.SpanKind.INTERNAL, time.time_ns()
+        span = self._start(f"execute_tool {name}", internal, attributes, run.root, now)
+        run.tools[str(call.get("id"))] = (span, now, measured)
 
     def _tool_result(self, data: dict[str, Any]) -> None:
         run = self._current()
         result = data.get("result") or {}
-        span = None if run is None else run.tools.pop(str(result.get("call_id")), None)
-        if span is None:
+        open_call = None if run is None else run.tools.pop(str(result.get("call_id")), None)
+        if open_call is None:
             return
+        span, started, measured = open_call
         if self.capture_content:
             span.set_attribute("gen_ai.tool.call.result", str(data.get("content") or ""))
+        error = None
         if not result.get("ok"):
-            kind = "tool_error" if result.get("executed") else "not_executed"
-            self._fail(span, kind, str(result.get("error") or ""))
-        span.end()
+            error = "tool_error" if result.get("executed") else "not_executed"
+            self._fail(span, error, str(result.get("error") or ""))
+        now = time.time_ns()
+        span.end(end_time=now)
+        self._metrics.tool(measured, seconds(started, now), error)
 
     def _stop(self, data: dict[str, Any]) -> None:
         run = self._runs.pop(threading.get_ident(), None)
         if run is None:
             return
         self._end_chat(run, None)
-        for span in run.tools.values():
+        for span, _, _ in run.tools.values():
             span.end()
         root = run.root
         reason = str(data.get("stop_reason") or "")
-        usage = data.get("usage") or {}
         root.set_attribute("reactloop.stop_reason", reason)
-        root.set_attribute("gen_ai.usage.input_tokens", int(usage.get("input_tokens") or 0))
-        root.set_attribute("gen_ai.usage.output_tokens", int(usage.get("output_tokens") or 0))
+        root.set_attributes(content.usage_attributes(data.get("usage")))
         root.set_attribute("reactloop.model_calls", int(data.get("model_calls") or 0))
         root.set_attribute("reactloop.tool_calls", int(data.get("tool_calls") or 0))
         if self.capture_content and data.get("answer") is not None:
-            answer = [{"role": "assistant", "content": data["answer"]}]
-            root.set_attribute("gen_ai.output.messages", _json(answer))
-        if reason != _OK:
-            self._fail(root, reason, str(data.get("error") or ""))
+            answer = content.answer_messages(str(data["answer"]), self.latest)
+            root.set_attribute("gen_ai.output.messages", answer)
+        error = None if reason == _OK else reason
+        if error is not None:
+            self._fail(root, error, str(data.get("error") or ""))
         self._context.detach(run.root_token)
-        root.end()
+        now = time.time_ns()
+        root.end(end_time=now)
+        measured = {"gen_ai.agent.name": self.agent_name, "gen_ai.request.model": run.model}
+        self._metrics.agent(measured, seconds(run.started, now), error)
 
     def _fail(self, span: Any, kind: str, message: str) -> None:
         span.set_attribute("error.type", kind)
         span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message[:500] or None))
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

@@ -4,11 +4,17 @@ approved calls and answers the denied ones with the reason.
 
 Only a run that stopped ``awaiting_approval`` has pending calls; an id that is not one of
 them, or a call already denied, is a ``UsageError`` and nothing is written.
+
+``record_policy`` appends the approval policy given for the rest of the run (``reactloop
+resume --allow``) as an ``approval`` event without a ``call_id``: ``{"policy": {"mode",
+"allow"}, "who", "at"}``. It is a record, never a permission: a later resume applies only the
+policy its own command line gives (``recorded_policy`` says what the journal holds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +62,23 @@ def record_decisions(
         for data in events:
             journal(Event("approval", state.step, data))
     return events
+
+
+def record_policy(path: str | Path, policy: Mapping[str, Any], *, who: str) -> dict[str, Any]:
+    """Append the approval policy for the rest of the run; the ``approval`` event's data."""
+    recorded, state = prepare_resume(path)
+    at = datetime.now().astimezone().isoformat(timespec="seconds")
+    data = {"policy": dict(policy), "who": who, "at": at}
+    with open_to_append(recorded.path, state) as journal:
+        set_aside_torn(recorded)
+        journal(Event("approval", state.step, data))
+    return data
+
+
+def recorded_policy(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The last approval policy the journal records (``record_policy``), or None."""
+    for event in reversed(events):
+        policy = event.get("policy") if event.get("type") == "approval" else None
+        if isinstance(policy, Mapping):
+            return dict(policy)
+    return None

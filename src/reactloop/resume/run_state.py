@@ -197,7 +197,7 @@ def _apply(state: ResumeState, event: Mapping[str, Any]) -> None:
     elif kind == "resume" and state.superseded is not None:
         _reopen(state, state.superseded)
         state.superseded = None
-    elif kind == "approval":
+    elif kind == "approval" and "call_id" in event:  # not a policy (``decisions.py``)
         decision = event.get("decision")
         state.decisions[str(event["call_id"])] = (
             True if decision == "approve" else str(event.get("reason") or "denied by the user")
@@ -211,7 +211,7 @@ def decisions_in(run: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:
     a denial. A denial stands: a later approval of the same call does not undo it."""
     decisions: dict[str, bool | str] = {}
     for event in run:
-        if event.get("type") != "approval":
+        if event.get("type") != "approval" or "call_id" not in event:
             continue
         call_id = str(event.get("call_id"))
         if event.get("decision") == "approve":
