@@ -74,7 +74,12 @@ _PROTOCOL_HELP = (
 @click.option("--workspace", type=click.Path(path_type=Path), help="Folder for file tools.")
 @click.option("--read-only", is_flag=True, help="No tools that write.")
 @click.option("--approve", is_flag=True, help="Ask before every call with side effects.")
-@click.option("--allow", multiple=True, help="Command pattern that needs no approval.")
+@click.option(
+    "--allow",
+    multiple=True,
+    help="A call pattern that runs without asking, with --approve or --defer-approval "
+    "(docs/approval.md).",
+)
 @click.option(
     "--defer-approval",
     is_flag=True,
