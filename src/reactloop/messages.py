@@ -189,6 +189,22 @@ def not_executed(reason: str) -> str:
 
 
 UNANSWERED = not_executed("no result was recorded")
+
+NotRun = Literal[
+    "tool_call_limit",  # the budget: the tool call limit was reached
+    "time_limit",  # the budget: the run's time was up
+    "loop_guard",  # the loop guard refused it (the run goes on)
+    "loop_detected",  # the loop guard stopped the run on it
+    "run_stopped",  # a later call of that turn
+    "declined",  # the approver said no (or failed)
+    "deferred",  # the approver put it off (it gets no result)
+    "cancelled",  # the run was cancelled before it ran, or at its approval
+    "stopped",  # left open when the run stopped (``not executed: <stop reason>``)
+    "reply_cut_off",  # a call of a reply cut off at the output limit
+    "reply_unreadable",  # a call of a reply that could not be read
+    "uncertain",  # resumed: it may have run before, and was not run again
+]
+"""Why a call did not run: ``ToolResult.not_run``, written where the result is made."""
 """The error an adapter sends for a call of the history that has no result at all."""
 
 
@@ -210,6 +226,7 @@ class ToolResult:
     full_output_path: str | None = None
     executed: bool = True
     seconds: float = 0.0
+    not_run: NotRun | None = None  # why the call did not run (None: it ran, or failed as it ran)
 
     def to_content(self) -> str:
         """The JSON text the model sees."""
@@ -241,6 +258,7 @@ class ToolResult:
             "full_output_path": self.full_output_path,
             "executed": self.executed,
             "seconds": self.seconds,
+            **({"not_run": self.not_run} if self.not_run is not None else {}),
         }
 
     @classmethod
