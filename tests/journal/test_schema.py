@@ -174,7 +174,7 @@ def _events(cls: type[JournalEvent]) -> st.SearchStrategy[JournalEvent]:
 EVENTS = st.one_of([_events(cls) for cls in EVENT_CLASSES])
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(EVENTS)
 def test_every_event_survives_its_dict_form(event: JournalEvent) -> None:
     line = json.loads(json.dumps(event.to_dict()))
@@ -191,7 +191,7 @@ LINES = st.builds(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(LINES)
 def test_a_line_reads_back_as_written_or_is_refused_with_a_reason(line: dict[str, Any]) -> None:
     try:

@@ -111,16 +111,18 @@ class JournalEvent:
 class RunStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "run_start"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"output_schema", "continues", "workspace"})
-    task: str = ""
+    # The run's settings, as the user gave them: each reader checks the part it uses
+    # (``replay`` its tools and limits, ``resume`` its config), so none is refused here.
+    task: Any = ""
     model: Any = None
     protocol: Any = None
-    tools: list[Any] = field(default_factory=list)
-    limits: dict[str, Any] = field(default_factory=dict)
+    tools: Any = None
+    limits: Any = None
     instructions: Any = None
-    config: dict[str, Any] = field(default_factory=dict)
+    config: Any = None
     output_schema: Any = None
-    continues: dict[str, Any] | None = None
-    workspace: dict[str, Any] | None = None
+    continues: Any = None
+    workspace: Any = None
 
 
 @dataclass(frozen=True, kw_only=True)
