@@ -8,5 +8,7 @@
 - ``writer.py``        ``Journal``: one JSON line per event, flushed as it happens; the lines
                        read back (``read_journal``, ``iter_lines``)
 - ``reader.py``        the journal read as typed events, each line checked once
+- ``legacy.py``        the one place that reads prose: the error texts of journals written
+                       before ``ToolResult.not_run`` existed (a compatibility path)
 - ``otel.py``          ``OTelObserver``: the events as OpenTelemetry spans
 """
