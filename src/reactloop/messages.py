@@ -248,7 +248,7 @@ class ToolResult:
         return dumps(body)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "call_id": self.call_id,
             "name": self.name,
             "ok": self.ok,
@@ -258,8 +258,10 @@ class ToolResult:
             "full_output_path": self.full_output_path,
             "executed": self.executed,
             "seconds": self.seconds,
-            **({"not_run": self.not_run} if self.not_run is not None else {}),
         }
+        if self.not_run is not None:  # a call that did not run: why (``NotRun``)
+            data["not_run"] = self.not_run
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolResult:
