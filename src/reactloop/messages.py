@@ -207,6 +207,22 @@ def not_executed(reason: str) -> str:
 
 
 UNANSWERED = not_executed("no result was recorded")
+
+NotRun = Literal[
+    "tool_call_limit",  # the budget: the tool call limit was reached
+    "time_limit",  # the budget: the run's time was up
+    "loop_guard",  # the loop guard refused it (the run goes on)
+    "loop_detected",  # the loop guard stopped the run on it
+    "run_stopped",  # a later call of that turn
+    "declined",  # the approver said no (or failed)
+    "deferred",  # the approver put it off (it gets no result)
+    "cancelled",  # the run was cancelled before it ran, or at its approval
+    "stopped",  # left open when the run stopped (``not executed: <stop reason>``)
+    "reply_cut_off",  # a call of a reply cut off at the output limit
+    "reply_unreadable",  # a call of a reply that could not be read
+    "uncertain",  # resumed: it may have run before, and was not run again
+]
+"""Why a call did not run: ``ToolResult.not_run``, written where the result is made."""
 """The error an adapter sends for a call of the history that has no result at all."""
 
 
@@ -228,6 +244,7 @@ class ToolResult:
     full_output_path: str | None = None
     executed: bool = True
     seconds: float = 0.0
+    not_run: NotRun | None = None  # why the call did not run (None: it ran, or failed as it ran)
 
     def to_content(self) -> str:
         """The JSON text the model sees."""
@@ -249,7 +266,7 @@ class ToolResult:
         return dumps(body)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "call_id": self.call_id,
             "name": self.name,
             "ok": self.ok,
@@ -260,6 +277,9 @@ class ToolResult:
             "executed": self.executed,
             "seconds": self.seconds,
         }
+        if self.not_run is not None:  # a call that did not run: why (``NotRun``)
+            data["not_run"] = self.not_run
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolResult:

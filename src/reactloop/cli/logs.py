@@ -19,7 +19,8 @@ from reactloop.cli.run_log import Entry, RunSummary, Unreadable, journals, modif
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import JournalError
 from reactloop.journal.events import Event
-from reactloop.journal.writer import iter_journal
+from reactloop.journal.reader import iter_events
+from reactloop.journal.schema import StopEvent
 
 NO_RUN = 1
 TASK_WIDTH = 40
@@ -133,24 +134,21 @@ def show_steps(path: Path, console: Console) -> None:
     """The run's steps as ``reactloop run`` printed them, each stop's line and answer."""
     observer = ConsoleObserver(console)
     try:
-        for record in iter_journal(path):
-            step = record.get("step")
-            observer(Event(record["type"], step if type(step) is int else 0, record))
-            if record["type"] == "stop":
-                _print_stop(console, record)
+        for event in iter_events(path):
+            observer(Event(event.type, event.step, event.to_dict()))
+            if isinstance(event, StopEvent):
+                _print_stop(console, event)
     except JournalError as exc:  # changed since it was listed
         console.print(f"[red]{escape(str(exc))}[/]")
     console.print(f"[dim]trace: {escape(str(path))}[/]")
 
 
-def _print_stop(console: Console, stop: dict[str, object]) -> None:
-    seconds = stop.get("seconds")
-    took = f" · {seconds:.2f} s" if isinstance(seconds, int | float) else ""
+def _print_stop(console: Console, stop: StopEvent) -> None:
+    took = f" · {stop.seconds:.2f} s" if stop.seconds is not None else ""
     console.print(
-        f"[dim]stop: {escape(str(stop.get('stop_reason')))} · {stop.get('model_calls')} model "
-        f"calls · {stop.get('tool_calls')} tool calls{took}[/]"
+        f"[dim]stop: {escape(stop.stop_reason)} · {stop.model_calls} model "
+        f"calls · {stop.tool_calls} tool calls{took}[/]"
     )
-    answer = stop.get("answer")
-    if isinstance(answer, str):
-        marker = "[bold yellow]Forced answer[/]: " if stop.get("forced") is True else ""
-        console.print(f"{marker}{escape(answer)}")
+    if stop.answer is not None:
+        marker = "[bold yellow]Forced answer[/]: " if stop.forced else ""
+        console.print(f"{marker}{escape(stop.answer)}")

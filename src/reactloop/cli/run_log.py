@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import JournalError
-from reactloop.journal.writer import is_locked, iter_journal
+from reactloop.journal.reader import iter_events
+from reactloop.journal.schema import JournalEvent, RunStartEvent, StopEvent
+from reactloop.journal.writer import is_locked
 
 JOURNAL_SUFFIX = ".jsonl"
 
@@ -107,7 +109,7 @@ def read_entry(path: Path) -> Entry:
     if not stat.S_ISREG(status.st_mode):  # a FIFO would block the reader
         return Unreadable(path=path, modified=written, reason="not a regular file")
     try:
-        events = list(iter_journal(path))
+        events = list(iter_events(path))
     except JournalError as exc:
         return Unreadable(path=path, modified=written, reason=_reason(path, exc))
     return _summary(path, written, events)
@@ -121,40 +123,40 @@ def _reason(path: Path, exc: JournalError) -> str:
     return text.removeprefix(f"{path} ") or text
 
 
-def _summary(path: Path, written: float, events: list[dict[str, Any]]) -> Entry:
+def _summary(path: Path, written: float, events: list[JournalEvent]) -> Entry:
     runs = _runs(events)
     if not runs:
         return Unreadable(path=path, modified=written, reason="a journal without a run in it")
     start = runs[0][0]
     stops = [stop for _, stop in runs if stop is not None]
-    tokens = [_tokens(stop.get("usage")) for stop in stops]
-    costs = [stop["cost"] for stop in stops if _number(stop.get("cost"))]
-    answers = [stop["answer"] for stop in stops if isinstance(stop.get("answer"), str)]
+    tokens = [_tokens(stop.usage) for stop in stops]
+    costs = [stop.cost for stop in stops if stop.cost is not None]
+    answers = [stop.answer for stop in stops if stop.answer is not None]
     last_stop = runs[-1][1]
     return RunSummary(
         path=path,
         modified=written,
-        task=_text(start.get("task")),
-        model=_text(start.get("model")),
-        stop=_text(last_stop.get("stop_reason")) if last_stop else _unfinished(path),
+        task=_text(start.task),
+        model=_text(start.model),
+        stop=last_stop.stop_reason if last_stop else _unfinished(path),
         turns=len(runs),
-        model_calls=sum(_int(stop.get("model_calls")) for stop in stops),
-        tool_calls=sum(_int(stop.get("tool_calls")) for stop in stops),
+        model_calls=sum(stop.model_calls for stop in stops),
+        tool_calls=sum(stop.tool_calls for stop in stops),
         tokens=sum(t for t in tokens if t is not None) if any(tokens) else None,
         cost=sum(costs) if costs else None,
-        seconds=sum(float(stop["seconds"]) for stop in stops if _number(stop.get("seconds"))),
+        seconds=sum(stop.seconds for stop in stops if stop.seconds is not None),
         answers=tuple(answers),
-        forced=bool(last_stop and last_stop.get("forced") is True),
+        forced=bool(last_stop and last_stop.forced),
     )
 
 
-def _runs(events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+def _runs(events: list[JournalEvent]) -> list[tuple[RunStartEvent, StopEvent | None]]:
     """Each run's ``run_start`` and its last ``stop`` (a resumed run's totals), in order."""
-    runs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    runs: list[tuple[RunStartEvent, StopEvent | None]] = []
     for event in events:
-        if event["type"] == "run_start":
+        if isinstance(event, RunStartEvent):
             runs.append((event, None))
-        elif event["type"] == "stop" and runs:
+        elif isinstance(event, StopEvent) and runs:
             runs[-1] = (runs[-1][0], event)
     return runs
 
@@ -173,10 +175,6 @@ def _tokens(usage: Any) -> int | None:
 
 def _int(value: Any) -> int:
     return value if type(value) is int else 0
-
-
-def _number(value: Any) -> bool:
-    return type(value) in (int, float)
 
 
 def _text(value: Any) -> str:

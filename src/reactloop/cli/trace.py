@@ -18,7 +18,8 @@ from rich.text import Text
 from reactloop.cli.exitcodes import USAGE_ERROR
 from reactloop.cli.file_checks import check_input_file, check_output_file
 from reactloop.errors import JournalError, UsageError
-from reactloop.journal.writer import iter_journal
+from reactloop.journal.reader import iter_events
+from reactloop.journal.schema import ResumeEvent
 from reactloop.replay import replay as run_replay
 from reactloop.support.own_files import open_own_file
 from reactloop.usage import PriceTable, RunUsage, UsageReport, usage_report
@@ -192,11 +193,10 @@ def cost(trace: Path, prices: Path | None, as_json: bool) -> None:
 def _resumes(trace: Path) -> list[dict[str, Any]]:
     """The ``resume`` events of the journal: where and why the run went on."""
     try:
-        events = iter_journal(trace)
         return [
-            {"step": e.get("step"), "why": e.get("why"), "calls": e.get("calls") or []}
-            for e in events
-            if e.get("type") == "resume"
+            {"step": e.step, "why": e.why, "calls": e.calls}
+            for e in iter_events(trace)
+            if isinstance(e, ResumeEvent)
         ]
     except _BAD_INPUT:
         return []

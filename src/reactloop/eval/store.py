@@ -131,10 +131,6 @@ class ResultsStore:
             os.fsync(handle.fileno())
 
 
-def is_final(record: dict[str, Any] | None) -> bool:
-    return record is not None and record.get("status") in FINAL
-
-
 class Named(Protocol):
     @property
     def file_stem(self) -> str: ...

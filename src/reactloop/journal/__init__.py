@@ -1,7 +1,14 @@
 """The record of a run.
 
-- ``events.py``  the events the loop emits, ``Observer``, and the ``Emitter`` that keeps the
-                 journal apart from the other observers
-- ``writer.py``  ``Journal``: one JSON line per event, flushed as it happens; ``read_journal``
-- ``otel.py``    ``OTelObserver``: the events as OpenTelemetry spans
+- ``events.py``        the events the loop emits, ``Observer``, and the ``Emitter`` that keeps
+                       the journal apart from the other observers
+- ``schema.py``        the events as values: one frozen dataclass per event type, its dict form
+                       the journal's line exactly; ``WarningKind``
+- ``field_checks.py``  how a typed event's fields are checked when its line is read
+- ``writer.py``        ``Journal``: one JSON line per event, flushed as it happens; the lines
+                       read back (``read_journal``, ``iter_lines``)
+- ``reader.py``        the journal read as typed events, each line checked once
+- ``legacy.py``        the one place that reads prose: the error texts of journals written
+                       before ``ToolResult.not_run`` existed (a compatibility path)
+- ``otel.py``          ``OTelObserver``: the events as OpenTelemetry spans
 """

@@ -171,6 +171,12 @@ def _needs_check(event: Event) -> bool:
 
 def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
     """Yield the events of a journal (without the header line); a torn last line is skipped."""
+    for _, event in iter_lines(path):
+        yield event
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``iter_journal``'s events with the number of the line each came from."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -188,7 +194,7 @@ def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
     units = all(header.get(key) == value for key, value in UNITS.items())
     for number, line in enumerate(complete[1:], start=2):
         if line.strip():
-            yield _parse_line(path, number, line, units=units)
+            yield number, _parse_line(path, number, line, units=units)
 
 
 def read_journal(path: str | Path) -> list[dict[str, Any]]:

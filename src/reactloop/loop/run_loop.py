@@ -223,7 +223,7 @@ class RunLoop:
             return Stop(StopReason.TRUNCATED, None, error)
         self.flags.truncations += 1
         self.warn("truncated", "reply cut off at the output limit; nothing in it was run")
-        self.calls.refuse(turn.tool_calls, "the reply was cut off")
+        self.calls.refuse(turn.tool_calls, "the reply was cut off", "reply_cut_off")
         self.history.append(Message(role="user", content=truncated_notice(), kind="truncated"))
         return None
 
@@ -235,7 +235,7 @@ class RunLoop:
         else:
             kind, notice = "empty_reply", empty_reply_notice()
         self.warn(kind, notice, count=flags.format_errors)
-        self.calls.refuse(turn.tool_calls, "the reply could not be read")
+        self.calls.refuse(turn.tool_calls, "the reply could not be read", "reply_unreadable")
         self.history.append(Message(role="user", content=notice, kind="format_error"))
         if flags.format_errors >= self.settings.limits.max_format_errors:
             error = f"{flags.format_errors} replies in a row were unusable"

@@ -22,6 +22,7 @@ from reactloop.loop.loop_guard import LoopGuard, effects_of
 from reactloop.messages import (
     Message,
     ModelTurn,
+    NotRun,
     ToolCall,
     ToolResult,
     not_executed,
@@ -167,7 +168,7 @@ class CallRunner:
             self._announced.add(call.id)
             self.emit("tool_call", call=call.to_dict())
         if loop is not None:
-            return _refused(prepared.call, f"not run: the run stopped ({loop})"), loop
+            return _refused(call, f"not run: the run stopped ({loop})", "run_stopped"), loop
         refusal, loop = self._judge(prepared)
         if refusal is None:
             self.budget.tool_calls += 1
@@ -185,10 +186,10 @@ class CallRunner:
             self._announced.add(call.id)
             self.emit("tool_call", call=call.to_dict())
 
-    def refuse(self, calls: Sequence[ToolCall], reason: str) -> None:
+    def refuse(self, calls: Sequence[ToolCall], reason: str, not_run: NotRun) -> None:
         """Answer calls that will not run, so that every call in the history has its result."""
         self.open_turn(calls)
-        self.close_open(reason)
+        self.close_open(reason, not_run)
 
     def answer(self, call: ToolCall, result: ToolResult) -> None:
         """Report a result the loop made itself, for a call that no tool runs (``final_answer``)."""
@@ -204,12 +205,12 @@ class CallRunner:
         """Ids already used (by the earlier runs of a conversation): new calls get others."""
         self._seen_ids.update(call.id for call in calls)
 
-    def close_open(self, reason: str) -> None:
+    def close_open(self, reason: str, not_run: NotRun = "stopped") -> None:
         """Answer every call of the turn still without a result: ``not executed: reason``."""
         for call in list(self._open.values()):
             if call.id not in self._announced:
                 self._announce(call)
-            self._report_call(call, _refused(call, not_executed(reason)))
+            self._report_call(call, _refused(call, not_executed(reason), not_run))
 
     def _judge(self, prepared: PreparedCall) -> tuple[ToolResult | None, str | None]:
         """A refusal for this call (or None to run it), and the loop message if it stops the run."""
@@ -217,11 +218,13 @@ class CallRunner:
         if self.budget.tool_calls_left <= 0:
             limit = self.budget.limits.max_tool_calls
             self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
-            return _refused(call, f"not run: the tool call limit ({limit}) is reached"), None
+            error = f"not run: the tool call limit ({limit}) is reached"
+            return _refused(call, error, "tool_call_limit"), None
         if self.budget.timed_out():
             limit_s = self.budget.limits.max_seconds
             self.warn("budget", f"time limit ({limit_s} s) reached; {call.name} not run")
-            return _refused(call, f"not run: the time limit ({limit_s} s) is reached"), None
+            error = f"not run: the time limit ({limit_s} s) is reached"
+            return _refused(call, error, "time_limit"), None
         verdict = self.guard.check(
             call, prepared.arguments, key=prepared.key, effects=effects_of(prepared.tool)
         )
@@ -230,8 +233,9 @@ class CallRunner:
         evidence = {"evidence": verdict.evidence} if verdict.evidence else {}
         self.warn(verdict.kind, verdict.message, call_id=call.id, **evidence)
         if verdict.action == "stop":
-            return _refused(call, f"not run: loop detected ({verdict.message})"), verdict.message
-        return _refused(call, verdict.message), None
+            error = f"not run: loop detected ({verdict.message})"
+            return _refused(call, error, "loop_detected"), verdict.message
+        return _refused(call, verdict.message, "loop_guard"), None
 
     def _ask_approval(self, prepared: PreparedCall) -> ToolResult | None:
         tool, approve = prepared.tool, self.approve
@@ -248,7 +252,8 @@ class CallRunner:
                     custody.leave()
         except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
             self.executor.interrupted = True
-            return _refused(prepared.call, "not run: the run was cancelled at its approval")
+            error = "not run: the run was cancelled at its approval"
+            return _refused(prepared.call, error, "cancelled")
         except BaseException as exc:  # a failing approver declines (SystemExit included)
             answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
@@ -257,13 +262,13 @@ class CallRunner:
             return self._defer(prepared)
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
         self.warn("declined", reason, call_id=prepared.id)
-        return _refused(prepared.call, f"not run: {reason}")
+        return _refused(prepared.call, f"not run: {reason}", "declined")
 
     def _defer(self, prepared: PreparedCall) -> ToolResult:
         """Put a call off: it gets no result now (the run stops ``awaiting_approval``)."""
         self.deferred.append(prepared)
         self.warn("deferred", f"{prepared.name} waits for approval", call_id=prepared.id)
-        return _refused(prepared.call, "deferred")
+        return _refused(prepared.call, "deferred", "deferred")
 
     def pending(self) -> tuple[PendingCall, ...]:
         """The calls put off, for the ``stop`` event and ``RunResult.pending``."""
@@ -309,5 +314,7 @@ class CallRunner:
 _RAN = Outcome()  # the common outcome, made once
 
 
-def _refused(call: ToolCall, message: str) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, ok=False, error=message, executed=False)
+def _refused(call: ToolCall, message: str, not_run: NotRun) -> ToolResult:
+    return ToolResult(
+        call_id=call.id, name=call.name, ok=False, error=message, executed=False, not_run=not_run
+    )

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.journal.writer import read_journal
+from reactloop.journal.reader import read_events
+from reactloop.journal.schema import JournalEvent, TurnEvent
 from reactloop.messages import ModelTurn
 from reactloop.models.scripted import ScriptedModel
 
@@ -30,24 +31,22 @@ class ReplayModel(ScriptedModel):
     def from_journal(cls, path: str | Path) -> ReplayModel:
         """The turns of a journal; raises ``JournalError`` when it cannot be read."""
         path = Path(path)
-        return cls(turns_from_events(read_journal(path), path), name=f"replay:{path.name}")
+        return cls(turns_from_events(read_events(path), path), name=f"replay:{path.name}")
 
     def exhausted_message(self) -> str:
         return f"the journal has no more model turns (all {len(self._turns)} replayed)"
 
 
 def turns_from_events(
-    events: Iterable[Mapping[str, Any]], source: object = "journal"
+    events: Iterable[JournalEvent], source: object = "journal"
 ) -> list[ModelTurn]:
     """The ``ModelTurn`` of every ``turn`` event; a malformed one is a ``JournalError``."""
     turns = []
     for number, event in enumerate(events, start=1):
-        if event.get("type") != "turn":
+        if not isinstance(event, TurnEvent):
             continue
-        data = event.get("turn")
+        data = event.turn
         try:
-            if not isinstance(data, dict):
-                raise TypeError("'turn' is not an object")
             _check_text_fields(data)
             turns.append(ModelTurn.from_dict(data))
         except (KeyError, TypeError, ValueError) as exc:

@@ -22,6 +22,7 @@ from typing import Any
 
 from reactloop.agent import Agent
 from reactloop.journal.events import Event
+from reactloop.journal.reader import events_of
 from reactloop.journal.writer import open_journal, read_journal
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
@@ -124,7 +125,8 @@ def replay(
         config["notes"] = str(Path(notes).resolve())
     families = families_of(config)
     limits = limits_from(limits_data or object_or_empty(start, "limits"))  # checked first
-    model = ReplayModel(turns_from_events(recorded, path), name=str(start.get("model") or "replay"))
+    turns = turns_from_events(events_of(recorded, str(path)), path)
+    model = ReplayModel(turns, name=str(start.get("model") or "replay"))
     with _site(start, config, families, tools_given=tools is not None, workspace=workspace) as site:
         if site.path is not None:
             config["workspace"] = str(site.path)

@@ -128,7 +128,12 @@ class ResumedLoop(RunLoop):
                 call = open_call.call
                 error = f"not run: the run stopped ({loop})"
                 result = ToolResult(
-                    call_id=call.id, name=call.name, ok=False, error=error, executed=False
+                    call_id=call.id,
+                    name=call.name,
+                    ok=False,
+                    error=error,
+                    executed=False,
+                    not_run="run_stopped",
                 )
                 self.calls.open_turn([call])
                 self.calls.answer(call, result)
@@ -152,7 +157,14 @@ class ResumedLoop(RunLoop):
             return None  # asked, with the note
         note = self.notes.get(call.id, "this call may already have run")
         error = f"not run again: {note}; check whether it did before calling it again"
-        return ToolResult(call_id=call.id, name=call.name, ok=False, error=error, executed=False)
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            ok=False,
+            error=error,
+            executed=False,
+            not_run="uncertain",
+        )
 
 
 class DecidingApprover:
@@ -229,7 +241,7 @@ def _guard_at(loop: ResumedLoop, state: ResumeState) -> None:
         calls.guard.start_turn()
         for call in message.tool_calls:
             content = results.get(call.id)
-            if content is None or _never_judged(content):
+            if content is None or state.not_run.get(call.id) in _UNJUDGED:
                 continue
             prepared = calls.toolbox.prepare(call)
             effects = effects_of(prepared.tool)
@@ -244,16 +256,10 @@ def _guard_at(loop: ResumedLoop, state: ResumeState) -> None:
                 )
 
 
-_UNJUDGED = (
-    '"error": "not executed: ',
-    '"error": "not run: the tool call limit',
-    '"error": "not run: the time limit',
+# The results the loop guard never saw: refused by a budget before it, or never run.
+_UNJUDGED: frozenset[str | None] = frozenset(
+    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
 )
-
-
-def _never_judged(content: str) -> bool:
-    """A result the loop guard never saw: refused by a budget before it, or never run."""
-    return any(marker in content for marker in _UNJUDGED)
 
 
 def _mark_announced(notes: Any, model_calls: int, tool_calls: int, tokens: int) -> None:

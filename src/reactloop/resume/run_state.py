@@ -11,14 +11,14 @@ makes them again, the same way, so they are left out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.journal.legacy import not_run_of
 from reactloop.loop.notices import truncated_notice
-from reactloop.messages import Message, ModelTurn, ToolCall, Usage, not_executed
+from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, Usage
 
 RESUMABLE = (
     "awaiting_approval",
@@ -28,15 +28,8 @@ RESUMABLE = (
     "max_tokens",
     "cancelled",
 )
-# The errors of the calls a stop left unrun (``_reopen``): besides ``not executed: <reason>``
-# (a call the stop closed), a cancel's own: a call it stopped before it ran, or at its approval.
-_UNRUN_BY_CANCEL = (
-    "cancelled: the run was cancelled before it ran",
-    "not run: the run was cancelled at its approval",
-)
 _DONE_POINTS = {"turn", "tool_call", "tool_start", "tool_result", "approval"}
 _NOTICE_WARNINGS = {"format_error", "empty_reply", "truncated"}
-_LOOP = "not run: loop detected ("  # the result of the call the loop guard stopped the run on
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +69,8 @@ class ResumeState:
     decisions: dict[str, bool | str] = field(default_factory=dict)  # call id: True or reason
     started: set[str] = field(default_factory=set)  # ids of the calls with a tool_start
     executed: set[str] = field(default_factory=set)  # ids of the calls a tool ran (a result)
+    not_run: dict[str, NotRun | None] = field(default_factory=dict)  # by call id: its result's
+    warned: dict[str, str] = field(default_factory=dict)  # by call id: its last warning's message
     notice: Message | None = None  # a format or truncation notice still to be placed
     superseded: str | None = None  # the reason of a stop a later ``resume`` supersedes
     loop: str | None = None  # the loop guard stopped the run: why (its last word follows)
@@ -260,15 +255,17 @@ def _on_result(state: ResumeState, event: Mapping[str, Any]) -> None:
     content = str(event["content"])
     if result.get("executed", True):
         state.executed.add(call_id)
-    error = result.get("error")
-    if isinstance(error, str) and error.startswith(_LOOP) and error.endswith(")"):
-        state.loop = error[len(_LOOP) : -1]
+    not_run = state.not_run[call_id] = not_run_of(result, content)
+    if not_run == "loop_detected":  # the guard's message was its warning's, just before
+        state.loop = state.warned.get(call_id, "the loop guard stopped the run")
     state.messages.append(Message(role="tool", content=content, tool_call_id=call_id, name=name))
     _set_call(state, call_id, "done", None)
 
 
 def _on_warning(state: ResumeState, event: Mapping[str, Any]) -> None:
     kind = event.get("kind")
+    if isinstance(event.get("call_id"), str):
+        state.warned[event["call_id"]] = str(event.get("message"))
     if kind == "model_error":
         state.model_calls += 1
     elif kind == "wind_down":
@@ -299,15 +296,14 @@ def _reopen(state: ResumeState, reason: str) -> None:
     ``not executed`` after its ``tool_start`` may have run (the Ctrl-C came between the tool's
     return and its result): it is *uncertain*. A call interrupted while it ran keeps its
     result (``cancelled: the run was interrupted while it ran``)."""
-    closed = not_executed(reason)
-    unrun = (closed, *_UNRUN_BY_CANCEL) if reason == "cancelled" else (closed,)
+    unrun: tuple[NotRun, ...] = ("stopped", "cancelled") if reason == "cancelled" else ("stopped",)
     reopened: dict[str, str] = {}
     for open_call in state.calls:
         call_id = open_call.call.id
-        error = _result_of(state, call_id) if open_call.state == "done" else None
-        if error not in unrun:
+        not_run = state.not_run.get(call_id) if open_call.state == "done" else None
+        if not_run not in unrun:
             continue
-        if error == closed and call_id in state.started:
+        if not_run == "stopped" and call_id in state.started:
             reopened[call_id] = "uncertain"
         else:
             reopened[call_id] = "not_started"
@@ -325,18 +321,6 @@ def _reopen(state: ResumeState, reason: str) -> None:
         else c
         for c in state.calls
     ]
-
-
-def _result_of(state: ResumeState, call_id: str) -> str | None:
-    """The error of the call's result message, when it is one (``{"ok": false, ...}``)."""
-    for message in reversed(state.messages):
-        if message.role == "tool" and message.tool_call_id == call_id:
-            try:
-                body = json.loads(message.content)
-            except ValueError:
-                return None
-            return body.get("error") if isinstance(body, dict) else None
-    return None
 
 
 def _number(value: Any) -> float:

@@ -276,7 +276,12 @@ class ToolExecutor:
         self.interrupted = True
         error = "cancelled: the run was cancelled before it ran"
         return ToolResult(
-            call_id=prepared.id, name=prepared.name, ok=False, error=error, executed=False
+            call_id=prepared.id,
+            name=prepared.name,
+            ok=False,
+            error=error,
+            executed=False,
+            not_run="cancelled",
         )
 
     def close(self) -> None:

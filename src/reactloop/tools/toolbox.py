@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reactloop.errors import ToolError, describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
@@ -21,17 +21,8 @@ from reactloop.support.interrupts import interruptibly
 from reactloop.support.json_decode import MAX_DEPTH, nesting_exceeds
 from reactloop.support.own_files import create_in_folder
 from reactloop.tools.base import Tool
-from reactloop.tools.prepared import (
-    ArgumentsError,
-    PreparedCall,
-    decode_arguments,
-    invalid_arguments,
-    prepare,
-)
+from reactloop.tools.prepared import PreparedCall, prepare
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 _strict_dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -104,13 +95,6 @@ class Toolbox:
         unknown = self._unknown_tool_message(call.name) if tool is None else ""
         return prepare(call, tool, unknown)
 
-    def parse_arguments(self, call: ToolCall) -> dict[str, Any]:
-        """The call's arguments as a dict; raises ToolError with a message for the model."""
-        try:
-            return decode_arguments(call.arguments)
-        except ArgumentsError as exc:
-            raise ToolError(str(exc)) from None
-
     def execute(self, call: ToolCall) -> ToolResult:
         """Run one call now, without a time limit; every failure becomes an error result."""
         return self.execute_many([call])[0]
@@ -167,10 +151,6 @@ class Toolbox:
         cut, path = self._cut(call, message)
         result = self._error(call, cut, started, True)
         return dataclasses.replace(result, truncated=True, full_output_path=path)
-
-    def is_read_only(self, name: str) -> bool:
-        found = self._tools.get(name)
-        return found is not None and found.read_only
 
     def _unknown_tool_message(self, name: str) -> str:
         available = ", ".join(self._tools) or "none"
@@ -280,7 +260,3 @@ def cut_head_tail(text: str, limit: int, *, handle: str | None = None) -> str:
     tail = keep - head
     marker = cut_marker(len(text) - head - tail, handle, head)
     return text[:head] + marker + (text[len(text) - tail :] if tail else "")
-
-
-def describe_validation(exc: ValidationError) -> str:
-    return invalid_arguments(exc).removeprefix("invalid arguments: ")

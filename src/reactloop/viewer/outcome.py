@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reactloop.viewer.page_data import CheckView, RunView, StepView
+from reactloop.viewer.page_data import RunView
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,8 +77,3 @@ def _why_forced(view: RunView) -> str:
             if warning.kind == "wind_down":
                 return warning.message.rstrip(".")
     return "its last allowed call"
-
-
-def refused_here(step: StepView) -> list[CheckView]:
-    """The completion checks of ``step`` that refused an answer."""
-    return [c for c in step.checks if c.kind == "verify" and not c.passed]

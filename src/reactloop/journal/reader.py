@@ -1,0 +1,82 @@
+"""The journal read as typed events (``schema.py``), each line checked once.
+
+``iter_events(path)`` yields one ``JournalEvent`` per line after the header: a line that is
+not an event of its type's shape is a ``JournalError`` naming the file and the line, as a line
+that is not JSON is (``writer.iter_lines``). A type this reactloop does not know reads as an
+``UnknownEvent``, kept as it was written. ``events_of`` reads records already in memory (a
+list ``read_journal`` gave, a live run's events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reactloop.errors import JournalError
+from reactloop.journal.field_checks import is_int, is_number, short
+from reactloop.journal.schema import BY_TYPE, JournalEvent
+from reactloop.journal.writer import iter_lines
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnknownEvent(JournalEvent):
+    """An event of a type this reactloop does not write (a newer one did): kept, not read."""
+
+    name: str = ""
+
+    @property
+    def type(self) -> str:
+        return self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.name, **self.extra}
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> UnknownEvent:
+        step, t = data.get("step"), data.get("t")
+        return cls(
+            name=str(data["type"]),
+            step=step if is_int(step) else 0,
+            t=t if is_number(t) else None,
+            extra={k: v for k, v in data.items() if k != "type"},
+            written=frozenset(),
+        )
+
+
+def event_from_dict(data: Mapping[str, Any]) -> JournalEvent:
+    """The typed event of one journal line; ``ValueError`` names what is wrong with it."""
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ValueError(f"an event whose type is not a string: {short(kind)}")
+    cls = BY_TYPE.get(kind)
+    if cls is None:
+        return UnknownEvent.of(data)
+    return cls.from_dict(data)
+
+
+def iter_events(path: str | Path) -> Iterator[JournalEvent]:
+    """The events of the journal at ``path``, typed; a torn last line is skipped."""
+    for number, record in iter_lines(path):
+        try:
+            yield event_from_dict(record)
+        except ValueError as exc:
+            raise JournalError(f"{path}:{number}: {exc}") from None
+
+
+def read_events(path: str | Path) -> list[JournalEvent]:
+    return list(iter_events(path))
+
+
+def events_of(
+    records: Iterable[Mapping[str, Any]], source: str = "the journal"
+) -> list[JournalEvent]:
+    """Records already read (``read_journal``'s dicts), typed; ``source`` names them in errors."""
+    events = []
+    for number, record in enumerate(records, start=1):
+        try:
+            events.append(event_from_dict(record))
+        except ValueError as exc:
+            raise JournalError(f"{source}: event {number}: {exc}") from None
+    return events

@@ -1,0 +1,291 @@
+"""The journal's events as values: one frozen dataclass per event type, and its dict form.
+
+``to_dict()`` is the event's line in the journal, exactly as the writer writes it today, and
+``from_dict()`` reads such a line, checked once: a field of the wrong kind, or a required one
+missing, is a ``ValueError`` naming it (``journal/reader.py`` adds the file and line). A field
+with a default may be absent (journals written before it existed); an event read from a
+journal remembers which fields its line held (``written``), so ``to_dict()`` gives that line
+back exactly, and keys no field names (written by a newer reactloop) are kept in ``extra``.
+An event made in code writes every field but the ``OPTIONAL`` ones left ``None``. Reading a
+file, and a type this reactloop does not know, is ``reader.py``'s. Nested values (a turn, a
+result, a call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+from reactloop.journal.field_checks import short, spec
+
+
+class WarningKind(enum.StrEnum):
+    """The kinds of ``warning`` the harness writes (an adapter's notices may add others)."""
+
+    REPEAT = "repeat"  # the loop guard: the same call again
+    NEAR_REPEAT = "near_repeat"  # ... nearly the same call again
+    PINGPONG = "pingpong"  # ... two calls in turn
+    CYCLE = "cycle"  # ... three calls in turn
+    WIND_DOWN = "wind_down"  # the model told to answer now
+    TRUNCATED = "truncated"  # a reply cut off at the output limit
+    FORMAT_ERROR = "format_error"  # a reply that could not be read
+    EMPTY_REPLY = "empty_reply"
+    NOT_EXECUTED = "not_executed"  # calls no budget was left for
+    DECLINED = "declined"  # the approver said no
+    DEFERRED = "deferred"  # the approver put the call off
+    BUDGET = "budget"  # a call refused by the tool-call or time limit
+    PREFIX_CHANGED = "prefix_changed"  # an earlier message was rewritten
+    MODEL_ERROR = "model_error"  # a model call failed
+    INTERNAL_ERROR = "internal_error"  # an adapter raised what no adapter should
+    TOOL_TIMEOUT = "tool_timeout"  # a tool given up on at the time limit
+    INVALID_OUTPUT = "invalid_output"  # a typed answer its schema refused
+    VERIFY_FAILED = "verify_failed"  # an answer its check refused
+    COMPACTION_FAILED = "compaction_failed"
+    SILENT_TRUNCATION = "silent_truncation"  # a server that cut the prompt unsaid
+    REFUSAL = "refusal"  # an adapter's notice: why the model refused
+    CACHE_TOO_SHORT = "cache_too_short"  # an adapter's notice: prompt caching cached nothing
+
+
+@dataclass(frozen=True, kw_only=True)
+class JournalEvent:
+    """What every event has: its ``step`` and ``t`` (seconds since the journal opened)."""
+
+    TYPE: ClassVar[str] = ""
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
+    step: int = 0
+    t: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    written: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def type(self) -> str:
+        return self.TYPE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event's journal line (``type``, ``step``, ``t``, then its own fields)."""
+        data: dict[str, Any] = {"type": self.type}
+        written = self.written
+        for name in spec(type(self)):
+            value = getattr(self, name)
+            if written is None:
+                if value is None and (name == "t" or name in self.OPTIONAL):
+                    continue
+            elif name not in written:
+                continue
+            data[name] = value.value if isinstance(value, enum.Enum) else value
+        data.update(self.extra)
+        return data
+
+    def data(self) -> dict[str, Any]:
+        """The event's own fields (its line without ``type``, ``step`` and ``t``)."""
+        line = self.to_dict()
+        for key in ("type", "step", "t"):
+            line.pop(key, None)
+        return line
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The event of a journal line; ``ValueError`` names the field that is wrong."""
+        values: dict[str, Any] = {}
+        for name, (required, check, what) in spec(cls).items():
+            if name not in data:
+                if required:
+                    raise ValueError(f"a {cls.TYPE} event without its {name!r}")
+                continue
+            value = data[name]
+            if not check(value):
+                raise ValueError(f"{cls.TYPE}'s {name!r} is not {what}: {short(value)}")
+            values[name] = value
+        known = spec(cls)
+        extra = {k: v for k, v in data.items() if k not in known and k != "type"}
+        return cls._build(values, extra, frozenset(values))
+
+    @classmethod
+    def _build(cls, values: dict[str, Any], extra: dict[str, Any], written: frozenset[str]) -> Self:
+        return cls(**values, extra=extra, written=written)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStartEvent(JournalEvent):
+    TYPE: ClassVar[str] = "run_start"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"output_schema", "continues", "workspace"})
+    # The run's settings, as the user gave them: each reader checks the part it uses
+    # (``replay`` its tools and limits, ``resume`` its config), so none is refused here.
+    task: Any = ""
+    model: Any = None
+    protocol: Any = None
+    tools: Any = None
+    limits: Any = None
+    instructions: Any = None
+    config: Any = None
+    output_schema: Any = None
+    continues: Any = None
+    workspace: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestEvent(JournalEvent):
+    TYPE: ClassVar[str] = "request"
+    n_messages: int
+    messages_new: list[Any]
+    tool_choice: Any = None
+    wind_down: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseEvent(JournalEvent):
+    TYPE: ClassVar[str] = "response"
+    raw: Any = None
+    request: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnEvent(JournalEvent):
+    TYPE: ClassVar[str] = "turn"
+    turn: dict[str, Any]
+    seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallEvent(JournalEvent):
+    TYPE: ClassVar[str] = "tool_call"
+    call: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolStartEvent(JournalEvent):
+    TYPE: ClassVar[str] = "tool_start"
+    call_id: str
+    name: str = ""
+    arguments: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResultEvent(JournalEvent):
+    TYPE: ClassVar[str] = "tool_result"
+    result: dict[str, Any]
+    content: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarningEvent(JournalEvent):
+    TYPE: ClassVar[str] = "warning"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset(
+        {"call_id", "index", "count", "evidence", "error_kind", "request", "seconds"}
+        | {"reported", "estimated"}
+    )
+    kind: WarningKind | str
+    message: str = ""
+    call_id: str | None = None
+    index: int | None = None
+    count: int | None = None
+    evidence: Any = None
+    error_kind: str | None = None  # of a model_error
+    request: Any = None  # of a model_error: the request as sent
+    seconds: float | None = None  # of a model_error
+    reported: Any = None  # of a silent_truncation
+    estimated: Any = None
+
+    @classmethod
+    def _build(cls, values: dict[str, Any], extra: dict[str, Any], written: frozenset[str]) -> Self:
+        kind = values["kind"]
+        values["kind"] = WarningKind(kind) if kind in WarningKind._value2member_map_ else kind
+        return cls(**values, extra=extra, written=written)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionEvent(JournalEvent):
+    TYPE: ClassVar[str] = "compaction"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"summary_usage"})
+    policy: str = ""
+    start: int = 0
+    replaced: int = 0
+    call_ids: list[Any] = field(default_factory=list)
+    by: list[Any] = field(default_factory=list)
+    block: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    prefix_tokens: int = 0
+    limit: int | None = None
+    summary_usage: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckEvent(JournalEvent):
+    TYPE: ClassVar[str] = "check"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"items", "output"})
+    kind: str  # "checklist" or "verify"
+    passed: bool
+    items: list[Any] | None = None  # of a checklist
+    output: str | None = None  # of a verify that refused
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetNoticeEvent(JournalEvent):
+    TYPE: ClassVar[str] = "budget_notice"
+    line: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopEvent(JournalEvent):
+    TYPE: ClassVar[str] = "stop"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"pending"})
+    stop_reason: str
+    answer: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    forced: bool = False
+    model_calls: int = 0
+    tool_calls: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
+    cost: float | None = None
+    seconds: float | None = None
+    pending: list[Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumeEvent(JournalEvent):
+    TYPE: ClassVar[str] = "resume"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"limits"})
+    why: str
+    from_step: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    calls: list[Any] = field(default_factory=list)
+    torn: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalEvent(JournalEvent):
+    TYPE: ClassVar[str] = "approval"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"name", "arguments"})
+    call_id: str
+    decision: str  # "approve" or "deny"
+    reason: str | None = None
+    who: str | None = None
+    at: str | None = None
+    name: str | None = None  # from ``reactloop approve``: the call as shown
+    arguments: Any = None
+
+
+# The event types, in the order a run writes them (``docs/journal.md``'s table).
+EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
+    RunStartEvent,
+    RequestEvent,
+    ResponseEvent,
+    TurnEvent,
+    ToolCallEvent,
+    ToolStartEvent,
+    ToolResultEvent,
+    WarningEvent,
+    CompactionEvent,
+    CheckEvent,
+    BudgetNoticeEvent,
+    StopEvent,
+    ResumeEvent,
+    ApprovalEvent,
+)
+BY_TYPE: dict[str, type[JournalEvent]] = {cls.TYPE: cls for cls in EVENT_CLASSES}
