@@ -77,10 +77,13 @@ class Agent:
         verify: Verify | None = None,
         checklist: Sequence[str] = (),
     ) -> None:
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.limits = limits or Limits()
+        context = self.limits.context_tokens  # what automatic tool search is a share of
+        self.toolbox = (
+            tools if isinstance(tools, Toolbox) else Toolbox(tools, context_tokens=context)
+        )
         self.protocol = _pick_protocol(model, protocol)
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
-        self.limits = limits or Limits()
         if self.limits.max_cost is not None and price is None:
             raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
         self.price = price
