@@ -65,6 +65,7 @@ class RunOptions:
     server_state: bool = False
     model_idle_timeout: float | None = None
     local_context: int | None = None
+    defer_tools: tuple[str, ...] = ()
 
 
 def build_limits(options: RunOptions) -> Limits:

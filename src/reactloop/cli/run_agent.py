@@ -41,6 +41,7 @@ from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, ToolContext
 from reactloop.tools.registry import build_tools, parse_families
+from reactloop.tools.search import defer_matching
 from reactloop.tools.toolbox import Toolbox
 
 TOOL_CHOICES = ("auto", "none", "required")
@@ -81,7 +82,8 @@ def _run(
         check_input_file(options.mcp_config, "MCP config")
     reserved = [item.name for item in builtin]
     with _mcp_tools(options, reserved) as mcp, otel_observer(options.otel) as telemetry:
-        tools = Toolbox([*builtin, *mcp], spill_dir=context.output_dir)
+        every = defer_matching([*builtin, *mcp], options.defer_tools)
+        tools = Toolbox(every, spill_dir=context.output_dir, context_tokens=options.context_tokens)
         return _run_agent(options, families, trace_path, tools, telemetry, session)
 
 

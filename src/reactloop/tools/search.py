@@ -21,6 +21,7 @@ so; it never runs silently.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import threading
@@ -191,3 +192,35 @@ def search_for(tools: dict[str, Tool], context_tokens: int | None) -> ToolSearch
             raise ValueError(f"a tool is named {pair_tool.name!r}, as tool search's own")
         tools[pair_tool.name] = pair_tool
     return search
+
+
+def defer_matching(tools: Iterable[Tool], patterns: Iterable[str]) -> list[Tool]:
+    """``tools`` with ``defer=True`` on each whose name matches a shell-style pattern
+    (``--defer-tools 'github_*'``)."""
+    import fnmatch
+
+    wanted = tuple(patterns)
+    return [
+        deferred(t) if any(fnmatch.fnmatchcase(t.name, p) for p in wanted) else t for t in tools
+    ]
+
+
+def deferred(tool: Tool, defer: bool | None = True) -> Tool:
+    """A copy of ``tool`` with ``defer`` set (for every kind of tool: some build themselves
+    without the dataclass constructor)."""
+    made = copy.copy(tool)
+    object.__setattr__(made, "defer", defer)
+    return made
+
+
+def search_summary(search: ToolSearch, tools: Iterable[Tool]) -> str:
+    """One line: how many tools are deferred, and the schema tokens a request saves."""
+    every = list(tools)
+    deferred = [t for t in every if t.name in search.index.tools]
+    sent = schema_tokens(t.spec for t in every if t.name not in search.index.tools)
+    sent += schema_tokens(t.spec for t in search.pair)
+    names = ", ".join(t.name for t in deferred[:8]) + (", ..." if len(deferred) > 8 else "")
+    return (
+        f"tool search on: {len(deferred)} deferred tools ({names}) wait for {SEARCH_TOOLS}; "
+        f"about {sent} schema tokens a request instead of {schema_tokens(t.spec for t in every)}"
+    )

@@ -174,6 +174,7 @@ def _mcp_tool(connection: ServerConnection, item: Any, name: str, dialect: str) 
         arguments_model=any_arguments(),
         read_only=read_only,
         idempotent=idempotent,
+        defer=connection.config.defer,
     )
 
 
