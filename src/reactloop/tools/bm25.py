@@ -50,6 +50,7 @@ def words(text: str) -> list[str]:
 
 
 def _fold(word: str) -> str:
+    """A plural ``s`` cut (``issues`` is ``issue``), not from ``ss`` nor from short words."""
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
