@@ -23,6 +23,7 @@ EVENT_TYPES = (
     "turn",
     "tool_call",
     "tool_start",
+    "tool_search",
     "tool_result",
     "warning",
     "compaction",
