@@ -47,3 +47,32 @@ def test_tools_shows_what_the_model_is_sent() -> None:
     assert code == 0, err
     assert [t["name"] for t in json.loads(out)] == ["search_tools", "call_tool"]
     assert "1 deferred tools (calculator)" in err
+
+
+def test_resume_defers_as_recorded_and_knows_what_was_found(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([SEARCH, CALL, "Finish[42]"]))
+    trace = tmp_path / "t.jsonl"
+    model = f"scripted:{script}"
+    args = ("--defer-tools", "calc*", "--trace", str(trace), "--json", "--max-steps", "2")
+    code, out, _ = invoke("run", "q", "--model", model, *args)
+    assert json.loads(out)["stop_reason"] == "max_model_calls"
+    start = next(e for e in read_journal(trace) if e["type"] == "run_start")
+    assert start["config"]["defer_tools"] == ["calc*"]
+    code, out, err = invoke("resume", str(trace), "--max-steps", "6", "--json")
+    assert code == 0, err
+    assert json.loads(out)["answer"] == "42"
+    last = [e["result"] for e in read_journal(trace) if e["type"] == "tool_result"][-1]
+    assert last["name"] == "call_tool" and last["ok"] and last["output"] == "42"
+
+
+def test_replay_defers_as_recorded_and_finds_the_same_tools(tmp_path: Path) -> None:
+    from reactloop.replay import replay
+
+    code, _, _ = _run(tmp_path, [SEARCH, CALL, "Finish[42]"])
+    assert code == 0
+    replayed = tmp_path / "replayed.jsonl"
+    report = replay(tmp_path / "t.jsonl", journal=replayed)
+    assert report.identical and report.compared == 2, report.to_dict()
+    searches = [e["revealed"] for e in read_journal(replayed) if e["type"] == "tool_search"]
+    assert searches == [["calculator"]]

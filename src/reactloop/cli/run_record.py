@@ -40,6 +40,8 @@ def run_config(
         "price": price_record(options.prices, price),
         "exit_zero_on_forced": options.exit_zero_on_forced,
     }
+    if options.defer_tools:  # rebuilt by resume and replay (``tools/search.py``)
+        config["defer_tools"] = list(options.defer_tools)
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {
             "stdio": list(options.mcp),

@@ -224,3 +224,12 @@ def search_summary(search: ToolSearch, tools: Iterable[Tool]) -> str:
         f"tool search on: {len(deferred)} deferred tools ({names}) wait for {SEARCH_TOOLS}; "
         f"about {sent} schema tokens a request instead of {schema_tokens(t.spec for t in every)}"
     )
+
+
+def defer_as_recorded(tools: Iterable[Tool], config: Mapping[str, Any]) -> list[Tool]:
+    """``tools`` deferred as a CLI run's ``run_start`` config says (``defer_tools``: the
+    patterns of ``--defer-tools``), for ``reactloop resume`` and ``replay``."""
+    patterns = config.get("defer_tools")
+    if not isinstance(patterns, list):
+        return list(tools)
+    return defer_matching(tools, [p for p in patterns if isinstance(p, str)])
