@@ -24,6 +24,7 @@ EVENT_TYPES = (
     "tool_call",
     "tool_start",
     "tool_search",
+    "skill_activation",
     "tool_result",
     "warning",
     "compaction",

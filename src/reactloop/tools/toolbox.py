@@ -30,6 +30,7 @@ from reactloop.tools.prepared import (
 )
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
 from reactloop.tools.search import search_for
+from reactloop.tools.skills import ACTIVATE_SKILL, Skill, Skills
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -48,6 +49,7 @@ class Toolbox:
     the rest. ``for_run`` gives each run a toolbox of its own, with its own kept outputs.
     Deferred tools (``reactloop.tools.search``) are offered through ``search_tools`` and
     ``call_tool``; ``context_tokens`` is the context their automatic deferral is a share of.
+    ``skills`` (``reactloop.tools.skills``) come with the ``activate_skill`` tool.
     """
 
     def __init__(
@@ -57,6 +59,7 @@ class Toolbox:
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         spill_dir: str | Path | None = None,
         context_tokens: int | None = None,
+        skills: Sequence[Skill] = (),
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for item in tools:
@@ -64,6 +67,11 @@ class Toolbox:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
         self.search = search_for(self._tools, context_tokens)
+        self.skills = Skills(skills) if skills else None  # ``reactloop.tools.skills``
+        if self.skills is not None:
+            if ACTIVATE_SKILL in self._tools:
+                raise ValueError(f"a tool is named {ACTIVATE_SKILL!r}, as the skills' own")
+            self._tools[ACTIVATE_SKILL] = self.skills.tool
         if max_output_chars < 1:
             raise ValueError("max_output_chars must be at least 1")
         self.max_output_chars = max_output_chars
@@ -85,6 +93,9 @@ class Toolbox:
         if self.search is not None:
             run.search = self.search.for_run()
             run._tools.update((t.name, t) for t in run.search.pair)
+        if self.skills is not None:
+            run.skills = self.skills.for_run()
+            run._tools[ACTIVATE_SKILL] = run.skills.tool
         run._reader = None
         run._offer_lock = threading.Lock()
         return run
@@ -94,9 +105,11 @@ class Toolbox:
         return self.search is None or name not in self.search.index.tools
 
     def bind_events(self, emit: Callable[..., None]) -> None:
-        """Give the run's journal ``emit`` to what writes events of its own (a search)."""
-        if self.search is not None:
-            self.search.emit = emit
+        """Give the run's journal ``emit`` to what writes events of its own (a search, a
+        skill's activation)."""
+        for part in (self.search, self.skills):
+            if part is not None:
+                part.emit = emit
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
