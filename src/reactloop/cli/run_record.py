@@ -42,6 +42,8 @@ def run_config(
     }
     if options.defer_tools:  # rebuilt by resume and replay (``tools/search.py``)
         config["defer_tools"] = list(options.defer_tools)
+    if options.skills:  # which skills the run trusted (``tools/skills.py``)
+        config["skills"] = [str(folder.resolve()) for folder in options.skills]
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {
             "stdio": list(options.mcp),

@@ -15,6 +15,7 @@ from reactloop.tools.base import ToolContext
 from reactloop.tools.mcp import open_mcp_tools
 from reactloop.tools.registry import FAMILIES, build_tools, parse_families
 from reactloop.tools.search import defer_matching, search_summary
+from reactloop.tools.skills import prompt, trusted_skills
 from reactloop.tools.toolbox import Toolbox
 
 
@@ -38,6 +39,8 @@ from reactloop.tools.toolbox import Toolbox
     type=click.IntRange(min=256),
     help="The context automatic tool search is a share of, as run's.",
 )
+@click.option("--skills", multiple=True, type=click.Path(path_type=Path), metavar="DIR")
+@click.option("--trust-skills", is_flag=True, help="Trust the skills of --skills.")
 @mcp_options
 def list_tools(
     tools: str | None,
@@ -45,6 +48,8 @@ def list_tools(
     workspace: Path | None,
     defer_tools: tuple[str, ...],
     context_tokens: int | None,
+    skills: tuple[Path, ...],
+    trust_skills: bool,
     mcp: tuple[str, ...],
     mcp_url: tuple[str, ...],
     mcp_config: Path | None,
@@ -63,10 +68,13 @@ def list_tools(
         reserved = [item.name for item in built]
         with open_mcp_tools(mcp, mcp_url, mcp_config, reserved=reserved) as external:
             every = defer_matching([*built, *external], defer_tools)
-            box = Toolbox(every, context_tokens=context_tokens)
+            loaded = trusted_skills(skills, trust_skills)
+            box = Toolbox(every, context_tokens=context_tokens, skills=loaded)
             specs = [spec.to_dict() for spec in box.specs]
     except (UsageError, ValueError) as exc:
         raise CliError(str(exc)) from None
     click.echo(json.dumps(specs, ensure_ascii=False, indent=2))
     if box.search is not None:
         click.echo(search_summary(box.search, every), err=True)
+    if box.skills is not None:  # what the instructions gain
+        click.echo(prompt(list(box.skills.by_name.values())), err=True)

@@ -199,3 +199,14 @@ class Skills:
             bounded=True,
             strict=False,
         )
+
+
+def trusted_skills(folders: Sequence[str | Path], trusted: bool) -> list[Skill]:
+    """The skills of ``--skills`` folders; refused in one line unless ``--trust-skills`` says
+    the user trusts them (a skill's body is instructions the model follows)."""
+    if folders and not trusted:
+        raise UsageError(
+            f"the skills in {', '.join(map(str, folders))} are instructions for the model from "
+            "whoever wrote them: read them, then pass --trust-skills to load them"
+        )
+    return load_skills(folders)
