@@ -209,3 +209,39 @@ def test_resume_rebuilds_what_the_searches_revealed(tmp_path: Path) -> None:
         trace, decisions={pending: True}
     )
     assert second.answer == "done" and runs == ["github_create_issue"]
+
+
+def test_what_a_search_revealed_outlives_a_compaction() -> None:
+    from reactloop import FunctionModel
+    from reactloop.messages import ModelTurn
+    from reactloop.models.base import ModelRequest
+
+    @tool(defer=True, read_only=True)
+    def fetch_page(n: int) -> str:
+        """Fetch a page of the tea catalogue."""
+        return f"page {n}: " + "oolong " * 400
+
+    seen: list[str] = []
+
+    def model(request: ModelRequest) -> ModelTurn:
+        step = len(seen) + 1
+        seen.append(str([m.content for m in request.messages if m.role == "tool"][-1:]))
+        if step == 1:
+            arguments = json.dumps({"queries": ["tea catalogue page"]})
+            return ModelTurn(tool_calls=(ToolCall(id="s", name=SEARCH_TOOLS, arguments=arguments),))
+        if step > 12:
+            return ModelTurn(text="done")
+        inner = {"name": "fetch_page", "arguments": {"n": step}}
+        call = ToolCall(id=f"c{step}", name=CALL_TOOL, arguments=json.dumps(inner))
+        return ModelTurn(tool_calls=(call,))
+
+    limits = Limits(context_tokens=6000, context_policy="trim", max_model_calls=30)
+    result = Agent(FunctionModel(model, native_tools=True), [fetch_page], limits=limits).run("go")
+    assert result.answer == "done", result.error
+    assert any(m.kind == "trimmed" for m in result.history)
+    assert any(
+        "fetch_page" in str(m.content) and "parameters" in str(m.content)
+        for m in result.history
+        if m.role == "tool" and m.kind != "trimmed"
+    )  # trim cuts the long outputs; the search's short result stays
+    assert "page 12: oolong" in seen[-1]  # the tool it revealed still runs
