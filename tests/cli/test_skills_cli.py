@@ -59,3 +59,20 @@ def test_tools_shows_the_skill_tool_and_the_listing(tmp_path: Path) -> None:
     assert spec["name"] == "activate_skill"
     assert spec["parameters"]["properties"]["name"]["enum"] == ["tea-prices"]
     assert "- tea-prices: Prices of tea" in err
+
+
+def test_resume_loads_the_skills_the_run_trusted(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    steps = ["Action: activate_skill[tea-prices]", "Action: activate_skill[tea-prices]"]
+    script.write_text(json.dumps([*steps, "Finish[70]"]))
+    trace = tmp_path / "t.jsonl"
+    folder = skills_dir(tmp_path)
+    args = ("--skills", str(folder), "--trust-skills", "--trace", str(trace), "--json")
+    code, out, _ = invoke("run", "q", "--model", f"scripted:{script}", *args, "--max-steps", "1")
+    assert json.loads(out)["stop_reason"] == "max_model_calls"
+    code, out, err = invoke("resume", str(trace), "--max-steps", "6", "--json")
+    assert code == 0, err
+    assert json.loads(out)["answer"] == "70"
+    events = read_journal(trace)
+    activations = [e["again"] for e in events if e["type"] == "skill_activation"]
+    assert activations[0] is False and all(activations[1:])  # never sent twice

@@ -47,6 +47,7 @@ from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
 from reactloop.tools.base import Tool
 from reactloop.tools.search import defer_as_recorded
+from reactloop.tools.skills import recorded_skills
 
 _RAISED = {
     "max_steps": "max_model_calls",
@@ -197,6 +198,7 @@ def _resumed(
         price=recorded_price(config),
         output_type=recorded_output_type(state.run_start),
         **recorded_checks(config, recorded_workspace(config), options["sandbox"]),
+        skills=recorded_skills(config),
     )
     return agent.resume(
         trace, limits=_limits(state, options), force=options["force"], fsync=options["fsync"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,3 +210,12 @@ def trusted_skills(folders: Sequence[str | Path], trusted: bool) -> list[Skill]:
             "whoever wrote them: read them, then pass --trust-skills to load them"
         )
     return load_skills(folders)
+
+
+def recorded_skills(config: Mapping[str, Any]) -> list[Skill]:
+    """The skills a CLI run trusted (``run_start``'s config ``skills``), loaded again for
+    ``reactloop resume``: the recorded tools check then refuses skills that changed."""
+    folders = config.get("skills")
+    if not isinstance(folders, list):
+        return []
+    return load_skills(str(folder) for folder in folders)
