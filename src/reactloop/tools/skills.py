@@ -43,6 +43,7 @@ class Skill:
     body: str
     folder: Path
     fields: dict[str, Any] = field(default_factory=dict, compare=False)
+    text: str = field(default="", compare=False, repr=False)  # the SKILL.md as read
 
 
 def load_skills(folders: Iterable[str | Path]) -> list[Skill]:
@@ -72,7 +73,10 @@ def read_skill(path: Path) -> Skill:
     if problem is not None:
         raise UsageError(f"{path}: {problem}")
     name, description = str(fields["name"]), str(fields["description"])
-    return Skill(name=name, description=description, body=body, folder=path.parent, fields=fields)
+    folder = path.parent
+    return Skill(
+        name=name, description=description, body=body, folder=folder, fields=fields, text=text
+    )
 
 
 def _problem(fields: dict[str, Any], folder: str) -> str | None:
@@ -212,10 +216,25 @@ def trusted_skills(folders: Sequence[str | Path], trusted: bool) -> list[Skill]:
     return load_skills(folders)
 
 
+def digests(skills: Iterable[Skill]) -> dict[str, str]:
+    """Each skill's SHA-256 over its ``SKILL.md`` as read (what a run trusted)."""
+    import hashlib
+
+    return {s.name: hashlib.sha256(s.text.encode("utf-8")).hexdigest() for s in skills}
+
+
 def recorded_skills(config: Mapping[str, Any]) -> list[Skill]:
     """The skills a CLI run trusted (``run_start``'s config ``skills``), loaded again for
-    ``reactloop resume``: the recorded tools check then refuses skills that changed."""
+    ``reactloop resume``; a ``UsageError`` when one is not what the run trusted (its
+    ``SKILL.md`` changed, or it is new): trust is given to a text, not to a folder."""
     folders = config.get("skills")
     if not isinstance(folders, list):
         return []
-    return load_skills(str(folder) for folder in folders)
+    loaded = load_skills(str(folder) for folder in folders)
+    trusted = config.get("skill_digests")
+    for name, digest in digests(loaded).items():
+        if not isinstance(trusted, dict) or trusted.get(name) != digest:
+            raise UsageError(
+                f"skill {name!r} is not the one the run trusted (its SKILL.md changed)"
+            )
+    return loaded
