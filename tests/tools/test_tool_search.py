@@ -245,3 +245,12 @@ def test_what_a_search_revealed_outlives_a_compaction() -> None:
         if m.role == "tool" and m.kind != "trimmed"
     )  # trim cuts the long outputs; the search's short result stays
     assert "page 12: oolong" in seen[-1]  # the tool it revealed still runs
+
+
+def test_the_embedded_models_grammar_covers_the_pair() -> None:
+    from reactloop.models.local.grammar import json_schema_grammar, tool_call_schema
+
+    specs = Toolbox(registry([])).specs
+    grammar = json_schema_grammar(tool_call_schema(specs))
+    assert '"\\"search_tools\\""' in grammar and '"\\"call_tool\\""' in grammar
+    assert "github_create_issue" not in grammar  # deferred: not in the grammar either
