@@ -254,3 +254,16 @@ def test_the_embedded_models_grammar_covers_the_pair() -> None:
     grammar = json_schema_grammar(tool_call_schema(specs))
     assert '"\\"search_tools\\""' in grammar and '"\\"call_tool\\""' in grammar
     assert "github_create_issue" not in grammar  # deferred: not in the grammar either
+
+
+def test_two_searches_in_one_turn_run_together_and_are_both_journaled(tmp_path: Path) -> None:
+    first = {"name": SEARCH_TOOLS, "arguments": {"queries": ["slack message"]}}
+    second = {"name": SEARCH_TOOLS, "arguments": {"queries": ["github pull"]}}
+    turns = [{"tool_calls": [first, second]}, {"content": "done"}]
+    trace = tmp_path / "run.jsonl"
+    with Journal(trace) as journal:
+        Agent(ScriptedModel(turns), registry([]), journal=journal, limits=LIMITS).run("x")
+    searches = [e["queries"] for e in read_journal(trace) if e["type"] == "tool_search"]
+    assert sorted(searches) == [["github pull"], ["slack message"]]
+    unknown = Toolbox(registry([])).execute(ToolCall(id="1", name="nope", arguments="{}"))
+    assert f"{SEARCH_TOOLS} finds the deferred ones" in str(unknown.error)

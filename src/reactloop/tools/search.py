@@ -43,6 +43,17 @@ CHARS_PER_TOKEN = 4  # the estimate used for schemas (JSON, mostly ASCII words)
 Emit = Callable[..., None]
 
 
+def one_at_a_time(emit: Emit) -> Emit:
+    """``emit`` behind a lock: the read-only calls of a turn run on worker threads."""
+    lock = threading.Lock()
+
+    def serial(kind: str, /, **data: Any) -> None:
+        with lock:
+            emit(kind, **data)
+
+    return serial
+
+
 def schema_tokens(specs: Iterable[ToolSpec]) -> int:
     """An estimate of the tokens the specs take in a request (their JSON, 4 characters a
     token)."""
@@ -126,7 +137,8 @@ class ToolSearch:
         if call.name in self.index.tools and call.name not in self.revealed:
             return _refusal(call, self._hidden(call.name))
         tool = tools.get(call.name)
-        return prepare(call, tool, unknown if tool is None else "")
+        hint = f"{unknown}; {SEARCH_TOOLS} finds the deferred ones"
+        return prepare(call, tool, hint if tool is None else "")
 
     def _prepare_call_tool(self, call: ToolCall, tools: Mapping[str, Tool]) -> PreparedCall:
         outer = prepare(call, self.pair[1], "")

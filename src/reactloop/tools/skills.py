@@ -205,6 +205,17 @@ class Skills:
         )
 
 
+def skills_for(tools: dict[str, Tool], skills: Sequence[Skill]) -> Skills | None:
+    """The skills of a toolbox's ``tools`` (``activate_skill`` added to them), or None."""
+    if not skills:
+        return None
+    if ACTIVATE_SKILL in tools:
+        raise ValueError(f"a tool is named {ACTIVATE_SKILL!r}, as the skills' own")
+    made = Skills(skills)
+    tools[ACTIVATE_SKILL] = made.tool
+    return made
+
+
 def trusted_skills(folders: Sequence[str | Path], trusted: bool) -> list[Skill]:
     """The skills of ``--skills`` folders; refused in one line unless ``--trust-skills`` says
     the user trusts them (a skill's body is instructions the model follows)."""

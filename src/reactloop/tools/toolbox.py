@@ -29,8 +29,8 @@ from reactloop.tools.prepared import (
     prepare,
 )
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
-from reactloop.tools.search import search_for
-from reactloop.tools.skills import ACTIVATE_SKILL, Skill, Skills
+from reactloop.tools.search import one_at_a_time, search_for
+from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -67,11 +67,7 @@ class Toolbox:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
         self.search = search_for(self._tools, context_tokens)
-        self.skills = Skills(skills) if skills else None  # ``reactloop.tools.skills``
-        if self.skills is not None:
-            if ACTIVATE_SKILL in self._tools:
-                raise ValueError(f"a tool is named {ACTIVATE_SKILL!r}, as the skills' own")
-            self._tools[ACTIVATE_SKILL] = self.skills.tool
+        self.skills = skills_for(self._tools, skills)
         if max_output_chars < 1:
             raise ValueError("max_output_chars must be at least 1")
         self.max_output_chars = max_output_chars
@@ -106,10 +102,11 @@ class Toolbox:
 
     def bind_events(self, emit: Callable[..., None]) -> None:
         """Give the run's journal ``emit`` to what writes events of its own (a search, a
-        skill's activation)."""
+        skill's activation), one at a time: read-only calls of a turn run on worker threads."""
+        serial = one_at_a_time(emit)
         for part in (self.search, self.skills):
             if part is not None:
-                part.emit = emit
+                part.emit = serial
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
