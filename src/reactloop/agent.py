@@ -96,7 +96,8 @@ class Agent:
             instructions = DEFAULT_INSTRUCTIONS
         if self.toolbox.skills is not None:  # their names and descriptions: a stable prefix
             listed = skills_prompt(list(self.toolbox.skills.by_name.values()))
-            instructions = "\n\n".join(filter(None, (instructions, listed)))
+            if listed not in (instructions or ""):  # a replay's recorded ones have it
+                instructions = "\n\n".join(filter(None, (instructions, listed)))
         self.output = (
             None
             if output_type is None

@@ -90,3 +90,17 @@ def test_resume_refuses_a_skill_that_changed_since_the_run(tmp_path: Path) -> No
     code, _, err = invoke("resume", str(trace), "--max-steps", "6", "--json")
     assert code == 2 and "not the one the run trusted" in err
     assert [e["type"] for e in read_journal(trace)].count("resume") == 0
+
+
+def test_replay_loads_the_skills_the_run_trusted(tmp_path: Path) -> None:
+    from reactloop.replay import replay
+
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["Action: activate_skill[tea-prices]", "Finish[70]"]))
+    trace = tmp_path / "t.jsonl"
+    folder = skills_dir(tmp_path)
+    args = ("--skills", str(folder), "--trust-skills", "--trace", str(trace), "--json")
+    code, _, err = invoke("run", "q", "--model", f"scripted:{script}", *args)
+    assert code == 0, err
+    report = replay(trace)
+    assert report.identical and report.compared == 1, report.to_dict()

@@ -57,6 +57,7 @@ from reactloop.result import RunResult
 from reactloop.resume.one_run import as_one_run, last_limits
 from reactloop.tools.base import Tool
 from reactloop.tools.search import defer_as_recorded
+from reactloop.tools.skills import recorded_skills
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +207,7 @@ def _replay_agent(
         protocol="native",
         approve=_recorded_approvals(recorded),
         config=config,
+        skills=recorded_skills(config),  # as the run trusted them
     )
     return agent, replayed
 
