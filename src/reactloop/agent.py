@@ -84,7 +84,8 @@ class Agent:
         skills: Sequence[str | Path | Skill] = (),
     ) -> None:
         self.limits = limits or Limits()
-        self.toolbox = _toolbox(tools, self.limits.context_tokens, skills)
+        window = self.limits.context_tokens or getattr(model, "context_window", None)
+        self.toolbox = _toolbox(tools, window, skills)  # automatic tool search: a share of it
         self.protocol = _pick_protocol(model, protocol)
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         if self.limits.max_cost is not None and price is None:

@@ -267,3 +267,11 @@ def test_two_searches_in_one_turn_run_together_and_are_both_journaled(tmp_path: 
     assert sorted(searches) == [["github pull"], ["slack message"]]
     unknown = Toolbox(registry([])).execute(ToolCall(id="1", name="nope", arguments="{}"))
     assert f"{SEARCH_TOOLS} finds the deferred ones" in str(unknown.error)
+
+
+def test_the_agent_takes_the_share_of_its_context() -> None:
+    tools = [dataclasses.replace(t, defer=None) for t in registry([])]
+    model = ScriptedModel(["done"])
+    assert Agent(model, tools).toolbox.search is None
+    small = Agent(model, tools, limits=Limits(context_tokens=1024)).toolbox
+    assert small.search is not None and len(small.specs) == 2
