@@ -275,3 +275,25 @@ def test_the_agent_takes_the_share_of_its_context() -> None:
     assert Agent(model, tools).toolbox.search is None
     small = Agent(model, tools, limits=Limits(context_tokens=1024)).toolbox
     assert small.search is not None and len(small.specs) == 2
+
+
+def test_the_terminal_approver_sees_the_real_tool_behind_call_tool() -> None:
+    import io
+
+    from reactloop.approval import TerminalApprover
+
+    @tool(defer=True)
+    def bash(command: str) -> str:
+        """Run a shell command."""
+        return "ran"
+
+    box = Toolbox([bash]).for_run()
+    box.execute(ToolCall(id="1", name=SEARCH_TOOLS, arguments='{"queries": ["shell command"]}'))
+    prepared = box.prepare(call_tool("2", "bash", {"command": "ls -la"}))
+    assert prepared.tool is bash and prepared.values == {"command": "ls -la"}
+    allowed = TerminalApprover(["ls *"], input=io.StringIO(""), output=io.StringIO())
+    assert allowed(prepared, bash) is True  # the command pattern applies to the real bash
+    shown = io.StringIO()
+    asked = TerminalApprover([], input=io.StringIO("n\n"), output=shown)
+    assert asked(prepared, bash) is not True
+    assert "$ ls -la" in shown.getvalue()
