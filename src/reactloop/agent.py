@@ -32,6 +32,8 @@ from reactloop.support.interrupts import guard_run
 from reactloop.support.text import text_problem
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver
+from reactloop.tools.skills import Skill, load_skills
+from reactloop.tools.skills import prompt as skills_prompt
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
@@ -57,7 +59,10 @@ class Agent:
     ``output_type`` (a pydantic model, a dataclass, a type like ``int``) makes the answer a
     validated value, in ``RunResult.output`` (see ``reactloop.output.spec``). ``verify`` (a
     callable given the answer; ``CommandCheck`` for a command) and ``checklist`` are checked
-    before a final answer is accepted (``reactloop.loop.completion_checks``).
+    before a final answer is accepted (``reactloop.loop.completion_checks``). ``skills``
+    (folders of ``*/SKILL.md``, or ``Skill`` values) are listed in the instructions and loaded
+    by the model with ``activate_skill`` (``reactloop.tools.skills``); skills given here are
+    trusted: the code that gives them chose them.
     """
 
     def __init__(
@@ -78,11 +83,13 @@ class Agent:
         output_type: Any = None,
         verify: Verify | None = None,
         checklist: Sequence[str] = (),
+        skills: Sequence[str | Path | Skill] = (),
     ) -> None:
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.limits = limits or Limits()
+        window = self.limits.context_tokens or getattr(model, "context_window", None)
+        self.toolbox = _toolbox(tools, window, skills)  # automatic tool search: a share of it
         self.protocol = _pick_protocol(model, protocol)
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
-        self.limits = limits or Limits()
         if self.limits.max_cost is not None and price is None:
             raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
         self.price = price
@@ -90,6 +97,10 @@ class Agent:
         self.observers = tuple(observers)
         if instructions is None and self.protocol == "native":
             instructions = DEFAULT_INSTRUCTIONS
+        if self.toolbox.skills is not None:  # their names and descriptions: a stable prefix
+            listed = skills_prompt(list(self.toolbox.skills.by_name.values()))
+            if listed not in (instructions or ""):  # a replay's recorded ones have it
+                instructions = "\n\n".join(filter(None, (instructions, listed)))
         self.output = (
             None
             if output_type is None
@@ -297,6 +308,19 @@ class Agent:
         if isinstance(history, RunResult):
             return RunLoop(settings, task, history.history, history.trace)
         return RunLoop(settings, task, tuple(history))
+
+
+def _toolbox(
+    tools: Toolbox | Iterable[Tool], context_tokens: int | None, skills: Sequence[Any]
+) -> Toolbox:
+    """The agent's toolbox; ``skills``: folders to load (``*/SKILL.md``) or ``Skill`` values."""
+    if isinstance(tools, Toolbox):
+        if skills:
+            raise ValueError("with a Toolbox, give it the skills: Toolbox(tools, skills=...)")
+        return tools
+    loaded = [s for s in skills if isinstance(s, Skill)]
+    loaded += load_skills(s for s in skills if not isinstance(s, Skill))
+    return Toolbox(tools, context_tokens=context_tokens, skills=loaded)
 
 
 def _pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "text"]:

@@ -18,6 +18,7 @@ Without a terminal (stdin is not a TTY, or it is closed) every call is declined.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -105,6 +106,8 @@ class TerminalApprover:
         """``note``: why this call needs a fresh look (a resumed run's call that may already
         have run): it is shown first, and neither the allow list nor "always" skips it."""
         prepared = call if isinstance(call, PreparedCall) else prepare(call, tool, "")
+        if prepared.name != tool.name:  # a deferred tool through call_tool: judge the real one
+            prepared = prepared._replace(call=dataclasses.replace(prepared.call, name=tool.name))
         command = bash_command(prepared)
         if note is None and any(rule.allows(prepared.name, command) for rule in self.rules):
             return True

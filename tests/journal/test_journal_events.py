@@ -54,6 +54,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "tool_call": {"call": ToolCall(id="c1", name="t", arguments=HOSTILE).to_dict()},
     "tool_start": {"call_id": "c1", "name": "t", "arguments": HOSTILE},
+    "tool_search": {"queries": [HOSTILE], "matches": [["t"]], "revealed": ["t"]},
+    "skill_activation": {"name": "pdf", "again": False, "folder": HOSTILE},
     "tool_result": {
         "result": ToolResult(
             call_id="c1", name="t", ok=False, error=HOSTILE, executed=False, seconds=0.25
@@ -142,8 +144,10 @@ def test_a_real_run_journals_every_event_type(tmp_path: Path) -> None:
     events = read_journal(path)
     # compaction, check and budget_notice come only with the features that make them
     # (tests/test_compaction.py, test_premature_stop.py, test_budget_notices.py), resume
-    # with a resumed run (tests/test_resume.py).
+    # with a resumed run (tests/test_resume.py), tool_search with deferred tools
+    # (tests/tools/test_tool_search.py), skill_activation with skills (test_skills.py).
     optional = {"compaction", "check", "budget_notice", "resume", "approval"}
+    optional |= {"tool_search", "skill_activation"}
     assert {e["type"] for e in events} == set(EVENT_TYPES) - optional
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "stop"
     assert events[-1]["answer"] == result.answer == "done"

@@ -65,6 +65,9 @@ class RunOptions:
     server_state: bool = False
     model_idle_timeout: float | None = None
     local_context: int | None = None
+    defer_tools: tuple[str, ...] = ()
+    skills: tuple[Path, ...] = ()
+    trust_skills: bool = False
 
 
 def build_limits(options: RunOptions) -> Limits:

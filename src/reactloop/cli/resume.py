@@ -47,6 +47,8 @@ from reactloop.result import RunResult
 from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
 from reactloop.tools.base import Tool
+from reactloop.tools.search import defer_as_recorded
+from reactloop.tools.skills import recorded_skills
 
 _RAISED = {
     "max_steps": "max_model_calls",
@@ -146,7 +148,8 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
             mcp = servers.enter_context(_mcp_tools(servers_given, [t.name for t in builtin]))
         except UsageError as exc:  # a server that does not start: the journal is untouched
             raise UsageError(f"cannot resume {trace}: {exc}") from None
-        result = _resumed(trace, options, state, (model, approver), [*builtin, *mcp], stderr)
+        tools = defer_as_recorded([*builtin, *mcp], config)
+        result = _resumed(trace, options, state, (model, approver), tools, stderr)
     if options["as_json"]:
         payload = result.to_dict()
         if state.run_start.get("output_schema") is not None:
@@ -211,6 +214,7 @@ def _resumed(
         price=recorded_price(config),
         output_type=recorded_output_type(state.run_start),
         **recorded_checks(config, recorded_workspace(config), options["sandbox"]),
+        skills=recorded_skills(config),
     )
     limits = _limits(state, options)
     if options["approve_pending"] or options["allow"]:  # journaled once resuming is sure to go

@@ -70,6 +70,21 @@ _PROTOCOL_HELP = (
     "none (or '') for no built-in tool, e.g. MCP tools only. "
     "[default: calculator, plus lookup with --notes]",
 )
+@click.option(
+    "--defer-tools",
+    multiple=True,
+    metavar="PATTERN",
+    help="Defer the tools whose names match (e.g. 'github_*'): the model finds them with "
+    "search_tools and calls them with call_tool (docs/tools.md).",
+)
+@click.option(
+    "--skills",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Load the Agent Skills in DIR (*/SKILL.md); needs --trust-skills (docs/tools.md).",
+)
+@click.option("--trust-skills", is_flag=True, help="Trust the skills of --skills.")
 @click.option("--notes", type=click.Path(path_type=Path), help="JSON notes file for lookup.")
 @click.option("--workspace", type=click.Path(path_type=Path), help="Folder for file tools.")
 @click.option("--read-only", is_flag=True, help="No tools that write.")

@@ -42,6 +42,8 @@ from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
 from reactloop.tools.base import Tool, ToolContext
 from reactloop.tools.registry import build_tools, parse_families
+from reactloop.tools.search import defer_matching
+from reactloop.tools.skills import trusted_skills
 from reactloop.tools.toolbox import Toolbox
 
 TOOL_CHOICES = ("auto", "none", "required")
@@ -81,8 +83,15 @@ def _run(
     if options.mcp_config is not None:
         check_input_file(options.mcp_config, "MCP config")
     reserved = [item.name for item in builtin]
+    skills = trusted_skills(options.skills, options.trust_skills)  # before a server starts
     with _mcp_tools(options, reserved) as mcp, otel_observer(options.otel) as telemetry:
-        tools = Toolbox([*builtin, *mcp], spill_dir=context.output_dir)
+        every = defer_matching([*builtin, *mcp], options.defer_tools)
+        tools = Toolbox(
+            every,
+            spill_dir=context.output_dir,
+            context_tokens=options.context_tokens,
+            skills=skills,
+        )
         return _run_agent(options, families, trace_path, tools, telemetry, session)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from reactloop.cli.checks_record import checks_record, price_record
 from reactloop.cli.model_record import model_record
 from reactloop.cli.options import RunOptions
+from reactloop.tools.skills import digests, load_skills
 
 
 def run_config(
@@ -40,6 +41,11 @@ def run_config(
         "price": price_record(options.prices, price),
         "exit_zero_on_forced": options.exit_zero_on_forced,
     }
+    if options.defer_tools:  # rebuilt by resume and replay (``tools/search.py``)
+        config["defer_tools"] = list(options.defer_tools)
+    if options.skills:  # which skills the run trusted, and their text (``tools/skills.py``)
+        config["skills"] = [str(folder.resolve()) for folder in options.skills]
+        config["skill_digests"] = digests(load_skills(options.skills))
     if options.mcp or options.mcp_url or options.mcp_config:
         config["mcp"] = {
             "stdio": list(options.mcp),

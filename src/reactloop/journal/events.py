@@ -23,6 +23,8 @@ EVENT_TYPES = (
     "turn",
     "tool_call",
     "tool_start",
+    "tool_search",
+    "skill_activation",
     "tool_result",
     "warning",
     "compaction",

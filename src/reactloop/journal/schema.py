@@ -163,6 +163,22 @@ class ToolStartEvent(JournalEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolSearchEvent(JournalEvent):
+    TYPE: ClassVar[str] = "tool_search"
+    queries: list[Any]
+    matches: list[Any] = field(default_factory=list)
+    revealed: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SkillActivationEvent(JournalEvent):
+    TYPE: ClassVar[str] = "skill_activation"
+    name: str
+    again: bool = False
+    folder: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolResultEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_result"
     result: dict[str, Any]
@@ -260,15 +276,21 @@ class ResumeEvent(JournalEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalEvent(JournalEvent):
+    """A decision on one call (``call_id``, ``decision``), or a policy for the rest of the run
+    (``policy``: ``mode`` and ``allow``, recorded, never applied from the journal)."""
+
     TYPE: ClassVar[str] = "approval"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"name", "arguments"})
-    call_id: str
-    decision: str  # "approve" or "deny"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset(
+        {"call_id", "decision", "name", "arguments", "policy"}
+    )
+    call_id: str | None = None
+    decision: str | None = None  # "approve" or "deny"
     reason: str | None = None
     who: str | None = None
     at: str | None = None
     name: str | None = None  # from ``reactloop approve``: the call as shown
     arguments: Any = None
+    policy: dict[str, Any] | None = None
 
 
 # The event types, in the order a run writes them (``docs/journal.md``'s table).
@@ -279,6 +301,8 @@ EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     TurnEvent,
     ToolCallEvent,
     ToolStartEvent,
+    ToolSearchEvent,
+    SkillActivationEvent,
     ToolResultEvent,
     WarningEvent,
     CompactionEvent,

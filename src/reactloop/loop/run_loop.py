@@ -66,6 +66,7 @@ class RunLoop:
         self.events = Emitter(settings.journal, settings.observers)
         self.emit, self.warn = self.events.emit, self.events.warn
         self.observed = self.events.observed
+        settings.toolbox.bind_events(self.emit)  # a tool search journals its searches
         parts = run_parts(settings, self.budget, self.history, self.events, history)
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes

@@ -57,6 +57,8 @@ from reactloop.replay.workspace import (
 from reactloop.result import RunResult
 from reactloop.resume.one_run import as_one_run, last_limits
 from reactloop.tools.base import Tool
+from reactloop.tools.search import defer_as_recorded
+from reactloop.tools.skills import recorded_skills
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,6 +134,7 @@ def replay(
             config["workspace"] = str(site.path)
         extra = {"sandbox_mode": sandbox} if sandbox is not None else {}
         tool_list = list(tools) if tools is not None else tools_from_config(config, extra)
+        tool_list = defer_as_recorded(tool_list, config)  # as the run had them
         chosen = plan(recorded, tool_list, None if tools is not None else site)
         if announce is not None:
             announce(chosen)
@@ -206,6 +209,7 @@ def _replay_agent(
         protocol="native",
         approve=_recorded_approvals(recorded),
         config=config,
+        skills=recorded_skills(config),  # as the run trusted them
     )
     return agent, replayed
 

@@ -222,6 +222,10 @@ def _restore(loop: ResumedLoop, state: ResumeState) -> None:
         handled = state.turn_handled
         loop.answers.invalid = state.invalid_answers if handled else state.invalid_before_turn
     loop.flags.truncations = state.truncations
+    if loop.settings.toolbox.search is not None:  # the tools the run's searches revealed
+        loop.settings.toolbox.search.reveal(state.revealed)
+    if loop.settings.toolbox.skills is not None:  # a skill activated is not sent again
+        loop.settings.toolbox.skills.restore(state.activated)
     if loop.checks is not None and state.checklist_shown:  # shown once, in the whole run
         loop.checks.shown = True
     notes = loop.budget_notes

@@ -76,6 +76,8 @@ class ResumeState:
     loop: str | None = None  # the loop guard stopped the run: why (its last word follows)
     last_word: ModelTurn | None = None  # the model's answer after that, the stop lost
     checklist_shown: bool = False  # the checklist was shown to the model (a ``check`` event)
+    revealed: set[str] = field(default_factory=set)  # deferred tools a search revealed
+    activated: set[str] = field(default_factory=set)  # skills the model activated
 
     @property
     def task(self) -> str:
@@ -185,6 +187,10 @@ def _apply(state: ResumeState, event: Mapping[str, Any]) -> None:
         _on_warning(state, event)
     elif kind == "check" and event.get("kind") == "checklist":
         state.checklist_shown = True
+    elif kind == "tool_search":
+        state.revealed.update(str(name) for name in event["revealed"])
+    elif kind == "skill_activation":
+        state.activated.add(str(event["name"]))
     elif kind == "budget_notice":
         state.notices_at.append((state.model_calls, state.tool_calls, state.usage.total_tokens))
     elif kind == "stop":

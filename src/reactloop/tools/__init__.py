@@ -3,7 +3,9 @@
 Built-in families by name (``--tools a,b``): ``calculator``, ``lookup`` (a notes file),
 ``files`` (read, list, search, write, edit beneath a workspace), ``bash`` (sandboxed
 commands), ``web`` (the weather and currency tools); ``reactloop.tools.mcp`` brings tools
-from MCP servers. Family modules are imported when a family is asked for.
+from MCP servers. Family modules are imported when a family is asked for. Big registries:
+deferred tools found with ``search_tools`` (``search``, ranked by ``bm25``); Agent Skills
+(``skills``).
 """
 
 from __future__ import annotations

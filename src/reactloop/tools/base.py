@@ -50,6 +50,8 @@ class Tool:
     ``idempotent`` tools have side effects, but running one twice with the same arguments
     leaves what running it once did: a resumed run runs such a call again when the run was
     killed while it ran (``reactloop.resume``); any other call with side effects is not.
+    ``defer=True`` keeps the tool's schema out of the requests until ``search_tools`` finds
+    it, ``False`` never defers it, None lets the toolbox decide (``reactloop.tools.search``).
 
     The arguments are described and validated by ``arguments_model`` (a pydantic model, made
     by ``@tool``), or by ``schema`` when one is given (a JSON Schema: ``from_schema``).
@@ -63,6 +65,7 @@ class Tool:
     bounded: bool = False
     schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     idempotent: bool = False
+    defer: bool | None = None
 
     @classmethod
     def from_schema(
@@ -152,6 +155,7 @@ def tool(
     read_only: bool = False,
     bounded: bool = False,
     idempotent: bool = False,
+    defer: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -164,6 +168,7 @@ def tool(
     read_only: bool = False,
     bounded: bool = False,
     idempotent: bool = False,
+    defer: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a ``Tool``; usable as ``@tool`` or ``@tool(read_only=True)``."""
 
@@ -171,7 +176,9 @@ def tool(
         made = make_tool(
             fn, name=name, description=description, read_only=read_only, bounded=bounded
         )
-        return dataclasses.replace(made, idempotent=True) if idempotent else made
+        if idempotent or defer is not None:
+            return dataclasses.replace(made, idempotent=idempotent, defer=defer)
+        return made
 
     return wrap(function) if function is not None else wrap
 

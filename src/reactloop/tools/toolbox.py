@@ -11,7 +11,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from reactloop.support.own_files import create_in_folder
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import PreparedCall, prepare
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
+from reactloop.tools.search import one_at_a_time, search_for
+from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 _strict_dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -36,6 +38,9 @@ class Toolbox:
     saved whole under ``spill_dir`` when one is set, and is kept in ``outputs`` under a handle
     the cut names; from the first cut on, the built-in ``read_output`` tool is offered to read
     the rest. ``for_run`` gives each run a toolbox of its own, with its own kept outputs.
+    Deferred tools (``reactloop.tools.search``) are offered through ``search_tools`` and
+    ``call_tool``; ``context_tokens`` is the context their automatic deferral is a share of.
+    ``skills`` (``reactloop.tools.skills``) come with the ``activate_skill`` tool.
     """
 
     def __init__(
@@ -44,17 +49,21 @@ class Toolbox:
         *,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         spill_dir: str | Path | None = None,
+        context_tokens: int | None = None,
+        skills: Sequence[Skill] = (),
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for item in tools:
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
+        self.search = search_for(self._tools, context_tokens)
+        self.skills = skills_for(self._tools, skills)
         if max_output_chars < 1:
             raise ValueError("max_output_chars must be at least 1")
         self.max_output_chars = max_output_chars
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
-        self._specs = tuple(t.spec for t in self._tools.values())
+        self._specs = tuple(t.spec for t in self._tools.values() if self._offered(t.name))
         self.outputs = OutputStore()
         self._reader: Tool | None = None  # the built-in read_output, once offered
         self._offer_lock = threading.Lock()
@@ -68,9 +77,27 @@ class Toolbox:
         run._tools = {n: t for n, t in self._tools.items() if t is not self._reader}
         run._specs = self._specs if self._reader is None else self._specs[:-1]
         run.outputs = OutputStore()
+        if self.search is not None:
+            run.search = self.search.for_run()
+            run._tools.update((t.name, t) for t in run.search.pair)
+        if self.skills is not None:
+            run.skills = self.skills.for_run()
+            run._tools[ACTIVATE_SKILL] = run.skills.tool
         run._reader = None
         run._offer_lock = threading.Lock()
         return run
+
+    def _offered(self, name: str) -> bool:
+        """Whether the model gets the tool's schema in every request (not a deferred one)."""
+        return self.search is None or name not in self.search.index.tools
+
+    def bind_events(self, emit: Callable[..., None]) -> None:
+        """Give the run's journal ``emit`` to what writes events of its own (a search, a
+        skill's activation), one at a time: read-only calls of a turn run on worker threads."""
+        serial = one_at_a_time(emit)
+        for part in (self.search, self.skills):
+            if part is not None:
+                part.emit = serial
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -93,6 +120,8 @@ class Toolbox:
         """The call decoded and validated once (see ``reactloop.tools.prepared``)."""
         tool = self._tools.get(call.name)
         unknown = self._unknown_tool_message(call.name) if tool is None else ""
+        if self.search is not None:
+            return self.search.prepare(call, self._tools, unknown)
         return prepare(call, tool, unknown)
 
     def execute(self, call: ToolCall) -> ToolResult:
@@ -153,7 +182,7 @@ class Toolbox:
         return dataclasses.replace(result, truncated=True, full_output_path=path)
 
     def _unknown_tool_message(self, name: str) -> str:
-        available = ", ".join(self._tools) or "none"
+        available = ", ".join(n for n in self._tools if self._offered(n)) or "none"
         return f"unknown tool {name!r}; available tools: {available}"
 
     def _error(self, call: ToolCall, message: str, started: float, executed: bool) -> ToolResult:

@@ -175,6 +175,7 @@ def _mcp_tool(connection: ServerConnection, listed: Listed, name: str) -> Tool:
         arguments_model=any_arguments(),
         read_only=read_only,
         idempotent=idempotent,
+        defer=connection.config.defer,
     )
 
 

@@ -1,8 +1,9 @@
 """Which MCP servers to start: ``--mcp 'COMMAND ARGS'``, ``--mcp-url URL`` and the
 ``mcpServers`` JSON other clients use (``command``, ``args``, ``env``, ``cwd``; or ``url`` and
-``headers``), each with its three time limits. Every problem is a one-line ``UsageError``.
-A URL is streamable HTTP, or the older HTTP+SSE transport when its path ends in ``/sse`` or its
-entry says ``"type": "sse"``.
+``headers``), each with its three time limits, and ``"defer": true`` for a server whose
+tools are found by ``search_tools`` (``reactloop.tools.search``). Every problem is a one-line
+``UsageError``. A URL is streamable HTTP, or the older HTTP+SSE transport when its path ends
+in ``/sse`` or its entry says ``"type": "sse"``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ServerConfig:
     startup_timeout: float = STARTUP_SECONDS
     list_tools_timeout: float = LIST_TOOLS_SECONDS
     call_timeout: float = CALL_SECONDS
+    defer: bool | None = None  # ``"defer": true``: its tools wait for ``search_tools``
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -153,6 +155,13 @@ def parse_config(data: Any, where: str = "MCP config") -> list[ServerConfig]:
 
 
 def _server_entry(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
+    defer = entry.get("defer")
+    if defer is not None and not isinstance(defer, bool):
+        raise UsageError(f"{where}: defer must be true or false, not {_shown(defer)}")
+    return replace(_server(name, entry, where), defer=defer)
+
+
+def _server(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
     kind = entry.get("type", entry.get("transport"))
     if kind is not None and kind not in _TRANSPORTS:
         raise UsageError(f"{where}: transport {_shown(kind)} is not supported (stdio, http or sse)")
