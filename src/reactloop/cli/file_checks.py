@@ -11,10 +11,14 @@ import stat
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reactloop.cli.record_place import runs_dir
 from reactloop.errors import UsageError
 from reactloop.models import split_spec
+
+if TYPE_CHECKING:
+    from reactloop.cli.options import RunOptions
 
 # Providers whose model spec names a file the run reads: the journal must never replace it.
 FILE_PROVIDERS = ("scripted", "replay")
@@ -69,3 +73,16 @@ def _same_file(path: Path, other: Path) -> bool:
         return path.samefile(other)
     except OSError:
         return False
+
+
+def check_run_files(options: RunOptions) -> None:
+    """The files ``run`` reads, each a regular file, and its workspace a folder."""
+    source = model_file(options.model)
+    if source is not None and source.exists():  # a missing one: the model names it
+        check_input_file(source, "model file")
+    if options.notes is not None:
+        check_input_file(options.notes, "notes file")
+    if options.prices is not None:
+        check_input_file(options.prices, "price table")
+    if options.workspace is not None and not options.workspace.is_dir():
+        raise UsageError(f"workspace is not a folder: {options.workspace}")

@@ -26,6 +26,7 @@ from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
     check_input_file,
     check_output_file,
+    check_run_files,
     default_trace_path,
     model_file,
 )
@@ -53,7 +54,7 @@ Session = Callable[[Agent, Journal | None, Console], int]
 
 def run_from_cli(options: RunOptions, session: Session | None = None) -> int:
     families = _families(options)
-    _check_files(options)
+    check_run_files(options)
     trace_path = _trace_path(options, families)
     output_dir = _output_dir(trace_path)
     try:
@@ -216,18 +217,6 @@ def _families(options: RunOptions) -> tuple[str, ...]:
     if options.tools is not None:
         return parse_families(options.tools)
     return ("calculator", "lookup") if options.notes else ("calculator",)
-
-
-def _check_files(options: RunOptions) -> None:
-    source = model_file(options.model)
-    if source is not None and source.exists():  # a missing one: the model names it
-        check_input_file(source, "model file")
-    if options.notes is not None:
-        check_input_file(options.notes, "notes file")
-    if options.prices is not None:
-        check_input_file(options.prices, "price table")
-    if options.workspace is not None and not options.workspace.is_dir():
-        raise UsageError(f"workspace is not a folder: {options.workspace}")
 
 
 def _trace_path(options: RunOptions, families: tuple[str, ...]) -> Path | None:

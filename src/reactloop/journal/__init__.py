@@ -3,12 +3,14 @@
 - ``events.py``        the events the loop emits, ``Observer``, and the ``Emitter`` that keeps
                        the journal apart from the other observers
 - ``schema.py``        the events as values: one frozen dataclass per event type, its dict form
-                       the journal's line exactly; ``WarningKind``
+                       the journal's line exactly (``warning_kinds.py``: ``WarningKind``)
 - ``field_checks.py``  how a typed event's fields are checked when its line is read
 - ``writer.py``        ``Journal``: one JSON line per event, flushed as it happens; the lines
                        read back (``read_journal``, ``iter_lines``)
 - ``reader.py``        the journal read as typed events, each line checked once
 - ``legacy.py``        the one place that reads prose: the error texts of journals written
                        before ``ToolResult.not_run`` existed (a compatibility path)
-- ``otel.py``          ``OTelObserver``: the events as OpenTelemetry spans
+- ``otel.py``          ``OTelObserver``: the events as OpenTelemetry spans, with
+                       ``otel_content.py`` (messages as the GenAI conventions shape them) and
+                       ``otel_metrics.py`` (their metrics)
 """
