@@ -5,6 +5,7 @@ temporary folders)."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,31 @@ from reactloop.tools.calculator import calculator_tool
 from reactloop.tools.lookup import lookup_tool
 
 SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C is Ctrl-C in every test process and the processes they start: a shell without
+    job control starts a background command (and so pytest and its xdist workers) with SIGINT
+    ignored, which every child would inherit, and the Ctrl-C tests would test nothing."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_left_as_found() -> Iterator[None]:
+    """A test leaves this process's Ctrl-C as it found it: a SIGINT handler or a run's guard
+    left behind would make every later Ctrl-C test in the process test nothing. Put back, and
+    the test that left it fails, named."""
+    from reactloop.support import interrupts
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after, guard = signal.getsignal(signal.SIGINT), interrupts._active
+    if after is before and guard is None:
+        return
+    signal.signal(signal.SIGINT, before)
+    interrupts._active = None
+    pytest.fail(f"the test left SIGINT's handler {after!r} (was {before!r}), run guard {guard!r}")
 
 
 @pytest.fixture(autouse=True)
