@@ -54,8 +54,10 @@ def list_tools(
     mcp_url: tuple[str, ...],
     mcp_config: Path | None,
 ) -> None:
-    """Print the tools the model is sent as one JSON array, the schema each sends; with tool
-    search on (deferred tools), a line on stderr says which tools wait for search_tools."""
+    """Print the tools as one JSON array: the schema each sends to the model.
+
+    With tool search on (deferred tools), a line on stderr says which tools wait for
+    search_tools."""
     default = "calculator,lookup" if notes is not None else "calculator"
     try:
         families = parse_families(default if tools is None else tools)

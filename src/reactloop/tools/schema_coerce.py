@@ -102,17 +102,18 @@ def _coerce_string(text: str, types: set[str]) -> Any:
     if "null" in types and stripped == "null":
         return None
     if types & {"object", "array"} and stripped[:1] in ("{", "["):
-        return _decoded(stripped, types)
+        return _decoded(text, types)
     return text
 
 
 def _decoded(text: str, types: set[str]) -> Any:
+    """``text`` decoded when it is JSON of an allowed container type, else ``text`` as it was."""
     try:
-        value = json_decode.safe_loads(text)
+        value = json_decode.safe_loads(text.strip())
     except json_decode.JSONRefused:
         return text
-    wanted = dict if "object" in types else list
-    return value if isinstance(value, wanted) or (types >= {"object", "array"}) else text
+    wanted = tuple(kind for name, kind in (("object", dict), ("array", list)) if name in types)
+    return value if isinstance(value, wanted) else text
 
 
 def _property_schema(schema: dict[str, Any], name: str) -> Any:
