@@ -99,7 +99,6 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         cancel=parent.settings.cancel,
         approve=_root_first(parent, agent.approve),
         journal=journal,
-        observers=(),
         config={**agent.config, "agent_path": place.path},
         tree=place,
     )
@@ -134,7 +133,8 @@ def _emit(parent: RunView, event_type: str, **data: Any) -> None:
     """An event in the parent's journal, from whichever thread runs the child."""
     if parent.events.observed:
         with parent.place.lock:
-            parent.events.emit(event_type, **data)
+            if not parent.done:  # else the parent gave up on this child, and has stopped
+                parent.events.emit(event_type, **data)
 
 
 def _summary(result: RunResult) -> dict[str, Any]:

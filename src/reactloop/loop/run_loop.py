@@ -70,6 +70,7 @@ class RunLoop:
         parts = run_parts(settings, self.budget, self.history, self.events, history)
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
+        self.done = False  # its ``stop`` is written: a child given up on writes no more here
 
     @property
     def journal_error(self) -> str | None:
@@ -313,6 +314,8 @@ class RunLoop:
         self.calls.executor.close()
         stop = final_stop(stop, self.journal_error)
         result = self._result(stop)
+        with self.place.lock:  # a child of this run may be writing its ``child_stop``
+            self.done = True
         if self.observed:
             self.emit("stop", **stop_data(stop, result))
         if self.journal_error is not None and stop.reason is not StopReason.JOURNAL_ERROR:

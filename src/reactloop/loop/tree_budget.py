@@ -80,6 +80,7 @@ class RunView(Protocol):
     budget: Budget
     events: Emitter
     place: TreePlace
+    done: bool  # the run has ended: nothing more goes in its journal
 
 
 _CURRENT: ContextVar[RunView | None] = ContextVar("reactloop_current_run", default=None)
