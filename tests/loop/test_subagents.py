@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from pydantic import BaseModel
 
 from reactloop import Agent, FunctionModel, Journal, Limits, ScriptedModel, StopReason, Tool, tool
+from reactloop.cli.app import main
 from reactloop.models.base import ModelRequest
+from reactloop.usage import usage_report
 
 BIG = Limits(
     max_model_calls=10_000,
@@ -347,3 +350,32 @@ def test_read_only_is_refused_for_an_agent_with_tools_that_write() -> None:
 
     with pytest.raises(ValueError, match="tools that write"):
         Agent(ScriptedModel(["x"]), [write]).as_tool("w", "W.", read_only=True)
+
+
+def test_cost_sums_the_tree_and_splits_it_by_child(tmp_path: Path) -> None:
+    usage = {"input_tokens": 100, "output_tokens": 10}
+
+    def specialist(answer: str) -> Agent:
+        return Agent(ScriptedModel([{"content": answer, "usage": usage}]), protocol="native")
+
+    calls = [
+        {"name": "one", "arguments": {"task": "a"}},
+        {"name": "two", "arguments": {"task": "b"}},
+    ]
+    turns = [{"tool_calls": calls, "usage": usage}, {"content": "both", "usage": usage}]
+    tools = [specialist("1").as_tool("one", "One."), specialist("2").as_tool("two", "Two.")]
+    trace = tmp_path / "root.jsonl"
+    with Journal(trace) as journal:
+        result = Agent(ScriptedModel(turns), tools).run("go", journal=journal)
+    assert result.usage.input_tokens == 400  # two calls of the root, one of each child
+    report = usage_report(trace)
+    assert report.total.input_tokens == 200  # the root's own calls
+    assert report.tree_total == result.usage
+    assert [(c.agent_path, c.model_calls, c.trace) for c in report.children] == [
+        ("/one#1", 1, str(tmp_path / "root.one-1.jsonl")),
+        ("/two#2", 1, str(tmp_path / "root.two-2.jsonl")),
+    ]
+    assert usage_report(tmp_path / "root.one-1.jsonl").total.input_tokens == 100
+    text = CliRunner().invoke(main, ["cost", str(trace)]).output
+    assert "sub-agent /one#1 (final_answer): 1 model calls · input 100 · output 10" in text
+    assert "tree total (this run and its sub-agents): input 400 · output 40" in text
