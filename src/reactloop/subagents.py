@@ -21,7 +21,8 @@ The tool takes a ``task`` and runs the agent on it as a *child* of the run that 
 - **One record.** The parent's journal gets a ``child_start`` and a ``child_stop`` event
   (``agent_path``, the child's ``trace``; ``child_stop`` has its stop reason, counts, usage
   and cost, its descendants' included); the child's events go to a journal of its own beside
-  its parent's, ``<parent>.<tool>-<n>.jsonl``, when the parent's journal is a file.
+  its parent's, ``<parent>.<tool>-<n>.jsonl``, when the parent's journal is a file (else to
+  the child agent's own journal, if it has one); the child agent's observers see them too.
 - **The observation.** ``{"ok": true, "output": {"answer": ..., "stop_reason":
   "final_answer"}}`` (with ``"output"``: the typed answer's JSON, when the child has an
   ``output_type``); a forced answer (the child ran out of its budget and was made to answer)
@@ -98,7 +99,7 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         price=agent.price if agent.price is not None else parent.settings.price,
         cancel=parent.settings.cancel,
         approve=_root_first(parent, agent.approve),
-        journal=journal,
+        journal=journal if journal is not None else agent.journal,
         config={**agent.config, "agent_path": place.path},
         tree=place,
     )
