@@ -40,6 +40,7 @@ from pydantic_core import to_jsonable_python
 
 from reactloop.errors import ToolError
 from reactloop.journal.writer import Journal
+from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.tree_budget import RunView, capped, current_run
 from reactloop.result import RunResult
@@ -167,6 +168,12 @@ def _root_first(parent: RunView, own: Approver | None) -> Approver | None:
 
 
 def _observation(name: str, result: RunResult) -> dict[str, Any]:
+    if result.stop_reason is StopReason.AWAITING_APPROVAL:
+        names = ", ".join(call.name for call in result.pending)
+        raise ToolError(
+            f"{name} stopped without an answer: its call to {names} was deferred, "
+            "and a sub-agent cannot wait for an approval"
+        )
     if result.answer is None:
         why = result.error or "no answer"
         raise ToolError(f"{name} stopped without an answer ({result.stop_reason}: {why})")

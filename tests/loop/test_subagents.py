@@ -20,7 +20,17 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel
 
-from reactloop import Agent, FunctionModel, Journal, Limits, ScriptedModel, StopReason, Tool, tool
+from reactloop import (
+    Agent,
+    Defer,
+    FunctionModel,
+    Journal,
+    Limits,
+    ScriptedModel,
+    StopReason,
+    Tool,
+    tool,
+)
 from reactloop.cli.app import main
 from reactloop.models.base import ModelRequest
 from reactloop.usage import usage_report
@@ -371,11 +381,42 @@ def test_cost_sums_the_tree_and_splits_it_by_child(tmp_path: Path) -> None:
     report = usage_report(trace)
     assert report.total.input_tokens == 200  # the root's own calls
     assert report.tree_total == result.usage
-    assert [(c.agent_path, c.model_calls, c.trace) for c in report.children] == [
-        ("/one#1", 1, str(tmp_path / "root.one-1.jsonl")),
-        ("/two#2", 1, str(tmp_path / "root.two-2.jsonl")),
-    ]
-    assert usage_report(tmp_path / "root.one-1.jsonl").total.input_tokens == 100
+    # the children ran at once: each is numbered in the order it started
+    one, two = sorted(report.children, key=lambda c: c.tool)
+    assert {one.agent_path, two.agent_path} in ({"/one#1", "/two#2"}, {"/one#2", "/two#1"})
+    assert (one.model_calls, two.model_calls) == (1, 1)
+    n = one.agent_path[-1]
+    assert one.trace == str(tmp_path / f"root.one-{n}.jsonl")
+    assert usage_report(one.trace).total.input_tokens == 100
     text = CliRunner().invoke(main, ["cost", str(trace)]).output
-    assert "sub-agent /one#1 (final_answer): 1 model calls · input 100 · output 10" in text
+    assert f"sub-agent /one#{n} (final_answer): 1 model calls · input 100 · output 10" in text
     assert "tree total (this run and its sub-agents): input 400 · output 40" in text
+
+
+def test_a_child_whose_call_the_root_defers_is_an_error_observation() -> None:
+    ran: list[str] = []
+
+    @tool
+    def send(to: str) -> str:
+        """Send."""
+        ran.append(to)
+        return "sent"
+
+    child_turns = [{"tool_calls": [{"name": "send", "arguments": {"to": "ana"}}]}, "done"]
+    mailer = Agent(ScriptedModel(child_turns), [send]).as_tool("mailer", "Mails.")
+
+    def root_says(call: Any, t: Tool) -> bool | Defer:
+        return True if call.name == "mailer" else Defer()
+
+    root = Agent(
+        ScriptedModel([{"tool_calls": [{"name": "mailer", "arguments": {"task": "t"}}]}, "ok"]),
+        [mailer],
+        approve=root_says,
+    )
+    seen = first_observation(root)
+    assert ran == []
+    assert seen == {
+        "ok": False,
+        "error": "mailer stopped without an answer: its call to send was deferred, "
+        "and a sub-agent cannot wait for an approval",
+    }
