@@ -129,6 +129,7 @@ def test_the_model_call_limit_holds_for_the_tree() -> None:
     assert counts.model_calls <= 30
     assert result.model_calls == counts.model_calls  # the root's counts are the tree's
     assert counts.model_calls >= 25  # the tree did spend it: the limit stopped it
+    assert result.forced and result.answer is not None  # the root kept its last word
 
 
 def test_the_tool_call_limit_holds_for_the_tree() -> None:
@@ -137,6 +138,7 @@ def test_the_tool_call_limit_holds_for_the_tree() -> None:
     assert counts.tool_calls <= 40
     assert result.tool_calls == counts.tool_calls
     assert counts.tool_calls >= 30
+    assert result.forced and result.answer is not None  # told no tool call is left
 
 
 def test_the_token_limit_holds_for_the_tree_up_to_the_calls_in_flight() -> None:

@@ -6,6 +6,9 @@ budget of the run that called it. Its ``TreeBudget`` then:
 
 - starts from ``capped(child limits, parent budget)``: its own ``Limits``, never more than what
   the parent has left (model calls, tool calls, tokens, dollars, seconds);
+- keeps, in each ancestor that winds down, one model call for the last word of each run
+  between it and the child (the parent answers after its children, not out of calls; with
+  parallel children, a sibling may still find none left);
 - counts each model call and tool call, its tokens and cost, in itself and in every ancestor,
   so the root's limits bound the sum over the tree, and a parent whose children spent its
   budget winds down and stops as it does at its own limits;
@@ -116,7 +119,7 @@ def capped(limits: Limits, parent: Budget) -> Limits:
     seconds_left = parent.seconds_left
     return dataclasses.replace(
         limits,
-        max_model_calls=max(1, min(limits.max_model_calls, parent.model_calls_left)),
+        max_model_calls=max(1, min(limits.max_model_calls, parent.model_calls_left - 1)),
         max_tool_calls=max(1, min(limits.max_tool_calls, parent.tool_calls_left)),
         max_seconds=_least(
             limits.max_seconds, None if seconds_left is None else max(0.0, seconds_left)
@@ -167,7 +170,7 @@ class TreeBudget(Budget):
         own = self.reserved  # this run's reservation is counted in the ancestors
         return min(
             self.limits.max_model_calls - self.model_calls,
-            *(_calls_left(b) + own for b in self.ancestors()),
+            *(_calls_left(b) - _kept(b, n) + own for n, b in enumerate(self.ancestors(), 1)),
         )
 
     @property
@@ -189,9 +192,9 @@ class TreeBudget(Budget):
         with self.lock:
             self.release()
             reason = super().stop_before_model_call()
-            for budget in self.ancestors():
+            for distance, budget in enumerate(self.ancestors(), 1):
                 if reason is None:
-                    reason = _limit_reached(budget)
+                    reason = _limit_reached(budget, _kept(budget, distance))
             if reason is None:
                 self.reserved = True
                 for budget in self.ancestors():
@@ -226,12 +229,19 @@ def _calls_left(budget: Budget) -> int:
     return budget.limits.max_model_calls - budget.model_calls - budget.reserved_calls
 
 
-def _limit_reached(budget: Budget) -> StopReason | None:
-    """Why ``budget`` (an ancestor) lets no more model calls go, its reservations counted."""
+def _kept(budget: Budget, distance: int) -> int:
+    """The model calls an ancestor keeps for the last words of the runs between it and the
+    child (``distance`` levels up: itself and those below it), when it winds down."""
+    return distance if budget.limits.wind_down else 0
+
+
+def _limit_reached(budget: Budget, kept: int) -> StopReason | None:
+    """Why ``budget`` (an ancestor) lets no more model calls go, its reservations and the
+    calls it keeps counted."""
     limits = budget.limits
     if budget.timed_out():
         return StopReason.TIMEOUT
-    if _calls_left(budget) <= 0:
+    if _calls_left(budget) <= kept:
         return StopReason.MAX_MODEL_CALLS
     if limits.max_tokens is not None and budget.usage.total_tokens >= limits.max_tokens:
         return StopReason.MAX_TOKENS
