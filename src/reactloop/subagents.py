@@ -48,6 +48,8 @@ from reactloop.tools.base import Tool, make_tool
 from reactloop.tools.prepared import Approver, PreparedCall
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from reactloop.agent import Agent
 
 DEFAULT_MAX_DEPTH = 3
@@ -60,8 +62,11 @@ def agent_tool(
     *,
     read_only: bool | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    input_type: type[BaseModel] | None = None,
 ) -> Tool:
-    """The tool that runs ``agent`` on a ``task`` (see the module docstring)."""
+    """The tool that runs ``agent`` on a ``task`` (see the module docstring); with
+    ``input_type`` (a pydantic model), the tool takes that model's fields instead, and the
+    child's task is their JSON."""
     if max_depth < 1:
         raise ValueError("max_depth must be at least 1")
     all_read_only = all(agent.toolbox.is_read_only(n) for n in agent.toolbox.names)
@@ -79,6 +84,13 @@ def agent_tool(
         return _observation(name, run_child(agent, name, task, max_depth))
 
     made = make_tool(delegate, name=name, description=description, read_only=read_only)
+    if input_type is not None:
+        typed = input_type
+
+        def delegate_typed(**fields: Any) -> dict[str, Any]:
+            return delegate(typed(**fields).model_dump_json())
+
+        made = dataclasses.replace(made, function=delegate_typed, arguments_model=typed)
     return dataclasses.replace(made, bounded=True)  # it ends by the run's deadline itself
 
 

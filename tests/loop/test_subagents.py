@@ -424,3 +424,25 @@ def test_a_child_whose_call_the_root_defers_is_an_error_observation() -> None:
         "error": "mailer stopped without an answer: its call to send was deferred, "
         "and a sub-agent cannot wait for an approval",
     }
+
+
+def test_a_typed_input_is_checked_and_becomes_the_task() -> None:
+    class Question(BaseModel):
+        city: str
+        year: int
+
+    tasks: list[str] = []
+
+    def reply(request: ModelRequest) -> str:
+        tasks.append(str(request.messages[-1].content))
+        return "42"
+
+    ask = Agent(FunctionModel(reply)).as_tool("ask", "Ask.", input_type=Question)
+    assert ask.parameters["required"] == ["city", "year"]
+    calls = [{"name": "ask", "arguments": {"city": "Oslo"}}]
+    again = [{"name": "ask", "arguments": {"city": "Oslo", "year": 2020}}]
+    root = Agent(ScriptedModel([{"tool_calls": calls}, {"tool_calls": again}, "ok"]), [ask])
+    results = [json.loads(m.content) for m in root.run("go").history if m.role == "tool"]
+    assert results[0]["ok"] is False and "year" in results[0]["error"]
+    assert results[1] == {"ok": True, "output": {"answer": "42", "stop_reason": "final_answer"}}
+    assert tasks == ['{"city":"Oslo","year":2020}']
