@@ -69,7 +69,8 @@ def agent_tool(
     child's task is their JSON."""
     if max_depth < 1:
         raise ValueError("max_depth must be at least 1")
-    all_read_only = all(agent.toolbox.is_read_only(n) for n in agent.toolbox.names)
+    tools = [agent.toolbox.get(n) for n in agent.toolbox.names]
+    all_read_only = all(t is not None and t.read_only for t in tools)
     if read_only is None:
         read_only = all_read_only
     elif read_only and not all_read_only:
