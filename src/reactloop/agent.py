@@ -134,6 +134,26 @@ class Agent:
             cancels = list(self._async_cancels)
         return self._cancel.is_set() or any(event.is_set() for event in cancels)
 
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        read_only: bool | None = None,
+        max_depth: int = 3,
+        input_type: Any = None,
+    ) -> Tool:
+        """This agent as another agent's tool: it takes a ``task`` and runs as a child of the
+        run that calls it, within that run's budget (``reactloop.subagents``). ``read_only``:
+        None makes it read-only when every tool of this agent is (so that several run at
+        once); ``max_depth``: the deepest a child may be (the root is at 0); ``input_type``
+        (a pydantic model): the tool takes its fields, and the task is their JSON."""
+        from reactloop.subagents import agent_tool
+
+        return agent_tool(
+            self, name, description, read_only=read_only, max_depth=max_depth, input_type=input_type
+        )
+
     def settings(self) -> RunSettings:
         """What a run takes from this agent, as a frozen value."""
         return RunSettings(

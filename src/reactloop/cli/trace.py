@@ -221,6 +221,15 @@ def _print_cost(report: UsageReport, *, priced: bool) -> None:
     if conversation:
         for run in report.runs:
             console.print(_turn_line(run), markup=False, highlight=False, soft_wrap=True)
+    for child in report.children:  # each with its own children's tokens
+        console.print(child.describe(), markup=False, highlight=False, soft_wrap=True)
+    if report.children:
+        tree = report.tree_total
+        console.print(
+            f"tree total (this run and its sub-agents): input {tree.input_tokens:,} · "
+            f"output {tree.output_tokens:,}",
+            markup=False,
+        )
     if report.estimated:
         console.print("the provider reported no usage: tokens estimated from text (~4 chars/token)")
     if report.cost_model is not None:

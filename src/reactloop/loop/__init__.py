@@ -11,6 +11,7 @@ The files, by job, in reading order:
 - ``model_call.py``        one model call: the request, the adapter's turn, every failure
 - ``tool_calls.py``        ``CallRunner``: which of a turn's calls run, in order, and their results
 - ``budget.py``            ``Budget``: the run's spending against its ``Limits``, and its notices
+- ``tree_budget.py``       ``TreeBudget``: a sub-agent's spending, counted in every ancestor's
 - ``loop_guard.py``        repeated calls, ping-pong and cycles
 - ``near_repeat.py``       one tool again and again with arguments that barely differ
 - ``compaction.py``        keeping a long run within its context budget

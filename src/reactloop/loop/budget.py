@@ -20,7 +20,13 @@ _NO_USAGE = Usage()
 
 
 class Budget:
-    """Counts a run's spending against its ``Limits``; ``cost`` is None without a price."""
+    """Counts a run's spending against its ``Limits``; ``cost`` is None without a price.
+
+    A sub-agent's budget is a ``TreeBudget`` (``tree_budget.py``), which counts its spending
+    in its ancestors' budgets too; ``reserved_calls`` are the model calls its descendants
+    are making now."""
+
+    reserved_calls = 0
 
     def __init__(self, limits: Limits, price: Pricer | None = None) -> None:
         if limits.max_cost is not None and price is None:
@@ -59,6 +65,17 @@ class Budget:
     @property
     def tool_calls_left(self) -> int:
         return self.limits.max_tool_calls - self.tool_calls
+
+    def take_tool_call(self) -> bool:
+        """Count one tool call, if the budget has one left (check and count in one step)."""
+        if self.tool_calls_left <= 0:
+            return False
+        self.tool_calls += 1
+        return True
+
+    def give_back_tool_call(self) -> None:
+        """A call counted by ``take_tool_call`` that was then refused."""
+        self.tool_calls -= 1
 
     def timed_out(self) -> bool:
         limit = self.limits.max_seconds

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from reactloop.history import History
 from reactloop.journal.events import Emitter, micros
 from reactloop.limits import StopReason
-from reactloop.loop.budget import Budget
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.notices import (
     empty_reply_notice,
@@ -34,6 +33,7 @@ from reactloop.loop.run_parts import (
     with_own_toolbox,
 )
 from reactloop.loop.settings import RunSettings
+from reactloop.loop.tree_budget import TreePlace, budget_for, running
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.result import RunResult, Stop
 from reactloop.tools.custody import TOOLS_OUTLASTED, run_in_custody
@@ -55,7 +55,8 @@ class RunLoop:
         settings = with_own_toolbox(settings)
         self.settings = settings
         self.task = task
-        self.budget = Budget(settings.limits, settings.price)
+        self.place = settings.tree if settings.tree is not None else TreePlace()
+        self.budget = budget_for(self.place, settings.limits, settings.price)
         self.history = History(opening(history, settings.instructions))
         self.prior = len(history)
         self.continues = continues
@@ -70,6 +71,7 @@ class RunLoop:
         parts = run_parts(settings, self.budget, self.history, self.events, history)
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
+        self.done = False  # its ``stop`` is written: a child given up on writes no more here
 
     @property
     def journal_error(self) -> str | None:
@@ -88,14 +90,15 @@ class RunLoop:
         return run_in_custody(self, deadline, self.settings.cancel)
 
     def drive(self) -> RunResult:
-        try:
-            self.start()
-            stop = None
-            while stop is None:
-                stop = self.step_once()
-        except KeyboardInterrupt:
-            stop = Stop(StopReason.CANCELLED, None, "interrupted")
-        return self.finish(stop)
+        with running(self):  # the run an agent tool of this run is a child of
+            try:
+                self.start()
+                stop = None
+                while stop is None:
+                    stop = self.step_once()
+            except KeyboardInterrupt:
+                stop = Stop(StopReason.CANCELLED, None, "interrupted")
+            return self.finish(stop)
 
     def start(self) -> None:
         self.history.append(Message(role="user", content=self.task, kind="task"))
@@ -312,6 +315,8 @@ class RunLoop:
         self.calls.executor.close()
         stop = final_stop(stop, self.journal_error)
         result = self._result(stop)
+        with self.place.lock:  # a child of this run may be writing its ``child_stop``
+            self.done = True
         if self.observed:
             self.emit("stop", **stop_data(stop, result))
         if self.journal_error is not None and stop.reason is not StopReason.JOURNAL_ERROR:

@@ -15,6 +15,7 @@ from reactloop.journal.events import Observer
 from reactloop.limits import Limits
 from reactloop.loop.budget import Pricer
 from reactloop.loop.completion_checks import Verify
+from reactloop.loop.tree_budget import TreePlace
 from reactloop.models.base import Model
 from reactloop.output.spec import OutputSpec
 from reactloop.tools.prepared import Approver
@@ -26,7 +27,8 @@ class RunSettings:
     """``journal`` is the observer that must see every event (a failure ends the run with
     ``journal_error``); ``observers`` are the others (one that fails is dropped with a
     warning). ``cancel`` is set to ask the run to stop. ``output`` makes the answer a typed
-    value (``reactloop.output.spec``)."""
+    value (``reactloop.output.spec``). ``tree`` is a sub-agent's place in its tree (None: a
+    root run; ``tree_budget.py``)."""
 
     model: Model
     toolbox: Toolbox
@@ -44,3 +46,4 @@ class RunSettings:
     output: OutputSpec | None = None
     verify: Verify | None = None
     checklist: tuple[str, ...] = ()
+    tree: TreePlace | None = None

@@ -169,9 +169,14 @@ class CallRunner:
             self.emit("tool_call", call=call.to_dict())
         if loop is not None:
             return _refused(call, f"not run: the run stopped ({loop})", "run_stopped"), loop
+        if not self.budget.take_tool_call():  # checked and counted at once (sub-agents)
+            limit = self.budget.limits.max_tool_calls
+            self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
+            error = f"not run: the tool call limit ({limit}) is reached"
+            return _refused(call, error, "tool_call_limit"), None
         refusal, loop = self._judge(prepared)
-        if refusal is None:
-            self.budget.tool_calls += 1
+        if refusal is not None:
+            self.budget.give_back_tool_call()
         return refusal, loop
 
     def _start(self, prepared: PreparedCall) -> None:
@@ -215,11 +220,6 @@ class CallRunner:
     def _judge(self, prepared: PreparedCall) -> tuple[ToolResult | None, str | None]:
         """A refusal for this call (or None to run it), and the loop message if it stops the run."""
         call = prepared.call
-        if self.budget.tool_calls_left <= 0:
-            limit = self.budget.limits.max_tool_calls
-            self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
-            error = f"not run: the tool call limit ({limit}) is reached"
-            return _refused(call, error, "tool_call_limit"), None
         if self.budget.timed_out():
             limit_s = self.budget.limits.max_seconds
             self.warn("budget", f"time limit ({limit_s} s) reached; {call.name} not run")

@@ -9,6 +9,8 @@ a context compaction is such a change by design, and ``compaction_costs`` report
 cost the cache. A call told to answer now may go out without the tool schemas (a smaller
 prefix, ``S − T``): the model fits it as such. A journal of several runs (``reactloop chat``,
 one run per turn) is one conversation: its ``runs`` have each turn's tokens and stop.
+A journal whose run called sub-agents (``Agent.as_tool``) lists them in ``children``, each
+with its tokens; ``tree_total`` is the whole tree's.
 When a provider reports no usage at all, tokens are estimated from the journal's text
 (about four characters a token) and the report says so.
 """

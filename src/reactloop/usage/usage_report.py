@@ -10,6 +10,7 @@ from typing import Any
 
 from reactloop.journal.writer import read_journal
 from reactloop.messages import Usage
+from reactloop.usage.children import ChildUsage, child_usages
 from reactloop.usage.compaction_cost import CompactionCost, compaction_costs
 from reactloop.usage.costmodel import CostModel, fit_cost_model
 from reactloop.usage.prefix import PrefixIssue, check_prefix
@@ -22,7 +23,9 @@ from reactloop.usage.steps import CHARS_PER_TOKEN, StepUsage, estimated_step_usa
 class UsageReport:
     """``steps``: one per model turn; ``total`` adds the compactions' summarising calls, which
     are not steps (``compactions`` has each one's tokens and cache cost). ``runs``: the runs
-    of the journal, one per turn of a ``reactloop chat`` journal, each with its own tokens."""
+    of the journal, one per turn of a ``reactloop chat`` journal, each with its own tokens.
+    ``children``: the sub-agents its runs called (``usage/children.py``); ``tree_total`` adds
+    their tokens to ``total``, and ``money`` prices the tree's (at this journal's price)."""
 
     model: str
     steps: tuple[StepUsage, ...]
@@ -34,6 +37,12 @@ class UsageReport:
     money: float | None = None
     compactions: tuple[CompactionCost, ...] = ()
     runs: tuple[RunUsage, ...] = ()
+    children: tuple[ChildUsage, ...] = ()
+
+    @property
+    def tree_total(self) -> Usage:
+        """``total`` and the sub-agents' tokens (each child's include its own children's)."""
+        return sum((child.usage for child in self.children), self.total)
 
     @property
     def complete(self) -> bool:
@@ -98,6 +107,8 @@ class UsageReport:
             "compactions": [c.to_dict() for c in self.compactions],
             "complete": self.complete,
             "runs": [run.to_dict() for run in self.runs],
+            "children": [child.to_dict() for child in self.children],
+            "tree_total": self.tree_total.to_dict(),
         }
 
 
@@ -116,9 +127,11 @@ def usage_report(
     compactions = compaction_costs(events, found[1] if found is not None else None)
     summaries = [c.summary_usage for c in compactions if c.summary_usage is not None]
     total = sum((s.usage for s in steps), sum(summaries, Usage()))
+    children = tuple(child_usages(events))
     price_name, money = None, None
     if found is not None:
-        price_name, money = found[0], found[1].cost(total)
+        tree_total = sum((child.usage for child in children), total)
+        price_name, money = found[0], found[1].cost(tree_total)
     return UsageReport(
         model=model,
         steps=tuple(steps),
@@ -134,6 +147,7 @@ def usage_report(
         money=money,
         compactions=tuple(compactions),
         runs=tuple(run_usages(events, steps, compactions)),
+        children=children,
     )
 
 

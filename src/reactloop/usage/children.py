@@ -1,0 +1,82 @@
+"""The sub-agents of a journal (``Agent.as_tool``): each child the run called, with its own
+tokens and model calls, its descendants' included, as its ``child_stop`` event says.
+
+A child's steps are in its own journal (``trace``); the parent's journal holds one
+``child_start`` and one ``child_stop`` per child, so the parent's accounting adds the children
+without reading their journals. A child with a ``child_start`` and no ``child_stop`` was cut
+off with its parent (or given up on by it): its ``stop_reason`` is None and its tokens are not
+known here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reactloop.messages import Usage
+from reactloop.usage.steps import usage_from
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChildUsage:
+    agent_path: str
+    tool: str = ""
+    trace: str | None = None
+    stop_reason: str | None = None
+    forced: bool = False
+    model_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_path": self.agent_path,
+            "tool": self.tool,
+            "trace": self.trace,
+            "stop_reason": self.stop_reason,
+            "forced": self.forced,
+            "model_calls": self.model_calls,
+            "usage": self.usage.to_dict(),
+        }
+
+    def describe(self) -> str:
+        ended = self.stop_reason or "no child_stop: cut off, tokens unknown"
+        if self.forced:
+            ended += ", forced"
+        usage = self.usage
+        return (
+            f"sub-agent {self.agent_path} ({ended}): {self.model_calls} model calls · "
+            f"input {usage.input_tokens:,} · output {usage.output_tokens:,}"
+        )
+
+
+def child_usages(events: Iterable[Mapping[str, Any]]) -> list[ChildUsage]:
+    """The children of the journal's runs, in the order they started."""
+    children: dict[str, ChildUsage] = {}
+    for event in events:
+        kind = event.get("type")
+        path = event.get("agent_path")
+        if kind not in ("child_start", "child_stop") or not isinstance(path, str):
+            continue
+        if kind == "child_start":
+            children[path] = ChildUsage(
+                agent_path=path, tool=str(event.get("tool") or ""), trace=_text(event, "trace")
+            )
+            continue
+        started = children.get(path, ChildUsage(agent_path=path))
+        calls = event.get("model_calls")
+        children[path] = ChildUsage(
+            agent_path=path,
+            tool=started.tool,
+            trace=started.trace or _text(event, "trace"),
+            stop_reason=_text(event, "stop_reason") or "?",
+            forced=event.get("forced") is True,
+            model_calls=calls if type(calls) is int else 0,
+            usage=usage_from(event.get("usage")),
+        )
+    return list(children.values())
+
+
+def _text(event: Mapping[str, Any], key: str) -> str | None:
+    value = event.get(key)
+    return value if isinstance(value, str) else None
