@@ -88,6 +88,17 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "who": "me",
         "at": "2026-01-01T00:00:00+00:00",
     },
+    "child_start": {"agent_path": "root/ask#1", "tool": "ask", "task": HOSTILE, "trace": "c.jsonl"},
+    "child_stop": {
+        "agent_path": "root/ask#1",
+        "stop_reason": "final_answer",
+        "forced": False,
+        "model_calls": 2,
+        "tool_calls": 1,
+        "usage": Usage().to_dict(),
+        "cost": None,
+        "trace": "c.jsonl",
+    },
     "stop": {
         "stop_reason": "final_answer",
         "answer": HOSTILE,
@@ -145,9 +156,10 @@ def test_a_real_run_journals_every_event_type(tmp_path: Path) -> None:
     # compaction, check and budget_notice come only with the features that make them
     # (tests/test_compaction.py, test_premature_stop.py, test_budget_notices.py), resume
     # with a resumed run (tests/test_resume.py), tool_search with deferred tools
-    # (tests/tools/test_tool_search.py), skill_activation with skills (test_skills.py).
+    # (tests/tools/test_tool_search.py), skill_activation with skills (test_skills.py), the
+    # child events with sub-agents (tests/loop/test_subagents.py).
     optional = {"compaction", "check", "budget_notice", "resume", "approval"}
-    optional |= {"tool_search", "skill_activation"}
+    optional |= {"tool_search", "skill_activation", "child_start", "child_stop"}
     assert {e["type"] for e in events} == set(EVENT_TYPES) - optional
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "stop"
     assert events[-1]["answer"] == result.answer == "done"

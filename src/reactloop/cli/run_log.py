@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import JournalError
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.reader import iter_events
-from reactloop.journal.schema import JournalEvent, RunStartEvent, StopEvent
+from reactloop.journal.schema import RunStartEvent, StopEvent
 from reactloop.journal.writer import is_locked
 
 JOURNAL_SUFFIX = ".jsonl"

@@ -2,6 +2,7 @@
 
 - ``events.py``        the events the loop emits, ``Observer``, and the ``Emitter`` that keeps
                        the journal apart from the other observers
+- ``event_value.py``   ``JournalEvent``: what every typed event is, its line, how it is read
 - ``schema.py``        the events as values: one frozen dataclass per event type, its dict form
                        the journal's line exactly (``warning_kinds.py``: ``WarningKind``)
 - ``field_checks.py``  how a typed event's fields are checked when its line is read

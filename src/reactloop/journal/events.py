@@ -33,6 +33,8 @@ EVENT_TYPES = (
     "stop",
     "resume",
     "approval",
+    "child_start",
+    "child_stop",
 )
 
 

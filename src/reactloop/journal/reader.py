@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import JournalError
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.field_checks import is_int, is_number, short
-from reactloop.journal.schema import BY_TYPE, JournalEvent
+from reactloop.journal.schema import BY_TYPE
 from reactloop.journal.writer import iter_lines
 
 

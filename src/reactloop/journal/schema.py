@@ -13,72 +13,11 @@ result, a call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``)
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from reactloop.journal.field_checks import short, spec
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.warning_kinds import WarningKind
-
-
-@dataclass(frozen=True, kw_only=True)
-class JournalEvent:
-    """What every event has: its ``step`` and ``t`` (seconds since the journal opened)."""
-
-    TYPE: ClassVar[str] = ""
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
-    step: int = 0
-    t: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    written: frozenset[str] | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def type(self) -> str:
-        return self.TYPE
-
-    def to_dict(self) -> dict[str, Any]:
-        """The event's journal line (``type``, ``step``, ``t``, then its own fields)."""
-        data: dict[str, Any] = {"type": self.type}
-        written = self.written
-        for name in spec(type(self)):
-            value = getattr(self, name)
-            if written is None:
-                if value is None and (name == "t" or name in self.OPTIONAL):
-                    continue
-            elif name not in written:
-                continue
-            data[name] = value.value if isinstance(value, enum.Enum) else value
-        data.update(self.extra)
-        return data
-
-    def data(self) -> dict[str, Any]:
-        """The event's own fields (its line without ``type``, ``step`` and ``t``)."""
-        line = self.to_dict()
-        for key in ("type", "step", "t"):
-            line.pop(key, None)
-        return line
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """The event of a journal line; ``ValueError`` names the field that is wrong."""
-        values: dict[str, Any] = {}
-        for name, (required, check, what) in spec(cls).items():
-            if name not in data:
-                if required:
-                    raise ValueError(f"a {cls.TYPE} event without its {name!r}")
-                continue
-            value = data[name]
-            if not check(value):
-                raise ValueError(f"{cls.TYPE}'s {name!r} is not {what}: {short(value)}")
-            values[name] = value
-        known = spec(cls)
-        extra = {k: v for k, v in data.items() if k not in known and k != "type"}
-        return cls._build(values, extra, frozenset(values))
-
-    @classmethod
-    def _build(cls, values: dict[str, Any], extra: dict[str, Any], written: frozenset[str]) -> Self:
-        return cls(**values, extra=extra, written=written)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,6 +206,28 @@ class ApprovalEvent(JournalEvent):
     policy: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class ChildStartEvent(JournalEvent):
+    TYPE: ClassVar[str] = "child_start"
+    agent_path: str
+    tool: str = ""
+    task: str = ""
+    trace: str | None = None  # the child's own journal, beside this one
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChildStopEvent(JournalEvent):
+    TYPE: ClassVar[str] = "child_stop"
+    agent_path: str
+    stop_reason: str = ""
+    forced: bool = False
+    model_calls: int = 0
+    tool_calls: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
+    cost: float | None = None
+    trace: str | None = None
+
+
 # The event types, in the order a run writes them (``docs/journal.md``'s table).
 EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     RunStartEvent,
@@ -285,5 +246,7 @@ EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     StopEvent,
     ResumeEvent,
     ApprovalEvent,
+    ChildStartEvent,
+    ChildStopEvent,
 )
 BY_TYPE: dict[str, type[JournalEvent]] = {cls.TYPE: cls for cls in EVENT_CLASSES}

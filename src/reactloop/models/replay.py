@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import JournalError, UsageError
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.reader import read_events
-from reactloop.journal.schema import JournalEvent, TurnEvent
+from reactloop.journal.schema import TurnEvent
 from reactloop.messages import ModelTurn
 from reactloop.models.scripted import ScriptedModel
 

@@ -1,0 +1,73 @@
+"""``JournalEvent``: what every typed event is (``schema.py`` has one subclass per type).
+
+Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it; and how a
+line is read back (``from_dict``), each field checked once by ``field_checks.py``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+from reactloop.journal.field_checks import short, spec
+
+
+@dataclass(frozen=True, kw_only=True)
+class JournalEvent:
+    """What every event has: its ``step`` and ``t`` (seconds since the journal opened)."""
+
+    TYPE: ClassVar[str] = ""
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
+    step: int = 0
+    t: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    written: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def type(self) -> str:
+        return self.TYPE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event's journal line (``type``, ``step``, ``t``, then its own fields)."""
+        data: dict[str, Any] = {"type": self.type}
+        written = self.written
+        for name in spec(type(self)):
+            value = getattr(self, name)
+            if written is None:
+                if value is None and (name == "t" or name in self.OPTIONAL):
+                    continue
+            elif name not in written:
+                continue
+            data[name] = value.value if isinstance(value, enum.Enum) else value
+        data.update(self.extra)
+        return data
+
+    def data(self) -> dict[str, Any]:
+        """The event's own fields (its line without ``type``, ``step`` and ``t``)."""
+        line = self.to_dict()
+        for key in ("type", "step", "t"):
+            line.pop(key, None)
+        return line
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The event of a journal line; ``ValueError`` names the field that is wrong."""
+        values: dict[str, Any] = {}
+        for name, (required, check, what) in spec(cls).items():
+            if name not in data:
+                if required:
+                    raise ValueError(f"a {cls.TYPE} event without its {name!r}")
+                continue
+            value = data[name]
+            if not check(value):
+                raise ValueError(f"{cls.TYPE}'s {name!r} is not {what}: {short(value)}")
+            values[name] = value
+        known = spec(cls)
+        extra = {k: v for k, v in data.items() if k not in known and k != "type"}
+        return cls._build(values, extra, frozenset(values))
+
+    @classmethod
+    def _build(cls, values: dict[str, Any], extra: dict[str, Any], written: frozenset[str]) -> Self:
+        return cls(**values, extra=extra, written=written)
