@@ -9,6 +9,7 @@ prompt is rendered from them and ``example_strings`` knows every string the mode
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -53,22 +54,44 @@ CALCULATOR = Example(
             },
             observation='{"ok": true, "output": "43"}',
         ),
-        Step(reply={"thought": "I have the answer.", "answer": "43"}),
+        Step(
+            reply={"thought": "The calculator returned 43.", "answer": "6 times 7, plus 1 is 43."}
+        ),
     ),
 )
 
-GENERIC = Example(
-    question="What is the capital of France?",
-    steps=(Step(reply={"thought": "I know this without a tool.", "answer": "Paris"}),),
+LOOKUP = Example(
+    question="What is the door code? The notes have door_code.",
+    needs_tool="lookup",
+    steps=(
+        Step(
+            reply={
+                "thought": "The notes have it.",
+                "tool": "lookup",
+                "arguments": {"key": "door_code"},
+            },
+            observation='{"ok": true, "output": "4711"}',
+        ),
+        Step(reply={"thought": "The lookup returned 4711.", "answer": "The door code is 4711."}),
+    ),
 )
 
-EXAMPLES = (CALCULATOR, GENERIC)
+NO_TOOL = Example(
+    question="Which is heavier, a mouse or an elephant?",
+    steps=(
+        Step(
+            reply={"thought": "I know this without a tool.", "answer": "An elephant."},
+        ),
+    ),
+)
+
+EXAMPLES = (CALCULATOR, LOOKUP, NO_TOOL)
 
 
 def chosen_examples(tool_names: Iterable[str]) -> tuple[Example, ...]:
-    """The examples a prompt with these tools shows."""
+    """The examples a prompt with these tools shows: each tool's, then one without a tool."""
     names = set(tool_names)
-    return (CALCULATOR,) if "calculator" in names else (GENERIC,)
+    return tuple(e for e in EXAMPLES if e.needs_tool is None or e.needs_tool in names)
 
 
 def render(example: Example) -> str:
@@ -103,9 +126,16 @@ def parroted(answer: str, strings: frozenset[str] | None = None) -> str | None:
     if not text:
         return None
     for string in known:
-        if text == string or re.fullmatch(f"(?:{re.escape(string)}[\\s.,;:!?]*){{2,}}", text):
+        if text == string or _repeated(string).fullmatch(text):
             return string
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _repeated(string: str) -> re.Pattern[str]:
+    """``string`` twice or more, separated by punctuation, maybe cut off inside the last one."""
+    prefixes = "|".join(re.escape(string[:end]) for end in range(len(string), 0, -1))
+    return re.compile(f"(?:{re.escape(string)}[\\s.,;:!?]*){{2,}}(?:{prefixes})?")
 
 
 def _leaves(value: Any) -> Iterable[str]:

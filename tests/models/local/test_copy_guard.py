@@ -1,0 +1,188 @@
+"""An answer copied from the native prompt's own examples is refused (no model needed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop.agent import Agent
+from reactloop.journal.writer import Journal, read_journal
+from reactloop.limits import Limits
+from reactloop.messages import Message, ModelTurn
+from reactloop.models.base import ModelRequest
+from reactloop.models.local.copy_guard import grounded, refuse_copied_answer, shown_strings
+from reactloop.models.local.examples import EXAMPLES, normalize, parroted
+from reactloop.models.local.generation import Generation
+from reactloop.models.local.options import LocalOptions
+from reactloop.models.local.session import Session
+from reactloop.models.local.turns import native_system_prompt
+from reactloop.tools.calculator import tools as calculator_tools
+from reactloop.tools.lookup import lookup_tool
+from reactloop.usage import step_quality
+
+SPECS = [tool.spec for tool in [*calculator_tools(), lookup_tool({"a": "1"})]]
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return []
+
+
+def _shown_json_strings(prompt: str) -> list[str]:
+    """Every string of every JSON object the prompt shows after its tool list."""
+    found = []
+    for line in prompt.split("\n\n", 1)[1].splitlines():
+        body = line.removeprefix("Observation: ")
+        if body.startswith("{") and "{...}" not in body:
+            found += _leaves(json.loads(body))
+        elif line.startswith("Question: "):
+            found.append(line.removeprefix("Question: "))
+    return found
+
+
+@pytest.mark.parametrize("specs", [SPECS, SPECS[:1], SPECS[-1:], []])
+def test_every_string_the_prompt_shows_is_known_to_the_guard(specs: list[Any]) -> None:
+    prompt = native_system_prompt(specs, worked_example=True)
+    known = shown_strings(specs, worked_example=True)
+    shown = [*_shown_json_strings(prompt), "your reasoning", "TOOL NAME", "the final answer"]
+    assert len(shown) > 5
+    for string in shown:
+        assert normalize(string) in known, string
+        assert parroted(string, known) is not None
+
+
+def test_no_example_answers_a_question_a_newcomer_asks() -> None:
+    # "Paris" and a bare "43" were copied as answers; the examples answer with what their own
+    # question or observation contains, so the guard never refuses a grounded answer.
+    tasks = json.loads(Path("benchmarks/newcomer_tasks.json").read_text(encoding="utf-8"))
+    questions = {task["question"] for task in tasks["tasks"]}
+    for example in EXAMPLES:
+        assert example.question not in questions
+        answer = example.steps[-1].reply["answer"]
+        assert normalize(answer) not in {"paris", "43"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "copied"),
+    [
+        ("the final answer", "the final answer"),
+        (" The door code is 4711. ", "the door code is 4711"),
+        ("43.43.43.43.4", "43"),
+        ("An elephant. An elephant. An ele", "an elephant"),
+        ("436", None),
+        ("43 apples", None),
+        ("Tokyo", None),
+    ],
+)
+def test_parroted_names_the_example_string(answer: str, copied: str | None) -> None:
+    assert parroted(answer, shown_strings(SPECS, worked_example=True)) == copied
+
+
+def _turn(text: str) -> ModelTurn:
+    return ModelTurn(text=text, finish_reason="stop")
+
+
+def test_an_ungrounded_copy_becomes_a_format_error_and_a_grounded_one_stands() -> None:
+    strings = shown_strings(SPECS, worked_example=True)
+    france = [Message(role="user", content="What is the capital of France?")]
+    refused = refuse_copied_answer(_turn("43"), france, strings)
+    assert refused.answer is None
+    assert refused.format_error is not None and '"43"' in refused.format_error
+    observed = [
+        Message(role="user", content="What is 40 plus 3?"),
+        Message(role="tool", content='{"ok": true, "output": "43"}', tool_call_id="c1"),
+    ]
+    assert refuse_copied_answer(_turn("43"), observed, strings).answer == "43"
+    assert refuse_copied_answer(_turn("Paris"), france, strings).answer == "Paris"
+    assert not grounded("43", [Message(role="user", content="What is 436 + 1?")])
+
+
+class _ScriptedEngine:
+    """A real ``Engine`` in all but the weights: one character per token, replies scripted."""
+
+    name = "scripted"
+    chat_template: str | None = None
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.bos: list[int] = []
+        self.replies = [r if isinstance(r, str) else json.dumps(r) for r in replies]
+
+    def tokenize(self, text: str, special: bool) -> list[int]:
+        return [ord(c) for c in text]
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return "".join(chr(t) for t in tokens)
+
+    def reusable(self, prompt: Sequence[int]) -> int:
+        return 0
+
+    def generate(self, prompt: list[int], **_: Any) -> Generation:
+        text = self.replies.pop(0)
+        return Generation(text=text, tokens=self.tokenize(text, False), finish_reason="stop")
+
+    def probe(self, prompt: str, max_tokens: int) -> str:
+        return ""
+
+    def info(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class _SessionModel:
+    name = "local:scripted"
+    native_tools = True
+    prefers_worked_example = True  # as the embedded models: the text prompt shows its example
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.session = Session(_ScriptedEngine(replies), LocalOptions(n_ctx=8192), self.name)
+
+    def complete(self, request: ModelRequest) -> ModelTurn:
+        return self.session.complete(request)
+
+
+def test_the_loop_asks_again_and_journals_the_refused_copy(tmp_path: Path) -> None:
+    model = _SessionModel(
+        [{"thought": "x", "answer": "43.43.43"}, {"thought": "I know it.", "answer": "Paris"}]
+    )
+    journal = Journal(tmp_path / "run.jsonl")
+    tools = [*calculator_tools(), lookup_tool({"a": "1"})]
+    result = Agent(model, tools, limits=Limits(max_model_calls=4), journal=journal).run(
+        "What is the capital of France?"
+    )
+    journal.close()
+    assert result.answer == "Paris"
+    assert result.model_calls == 2
+    assert step_quality(read_journal(tmp_path / "run.jsonl")).format_errors == 1
+    assert "copied from the example" in (tmp_path / "run.jsonl").read_text(encoding="utf-8")
+
+
+def test_the_text_protocol_refuses_the_example_finish_it_was_shown() -> None:
+    model = _SessionModel(
+        ["Thought: I know it.\nAction: Finish[43]", "Thought: I know it.\nAction: Finish[Paris]"]
+    )
+    tools = [*calculator_tools(), lookup_tool({"a": "1"})]
+    agent = Agent(model, tools, protocol="text", limits=Limits(max_model_calls=4))
+    result = agent.run("What is the capital of France?")
+    assert result.answer == "Paris"
+    assert result.model_calls == 2
+
+
+def test_the_text_protocol_keeps_an_answer_its_observation_gave() -> None:
+    model = _SessionModel(
+        [
+            "Thought: compute\nAction: calculator[40 + 3]",
+            "Thought: done\nAction: Finish[43]",
+        ]
+    )
+    agent = Agent(model, calculator_tools(), protocol="text", limits=Limits(max_model_calls=4))
+    result = agent.run("What is 40 plus 3?")
+    assert (result.answer, result.model_calls) == ("43", 2)
