@@ -15,7 +15,15 @@ from reactloop.limits import Limits
 from reactloop.messages import Message, ModelTurn
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.copy_guard import grounded, refuse_copied_answer, shown_strings
-from reactloop.models.local.examples import EXAMPLES, normalize, parroted
+from reactloop.models.local.examples import (
+    CALCULATOR,
+    EXAMPLES,
+    LOOKUP,
+    NO_TOOL,
+    chosen_examples,
+    normalize,
+    parroted,
+)
 from reactloop.models.local.generation import Generation
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.session import Session
@@ -58,31 +66,37 @@ def test_every_string_the_prompt_shows_is_known_to_the_guard(specs: list[Any]) -
         assert parroted(string, known) is not None
 
 
-def test_no_example_answers_a_question_a_newcomer_asks() -> None:
-    # "Paris" and a bare "43" were copied as answers; the examples answer with what their own
-    # question or observation contains, so the guard never refuses a grounded answer.
+def test_each_example_answers_with_what_its_own_question_or_observation_holds() -> None:
+    # So the guard never refuses an example's answer where it is true: "43" stands after the
+    # calculator returned 43. And none answers a newcomer's question ("Paris" was copied).
     tasks = json.loads(Path("benchmarks/newcomer_tasks.json").read_text(encoding="utf-8"))
     questions = {task["question"] for task in tasks["tasks"]}
     for example in EXAMPLES:
         assert example.question not in questions
         answer = example.steps[-1].reply["answer"]
-        assert normalize(answer) not in {"paris", "43"}
+        sources = [example.question] + [s.observation or "" for s in example.steps]
+        messages = [Message(role="user", content=source) for source in sources]
+        assert grounded(answer, messages), answer
+        assert normalize(answer) != "paris"
 
 
 @pytest.mark.parametrize(
     ("answer", "copied"),
     [
         ("the final answer", "the final answer"),
-        (" The door code is 4711. ", "the door code is 4711"),
+        (" The lookup returned 4711. ", "the lookup returned 4711"),
         ("43.43.43.43.4", "43"),
         ("An elephant. An elephant. An ele", "an elephant"),
+        ("4711", "4711"),
         ("436", None),
         ("43 apples", None),
         ("Tokyo", None),
     ],
 )
 def test_parroted_names_the_example_string(answer: str, copied: str | None) -> None:
-    assert parroted(answer, shown_strings(SPECS, worked_example=True)) == copied
+    known = shown_strings(SPECS, worked_example=True)
+    assert parroted(answer, known) in (copied, None)  # a prompt shows only its examples' strings
+    assert parroted(answer) == copied  # against every example's strings
 
 
 def _turn(text: str) -> ModelTurn:
@@ -94,7 +108,8 @@ def test_an_ungrounded_copy_becomes_a_format_error_and_a_grounded_one_stands() -
     france = [Message(role="user", content="What is the capital of France?")]
     refused = refuse_copied_answer(_turn("43"), france, strings)
     assert refused.answer is None
-    assert refused.format_error is not None and '"43"' in refused.format_error
+    assert refused.format_error is not None and "copied from an example" in refused.format_error
+    assert "43" not in refused.format_error  # a refusal must not ground the next copy
     observed = [
         Message(role="user", content="What is 40 plus 3?"),
         Message(role="tool", content='{"ok": true, "output": "43"}', tool_call_id="c1"),
@@ -102,6 +117,8 @@ def test_an_ungrounded_copy_becomes_a_format_error_and_a_grounded_one_stands() -
     assert refuse_copied_answer(_turn("43"), observed, strings).answer == "43"
     assert refuse_copied_answer(_turn("Paris"), france, strings).answer == "Paris"
     assert not grounded("43", [Message(role="user", content="What is 436 + 1?")])
+    notice = Message(role="user", content="Format error: 43", kind="format_error")
+    assert not grounded("43", [notice, Message(role="system", content="Observation: 43")])
 
 
 class _ScriptedEngine:
@@ -151,7 +168,11 @@ class _SessionModel:
 
 def test_the_loop_asks_again_and_journals_the_refused_copy(tmp_path: Path) -> None:
     model = _SessionModel(
-        [{"thought": "x", "answer": "43.43.43"}, {"thought": "I know it.", "answer": "Paris"}]
+        [
+            {"thought": "x", "answer": "43.43.43"},
+            {"thought": "x", "answer": "43"},  # the first refusal does not let it through
+            {"thought": "I know it.", "answer": "Paris"},
+        ]
     )
     journal = Journal(tmp_path / "run.jsonl")
     tools = [*calculator_tools(), lookup_tool({"a": "1"})]
@@ -160,9 +181,9 @@ def test_the_loop_asks_again_and_journals_the_refused_copy(tmp_path: Path) -> No
     )
     journal.close()
     assert result.answer == "Paris"
-    assert result.model_calls == 2
-    assert step_quality(read_journal(tmp_path / "run.jsonl")).format_errors == 1
-    assert "copied from the example" in (tmp_path / "run.jsonl").read_text(encoding="utf-8")
+    assert result.model_calls == 3
+    assert step_quality(read_journal(tmp_path / "run.jsonl")).format_errors == 2
+    assert "copied from an example" in (tmp_path / "run.jsonl").read_text(encoding="utf-8")
 
 
 def test_the_text_protocol_refuses_the_example_finish_it_was_shown() -> None:
@@ -186,3 +207,10 @@ def test_the_text_protocol_keeps_an_answer_its_observation_gave() -> None:
     agent = Agent(model, calculator_tools(), protocol="text", limits=Limits(max_model_calls=4))
     result = agent.run("What is 40 plus 3?")
     assert (result.answer, result.model_calls) == ("43", 2)
+
+
+def test_a_prompt_shows_its_tools_examples_and_otherwise_the_one_without_a_tool() -> None:
+    assert chosen_examples(["calculator"]) == (CALCULATOR,)
+    assert chosen_examples(["calculator", "lookup", "bash"]) == (LOOKUP, CALCULATOR)
+    assert chosen_examples(["read_file"]) == chosen_examples([]) == (NO_TOOL,)
+    assert "Paris" not in native_system_prompt([], worked_example=True)

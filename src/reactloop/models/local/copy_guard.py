@@ -44,14 +44,19 @@ def shown_strings(tools: Sequence[ToolSpec], *, worked_example: bool) -> frozens
 
 
 def grounded(answer: str, messages: Sequence[Message]) -> bool:
-    """Whether the run's own question or observations contain ``answer`` (as a whole word);
-    the system message is not the run's own: the text protocol's carries the examples."""
+    """Whether the run's own task or a tool's result contains ``answer`` (as a whole word).
+
+    Not the system message (the text protocol's carries the examples), not the model's own
+    replies, and not the loop's notices (a refusal must not ground the next copy)."""
     text = normalize(answer)
     pattern = re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
-    return any(
-        message.role not in ("assistant", "system") and pattern.search(message.content.casefold())
-        for message in messages
-    )
+    return any(_own(message) and pattern.search(message.content.casefold()) for message in messages)
+
+
+def _own(message: Message) -> bool:
+    if message.role == "tool":
+        return True
+    return message.role == "user" and message.kind in ("", "task")
 
 
 def refuse_copied_answer(
@@ -85,7 +90,7 @@ def _refused(
     if copied is None or grounded(copied, messages):
         return turn
     problem = (
-        f'the answer "{answer[:60]}" is copied from the example in the instructions, '
-        "not an answer to this question: answer this question, or call a tool"
+        "that answer is copied from an example in the instructions, not an answer to this "
+        "question: answer this question, or call a tool"
     )
     return dataclasses.replace(turn, format_error=problem)

@@ -54,9 +54,7 @@ CALCULATOR = Example(
             },
             observation='{"ok": true, "output": "43"}',
         ),
-        Step(
-            reply={"thought": "The calculator returned 43.", "answer": "6 times 7, plus 1 is 43."}
-        ),
+        Step(reply={"thought": "The calculator returned 43.", "answer": "43"}),
     ),
 )
 
@@ -72,7 +70,7 @@ LOOKUP = Example(
             },
             observation='{"ok": true, "output": "4711"}',
         ),
-        Step(reply={"thought": "The lookup returned 4711.", "answer": "The door code is 4711."}),
+        Step(reply={"thought": "The lookup returned 4711.", "answer": "4711"}),
     ),
 )
 
@@ -85,13 +83,16 @@ NO_TOOL = Example(
     ),
 )
 
-EXAMPLES = (CALCULATOR, LOOKUP, NO_TOOL)
+EXAMPLES = (LOOKUP, CALCULATOR, NO_TOOL)
 
 
 def chosen_examples(tool_names: Iterable[str]) -> tuple[Example, ...]:
-    """The examples a prompt with these tools shows: each tool's, then one without a tool."""
+    """The examples a prompt with these tools shows: each of its tools' (the calculator's last),
+    else the one without a tool. Measured: showing the one without a tool next to the
+    calculator's made SmolLM2 answer arithmetic without computing it (docs/local_models.md)."""
     names = set(tool_names)
-    return tuple(e for e in EXAMPLES if e.needs_tool is None or e.needs_tool in names)
+    chosen = tuple(e for e in EXAMPLES if e.needs_tool is not None and e.needs_tool in names)
+    return chosen or (NO_TOOL,)
 
 
 def render(example: Example) -> str:
