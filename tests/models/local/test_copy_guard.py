@@ -12,7 +12,7 @@ import pytest
 from reactloop.agent import Agent
 from reactloop.journal.writer import Journal, read_journal
 from reactloop.limits import Limits
-from reactloop.messages import Message, ModelTurn
+from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.copy_guard import grounded, refuse_copied_answer, shown_strings
 from reactloop.models.local.examples import (
@@ -21,6 +21,7 @@ from reactloop.models.local.examples import (
     LOOKUP,
     NO_TOOL,
     chosen_examples,
+    example_strings,
     normalize,
     parroted,
 )
@@ -76,7 +77,7 @@ def test_each_example_answers_with_what_its_own_question_or_observation_holds() 
         answer = example.steps[-1].reply["answer"]
         sources = [example.question] + [s.observation or "" for s in example.steps]
         messages = [Message(role="user", content=source) for source in sources]
-        assert grounded(answer, messages), answer
+        assert grounded(answer, messages, example_strings()), answer
         assert normalize(answer) != "paris"
 
 
@@ -88,6 +89,8 @@ def test_each_example_answers_with_what_its_own_question_or_observation_holds() 
         ("43.43.43.43.4", "43"),
         ("An elephant. An elephant. An ele", "an elephant"),
         ("4711", "4711"),
+        ("the answer is: 4711", "4711"),
+        ("The answer is 1000 - 1 = 999", None),
         ("436", None),
         ("43 apples", None),
         ("Tokyo", None),
@@ -116,9 +119,31 @@ def test_an_ungrounded_copy_becomes_a_format_error_and_a_grounded_one_stands() -
     ]
     assert refuse_copied_answer(_turn("43"), observed, strings).answer == "43"
     assert refuse_copied_answer(_turn("Paris"), france, strings).answer == "Paris"
-    assert not grounded("43", [Message(role="user", content="What is 436 + 1?")])
+    assert not grounded("43", [Message(role="user", content="What is 436 + 1?")], strings)
     notice = Message(role="user", content="Format error: 43", kind="format_error")
-    assert not grounded("43", [notice, Message(role="system", content="Observation: 43")])
+    system = Message(role="system", content="Observation: 43")
+    assert not grounded("43", [notice, system], strings)
+
+
+def test_a_tool_error_or_a_copied_call_does_not_ground_a_copy() -> None:
+    strings = shown_strings(SPECS, worked_example=True)
+    question = Message(role="user", content="Which planet do we live on?")
+    error = '{"ok": false, "error": "no note named lookup"}'
+    failed = [question, Message(role="tool", content=error, tool_call_id="c1")]
+    assert not grounded("lookup", failed, strings)
+    copied = ToolCall(id="c2", name="calculator", arguments='{"expression": "6 * 7 + 1"}')
+    messages = [
+        question,
+        Message(role="assistant", tool_calls=(copied,)),
+        Message(role="tool", content='{"ok": true, "output": "43"}', tool_call_id="c2"),
+    ]
+    assert refuse_copied_answer(_turn("43"), messages, strings).answer is None
+    own = ToolCall(id="c3", name="calculator", arguments='{"expression": "40 + 3"}')
+    messages[1:] = [
+        Message(role="assistant", tool_calls=(own,)),
+        Message(role="tool", content='{"ok": true, "output": "43"}', tool_call_id="c3"),
+    ]
+    assert refuse_copied_answer(_turn("43"), messages, strings).answer == "43"
 
 
 class _ScriptedEngine:

@@ -10,6 +10,7 @@ answer the run itself grounds â€” ``43`` after the calculator returned ``43`` â€
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Sequence
 
@@ -43,20 +44,48 @@ def shown_strings(tools: Sequence[ToolSpec], *, worked_example: bool) -> frozens
     return example_strings(examples)
 
 
-def grounded(answer: str, messages: Sequence[Message]) -> bool:
+def grounded(answer: str, messages: Sequence[Message], strings: frozenset[str]) -> bool:
     """Whether the run's own task or a tool's result contains ``answer`` (as a whole word).
 
     Not the system message (the text protocol's carries the examples), not the model's own
-    replies, and not the loop's notices (a refusal must not ground the next copy)."""
+    replies, not the loop's notices (a refusal must not ground the next copy), not a tool's
+    error (it echoes the model's request), and not the result of a call that copied an
+    example's arguments (``6 * 7 + 1`` returns the example's ``43``)."""
     text = normalize(answer)
     pattern = re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
-    return any(_own(message) and pattern.search(message.content.casefold()) for message in messages)
+    copied_calls = {
+        call.id
+        for message in messages
+        for call in message.tool_calls
+        if any(parroted(leaf, strings) for leaf in _argument_strings(call.arguments))
+    }
+    return any(
+        _own(message, copied_calls) and pattern.search(message.content.casefold())
+        for message in messages
+    )
 
 
-def _own(message: Message) -> bool:
+def _own(message: Message, copied_calls: set[str]) -> bool:
     if message.role == "tool":
-        return True
+        return message.tool_call_id not in copied_calls and not _failed(message.content)
     return message.role == "user" and message.kind in ("", "task")
+
+
+def _failed(result: str) -> bool:
+    try:
+        body = json.loads(result)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("ok") is False
+
+
+def _argument_strings(arguments: str) -> list[str]:
+    try:
+        body = json.loads(arguments or "{}")
+    except ValueError:
+        return [arguments]
+    values = body.values() if isinstance(body, dict) else [body]
+    return [value for value in values if isinstance(value, str)]
 
 
 def refuse_copied_answer(
@@ -87,7 +116,7 @@ def _refused(
     turn: ModelTurn, answer: str, messages: Sequence[Message], strings: frozenset[str]
 ) -> ModelTurn:
     copied = parroted(answer, strings)
-    if copied is None or grounded(copied, messages):
+    if copied is None or grounded(copied, messages, strings):
         return turn
     problem = (
         "that answer is copied from an example in the instructions, not an answer to this "

@@ -116,6 +116,9 @@ def example_strings(examples: Iterable[Example] = EXAMPLES) -> frozenset[str]:
     return frozenset(n for n in map(normalize, found) if n)
 
 
+_LEAD_IN = re.compile(r"^(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*[:=]?\s*")
+
+
 def normalize(text: str) -> str:
     return text.strip().strip("\"'`.!?,;: ").casefold()
 
@@ -124,10 +127,9 @@ def parroted(answer: str, strings: frozenset[str] | None = None) -> str | None:
     """The example string ``answer`` is (alone or repeated), else None."""
     known = example_strings() if strings is None else strings
     text = normalize(answer)
-    if not text:
-        return None
+    bare = normalize(_LEAD_IN.sub("", text))
     for string in known:
-        if text == string or _repeated(string).fullmatch(text):
+        if string in (text, bare) or _repeated(string).fullmatch(bare):
             return string
     return None
 
