@@ -31,5 +31,10 @@ def test_the_answer_is_not_an_example_string(name: str, question: str) -> None:
     tools = calculator_tools()
     result = Agent(model, tools, limits=Limits(max_model_calls=8)).run(question)
     strings = shown_strings([tool.spec for tool in tools], worked_example=True)
-    assert result.answer is not None, result.error
-    assert parroted(result.answer, strings) is None, result.answer
+    if name == "smollm2-135m":  # the default model answers both
+        assert result.answer is not None, result.error
+    if result.answer is None:  # Gemma on France: three copies refused, the run ends without one
+        assert str(result.stop_reason) == "format_errors", result.error
+        assert "copied from an example" in str(result.error) + str(result.history[-1].content)
+    else:
+        assert parroted(result.answer, strings) is None, result.answer
