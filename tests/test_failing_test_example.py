@@ -70,6 +70,39 @@ def test_cli_run_makes_the_test_pass(project: Path, tmp_path: Path) -> None:
     assert {o["sandbox"] for o in bash_outputs} == {expected}
 
 
+def test_without_pytest_the_scripted_answer_does_not_pass_verify(
+    project: Path, tmp_path: Path
+) -> None:
+    # The README's command with pytest missing: both test runs fail, the script still claims
+    # "all 4 tests pass", and --verify (the same command) refuses that answer. A module in the
+    # workspace stands in for the missing package: ``python -m`` looks there first.
+    (project / "pytest.py").write_text(
+        'import sys\nsys.exit("python: No module named pytest")\n', encoding="utf-8"
+    )
+    trace = tmp_path / "run.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable, "-c", "from reactloop.cli import main; main()",
+            "run", "Make the failing test pass",
+            "--model", f"scripted:{SCRIPT}",
+            "--workspace", str(project),
+            "--tools", "files,bash",
+            "--verify", "python -m pytest -q",
+            "--trace", str(trace),
+            "--json",
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    result = json.loads(done.stdout)
+    assert result["stop_reason"] != "final_answer"
+    assert not result["answer"]
+    results = [event["result"] for event in iter_journal(trace) if event["type"] == "tool_result"]
+    bash_outputs = [r["output"] for r in results if r["name"] == "bash"]
+    assert [o["exit_code"] for o in bash_outputs] == [1, 1]
+    assert "No module named pytest" in trace.read_text(encoding="utf-8")
+
+
 def test_agent_in_weak_mode_makes_the_test_pass(project: Path) -> None:
     context = ToolContext(workspace=project, extra={"sandbox_mode": "weak"})
     tools = build_tools(("files", "bash"), context)

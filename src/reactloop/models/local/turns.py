@@ -15,26 +15,9 @@ from typing import Any
 
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec, own_call_id
 from reactloop.models.local.chat_format import Turn
+from reactloop.models.local.examples import NATIVE_FORMAT, chosen_examples, render
 
 RAW_TEXT_KEY = "local_text"
-
-_NATIVE_FORMAT = """Reply with exactly one JSON object per step. To call a tool:
-{"thought": "your reasoning", "tool": "TOOL NAME", "arguments": {...}}
-When you know the answer:
-{"thought": "your reasoning", "answer": "the final answer"}
-After a tool call, stop: the Observation comes back to you."""
-
-_NATIVE_EXAMPLE_CALCULATOR = (
-    "Example:\nQuestion: What is 6 times 7, plus 1?\n"
-    '{"thought": "I will compute it with the calculator.", "tool": "calculator", '
-    '"arguments": {"expression": "6 * 7 + 1"}}\n'
-    """Observation: {"ok": true, "output": "43"}
-{"thought": "I have the answer.", "answer": "43"}"""
-)
-
-_NATIVE_EXAMPLE_GENERIC = """Example:
-Question: What is the capital of France?
-{"thought": "I know this without a tool.", "answer": "Paris"}"""
 
 
 def native_system_prompt(tools: Sequence[ToolSpec], *, worked_example: bool) -> str:
@@ -42,12 +25,9 @@ def native_system_prompt(tools: Sequence[ToolSpec], *, worked_example: bool) -> 
     for spec in tools:
         arguments = json.dumps(spec.parameters.get("properties") or {}, ensure_ascii=False)
         lines.append(f"- {spec.name}: {spec.description} Arguments: {arguments}")
-    parts = ["\n".join(lines) if tools else "Answer the question.", _NATIVE_FORMAT]
+    parts = ["\n".join(lines) if tools else "Answer the question.", NATIVE_FORMAT]
     if worked_example:
-        names = {spec.name for spec in tools}
-        parts.append(
-            _NATIVE_EXAMPLE_CALCULATOR if "calculator" in names else _NATIVE_EXAMPLE_GENERIC
-        )
+        parts.extend(render(example) for example in chosen_examples(s.name for s in tools))
     return "\n\n".join(parts)
 
 
