@@ -110,7 +110,7 @@ def test_the_prebuilt_engine_ignores_ctrl_c_and_removes_its_socket_when_stopped(
     assert pid is not None
     os.kill(pid, signal.SIGINT)  # llama-server would stop on it; the parent owns Ctrl-C
     text, _ = _first_step(model, "native")
-    assert "calculator" in text
+    assert text != "()"  # it answered or called a tool: the process lives on
     assert model.process.pid == pid
     folder = Path(model.info["socket_folder"])
     assert (folder / "llama.sock").is_socket()

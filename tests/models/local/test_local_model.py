@@ -20,6 +20,7 @@ from reactloop.messages import Message
 from reactloop.models import resolve_model
 from reactloop.models.base import ModelRequest, ModelSettings, ReactFormat
 from reactloop.models.local import LocalLlamaModel
+from reactloop.models.local.copy_guard import COPIED_ANSWER
 from reactloop.models.local.session import step_plan
 from reactloop.models.react import ReactTextModel
 from reactloop.tools.calculator import tools as calculator_tools
@@ -108,8 +109,11 @@ def _first_steps(model: LocalLlamaModel) -> list[Any]:
 
 
 def _malformed(turn: Any) -> bool:
+    """A step the grammar should have made impossible (a refused copy of an example is a
+    well-formed step the copy guard turned down, not a malformed one)."""
     known = {"calculator", "lookup"}
-    return turn.format_error is not None or any(c.name not in known for c in turn.tool_calls)
+    bad_format = turn.format_error not in (None, COPIED_ANSWER)
+    return bad_format or any(c.name not in known for c in turn.tool_calls)
 
 
 def test_without_the_grammar_the_same_model_writes_malformed_steps() -> None:

@@ -25,6 +25,10 @@ from reactloop.models.local.examples import (
     parroted,
 )
 
+COPIED_ANSWER = (  # the format error of a refused copy: the model reads it, the journal keeps it
+    "that answer is copied from an example in the instructions, not an answer to this "
+    "question: answer this question, or call a tool"
+)
 _FINISH = re.compile(r"Action:\s*Finish\[(.*)\]\s*$", re.DOTALL)
 _TEXT_EXAMPLE_PARTS = tuple(
     re.compile(pattern, re.MULTILINE)
@@ -118,8 +122,4 @@ def _refused(
     copied = parroted(answer, strings)
     if copied is None or grounded(copied, messages, strings):
         return turn
-    problem = (
-        "that answer is copied from an example in the instructions, not an answer to this "
-        "question: answer this question, or call a tool"
-    )
-    return dataclasses.replace(turn, format_error=problem)
+    return dataclasses.replace(turn, format_error=COPIED_ANSWER)
