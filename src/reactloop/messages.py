@@ -246,6 +246,12 @@ class ToolResult:
     seconds: float = 0.0
     not_run: NotRun | None = None  # why the call did not run (None: it ran, or failed as it ran)
 
+    @classmethod
+    def refused(cls, call_id: str, name: str, error: str, not_run: NotRun) -> ToolResult:
+        """The result of a call that did not run: ``error`` for the model, ``not_run`` why."""
+        return cls(call_id=call_id, name=name, ok=False, error=error, executed=False,
+                   not_run=not_run)  # fmt: skip
+
     def to_content(self) -> str:
         """The JSON text the model sees."""
         if self.ok and not self.truncated:  # the common results, spelled as ``dumps`` would

@@ -315,6 +315,4 @@ _RAN = Outcome()  # the common outcome, made once
 
 
 def _refused(call: ToolCall, message: str, not_run: NotRun) -> ToolResult:
-    return ToolResult(
-        call_id=call.id, name=call.name, ok=False, error=message, executed=False, not_run=not_run
-    )
+    return ToolResult.refused(call.id, call.name, message, not_run)

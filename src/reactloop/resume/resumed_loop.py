@@ -127,14 +127,7 @@ class ResumedLoop(RunLoop):
             if open_call.state != "done":
                 call = open_call.call
                 error = f"not run: the run stopped ({loop})"
-                result = ToolResult(
-                    call_id=call.id,
-                    name=call.name,
-                    ok=False,
-                    error=error,
-                    executed=False,
-                    not_run="run_stopped",
-                )
+                result = ToolResult.refused(call.id, call.name, error, "run_stopped")
                 self.calls.open_turn([call])
                 self.calls.answer(call, result)
         turn = self.state.last_word
@@ -157,14 +150,7 @@ class ResumedLoop(RunLoop):
             return None  # asked, with the note
         note = self.notes.get(call.id, "this call may already have run")
         error = f"not run again: {note}; check whether it did before calling it again"
-        return ToolResult(
-            call_id=call.id,
-            name=call.name,
-            ok=False,
-            error=error,
-            executed=False,
-            not_run="uncertain",
-        )
+        return ToolResult.refused(call.id, call.name, error, "uncertain")
 
 
 class DecidingApprover:

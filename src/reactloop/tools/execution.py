@@ -275,14 +275,7 @@ class ToolExecutor:
     def _not_started(self, prepared: PreparedCall) -> ToolResult:
         self.interrupted = True
         error = "cancelled: the run was cancelled before it ran"
-        return ToolResult(
-            call_id=prepared.id,
-            name=prepared.name,
-            ok=False,
-            error=error,
-            executed=False,
-            not_run="cancelled",
-        )
+        return ToolResult.refused(prepared.id, prepared.name, error, "cancelled")
 
     def close(self) -> None:
         """End the workers and the event loops; async tools still running are cancelled."""
