@@ -8,7 +8,7 @@ from typing import Any
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal
 from reactloop.eval.health import HealthTally, journal_stats
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 SUM = {"name": "calculator", "arguments": {"expression": "2 + 2"}}
 TURNS: list[Any] = [

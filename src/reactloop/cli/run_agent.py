@@ -78,7 +78,7 @@ def _run(
         workspace=(options.workspace or Path.cwd()).resolve(),
         read_only=options.read_only,
         output_dir=output_dir,
-        extra={"sandbox_mode": options.sandbox},
+        sandbox_mode=options.sandbox,
     )
     builtin = build_tools(families, context)
     if options.mcp_config is not None:
@@ -201,7 +201,7 @@ def _answer_checks(options: RunOptions) -> dict[str, Any]:
         checks["verify"] = CommandCheck(
             options.verify,
             workspace=workspace,
-            mode=options.sandbox,  # type: ignore[arg-type]
+            mode=options.sandbox,
         )
     return checks
 
