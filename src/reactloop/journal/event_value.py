@@ -44,6 +44,14 @@ class JournalEvent:
         data.update(self.extra)
         return data
 
+    def given(self, name: str) -> Any:
+        """The field ``name`` as the event's line gave it; None when its line had no such
+        field (a journal written before it existed), where the attribute has its default.
+        An event made in code gives every field."""
+        if self.written is not None and name not in self.written:
+            return None
+        return getattr(self, name)
+
     def data(self) -> dict[str, Any]:
         """The event's own fields (its line without ``type``, ``step`` and ``t``)."""
         line = self.to_dict()

@@ -4,7 +4,9 @@
 not an event of its type's shape is a ``JournalError`` naming the file and the line, as a line
 that is not JSON is (``writer.iter_lines``). A type this reactloop does not know reads as an
 ``UnknownEvent``, kept as it was written. ``events_of`` reads records already in memory (a
-list ``read_journal`` gave, a live run's events).
+list ``read_journal`` gave, a live run's events); ``readable_events`` reads them as the
+readers that count and show (``cost``, ``view``, eval's health) always did, leaving out what a
+damaged journal holds that is no event; ``event_of`` is a live ``Event``, typed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from reactloop.errors import JournalError
 from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.events import Event
 from reactloop.journal.field_checks import is_int, is_number, short
 from reactloop.journal.schema import BY_TYPE
 from reactloop.journal.writer import iter_lines
@@ -81,3 +84,25 @@ def events_of(
         except ValueError as exc:
             raise JournalError(f"{source}: event {number}: {exc}") from None
     return events
+
+
+def readable_events(
+    records: Iterable[Mapping[str, Any] | JournalEvent],
+) -> Iterator[JournalEvent]:
+    """The typed events of ``records`` (journal lines, or events typed already, passed on as
+    they are), a line that is not an event of its type's shape left out: the readers that
+    count and show a damaged journal read what it still holds rather than refuse it."""
+    for record in records:
+        if isinstance(record, JournalEvent):
+            yield record
+            continue
+        try:
+            yield event_from_dict(record)
+        except ValueError:
+            continue
+
+
+def event_of(event: Event) -> JournalEvent:
+    """A live ``Event`` (an observer's) as the typed event its journal line reads as;
+    ``ValueError`` names what is wrong with it."""
+    return event_from_dict({"type": event.type, "step": event.step, **event.data})
