@@ -53,13 +53,6 @@ ALLOWED = {
     "resume/decisions.py": 1,  # the approval policy event, merged beside the typed reader
     "resume/one_run.py": 6,
     "resume/run_state.py": 29,  # two more from the same merge: policy approvals, tool search
-    "usage/children.py": 3,  # the sub-agents' events, merged beside the typed reader
-    "usage/compaction_cost.py": 5,
-    "usage/prefix.py": 5,
-    "usage/runs.py": 3,
-    "usage/step_quality.py": 4,
-    "usage/steps.py": 6,
-    "usage/usage_report.py": 1,
     "viewer/outcome.py": 1,
     "viewer/page_data.py": 16,
 }

@@ -86,9 +86,11 @@ def events_of(
     return events
 
 
-def readable_events(
-    records: Iterable[Mapping[str, Any] | JournalEvent],
-) -> Iterator[JournalEvent]:
+Records = Iterable[Mapping[str, Any] | JournalEvent]
+"""A journal's events as its readers take them: typed, or its lines (``read_journal``)."""
+
+
+def readable_events(records: Records) -> Iterator[JournalEvent]:
     """The typed events of ``records`` (journal lines, or events typed already, passed on as
     they are), a line that is not an event of its type's shape left out: the readers that
     count and show a damaged journal read what it still holds rather than refuse it."""
