@@ -45,11 +45,6 @@ ALLOWED = {
     "eval/health.py": 11,
     "eval/process_worker.py": 4,  # not an event's: the kinds of a worker's pipe messages
     "loop/model_call.py": 1,  # not an event's: an error kind (ERROR_KINDS)
-    "replay/compare.py": 5,
-    "replay/plan.py": 8,
-    "replay/rebuild.py": 2,
-    "replay/rerun.py": 1,
-    "replay/start.py": 3,  # not an event's: a workspace record's kind
     "resume/decisions.py": 1,  # the approval policy event, merged beside the typed reader
     "resume/one_run.py": 6,
     "resume/run_state.py": 29,  # two more from the same merge: policy approvals, tool search

@@ -6,7 +6,8 @@ that is not JSON is (``writer.iter_lines``). A type this reactloop does not know
 ``UnknownEvent``, kept as it was written. ``events_of`` reads records already in memory (a
 list ``read_journal`` gave, a live run's events); ``readable_events`` reads them as the
 readers that count and show (``cost``, ``view``, eval's health) always did, leaving out what a
-damaged journal holds that is no event; ``event_of`` is a live ``Event``, typed.
+damaged journal holds that is no event; ``event_of`` is a live ``Event``, typed;
+``named_type`` the class a line names, for a reader that splits lines before it reads them.
 """
 
 from __future__ import annotations
@@ -102,6 +103,14 @@ def readable_events(records: Records) -> Iterator[JournalEvent]:
             yield event_from_dict(record)
         except ValueError:
             continue
+
+
+def named_type(line: Mapping[str, Any]) -> type[JournalEvent] | None:
+    """The event class a journal line names, its fields not read yet (None: a type this
+    reactloop does not know): for a reader that splits a journal's lines before it reads
+    them (``replay``'s first run, cut before the journal's resumes are read as one run)."""
+    name = line.get("type")
+    return BY_TYPE.get(name) if isinstance(name, str) else None
 
 
 def event_of(event: Event) -> JournalEvent:

@@ -76,11 +76,6 @@ def usage_from(value: Any) -> Usage:
     return Usage(**{k: count_of(value, k) for k in Usage.__dataclass_fields__})
 
 
-def step_of(event: Mapping[str, Any]) -> int:
-    step = event.get("step")
-    return step if isinstance(step, int) and not isinstance(step, bool) else 0
-
-
 def items(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
