@@ -1,6 +1,6 @@
 """The accounting reads the typed events: a journal's lines and its typed events give the same
-report; a field an older journal lacks reads as unknown, not as its default; a damaged line is
-left out and the rest accounted."""
+report; a field an older journal lacks (or a damaged one holds junk for) reads as unknown, not
+as its default; a line without its required fields is left out and the rest accounted."""
 
 from __future__ import annotations
 
@@ -44,16 +44,18 @@ def test_a_compaction_written_before_its_counts_existed() -> None:
         {"type": "compaction", "policy": "summarize", "start": 1, "replaced": 4, "by": [{}]},
         {"type": "request", "n_messages": 4, "messages_new": [{}]},
         {"type": "turn", "turn": TURN},
+        {"type": "compaction", "start": "x", "replaced": 1, "tokens_before": 1e400},
     )
-    (cost,) = compaction_costs(events)
+    cost, junk = compaction_costs(events)
     assert (cost.tokens_before, cost.tokens_after, cost.rewritten_tokens) == (None, None, None)
     assert "~? → ~? tokens" in cost.describe()[0]
+    assert (junk.policy, junk.start, junk.replaced, junk.tokens_before) == ("?", None, 1, None)
     assert check_prefix(events) == []  # 6 - 4 + 1 sent, and one new
     trimmed = [dict(e, policy="trim") if e["type"] == "compaction" else e for e in events]
     assert [i.step for i in check_prefix(trimmed)] == [0]  # a trim keeps the count: 7 not 4
 
 
-def test_a_damaged_line_is_left_out_and_the_rest_accounted() -> None:
+def test_a_damaged_line_is_read_for_what_it_holds_and_the_rest_accounted() -> None:
     events = _records(
         {"type": "run_start", "task": "t", "model": "m"},
         {"type": "turn", "turn": TURN},

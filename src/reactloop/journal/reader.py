@@ -5,8 +5,8 @@ not an event of its type's shape is a ``JournalError`` naming the file and the l
 that is not JSON is (``writer.iter_lines``). A type this reactloop does not know reads as an
 ``UnknownEvent``, kept as it was written. ``events_of`` reads records already in memory (a
 list ``read_journal`` gave, a live run's events); ``readable_events`` reads them as the
-readers that count and show (``cost``, ``view``, eval's health) always did, leaving out what a
-damaged journal holds that is no event; ``event_of`` is a live ``Event``, typed;
+readers that count and show (``cost``, ``view``, eval's health) always did, a damaged line
+read for what it still holds; ``event_of`` is a live ``Event``, typed;
 ``named_type`` the class a line names, for a reader that splits lines before it reads them.
 """
 
@@ -50,15 +50,16 @@ class UnknownEvent(JournalEvent):
         )
 
 
-def event_from_dict(data: Mapping[str, Any]) -> JournalEvent:
-    """The typed event of one journal line; ``ValueError`` names what is wrong with it."""
+def event_from_dict(data: Mapping[str, Any], *, salvage: bool = False) -> JournalEvent:
+    """The typed event of one journal line; ``ValueError`` names what is wrong with it.
+    ``salvage``: a field that is not of its kind reads as absent (``JournalEvent.salvaged``)."""
     kind = data.get("type")
     if not isinstance(kind, str):
         raise ValueError(f"an event whose type is not a string: {short(kind)}")
     cls = BY_TYPE.get(kind)
     if cls is None:
         return UnknownEvent.of(data)
-    return cls.from_dict(data)
+    return cls.salvaged(data) if salvage else cls.from_dict(data)
 
 
 def iter_events(path: str | Path) -> Iterator[JournalEvent]:
@@ -93,14 +94,16 @@ Records = Iterable[Mapping[str, Any] | JournalEvent]
 
 def readable_events(records: Records) -> Iterator[JournalEvent]:
     """The typed events of ``records`` (journal lines, or events typed already, passed on as
-    they are), a line that is not an event of its type's shape left out: the readers that
-    count and show a damaged journal read what it still holds rather than refuse it."""
+    they are), as the readers that count and show read a damaged journal: what it still
+    holds rather than a refusal. A field that is not of its kind reads as absent (as in a
+    journal written before it existed); a line without a type, or without its type's
+    required fields, is left out."""
     for record in records:
         if isinstance(record, JournalEvent):
             yield record
             continue
         try:
-            yield event_from_dict(record)
+            yield event_from_dict(record, salvage=True)
         except ValueError:
             continue
 

@@ -1,8 +1,9 @@
 """Per-call token counts read from a journal, measured or estimated from its text.
 
 The readers of ``usage/`` take a journal's events typed (``journal/schema.py``) or as its
-lines (``read_journal``'s dicts, read here by ``readable_events``: a line of a damaged journal
-that is no event of its type's shape is left out of the accounting).
+lines (``read_journal``'s dicts, read here by ``readable_events``: in a damaged journal, a
+field of the wrong kind reads as unknown, a line without its type's required fields is left
+out of the accounting).
 """
 
 from __future__ import annotations
