@@ -48,8 +48,6 @@ ALLOWED = {
     "resume/decisions.py": 1,  # the approval policy event, merged beside the typed reader
     "resume/one_run.py": 6,
     "resume/run_state.py": 29,  # two more from the same merge: policy approvals, tool search
-    "viewer/outcome.py": 1,
-    "viewer/page_data.py": 16,
 }
 
 
