@@ -41,8 +41,6 @@ PATTERN = re.compile(
 ALLOWED = {
     "cli/console.py": 3,  # the live events the console prints
     "cli/unloaded.py": 1,  # not an event's: an error kind (ERROR_KINDS)
-    "eval/continued.py": 2,
-    "eval/health.py": 11,
     "eval/process_worker.py": 4,  # not an event's: the kinds of a worker's pipe messages
     "loop/model_call.py": 1,  # not an event's: an error kind (ERROR_KINDS)
     "resume/decisions.py": 1,  # the approval policy event, merged beside the typed reader
