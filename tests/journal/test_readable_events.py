@@ -91,7 +91,9 @@ def test_a_damaged_line_is_read_for_what_it_still_holds() -> None:
 def test_a_live_event_reads_as_its_journal_line() -> None:
     for step, kind in enumerate(EVENT_TYPES):
         live = event_of(Event(kind, step, SAMPLES[kind]))
+        assert live is not None
         assert live.to_dict() == {"type": kind, "step": step, **SAMPLES[kind]}
+    assert event_of(Event("turn", 1, {"turn": "not an object"})) is None
 
 
 def test_given_is_none_only_for_a_field_the_line_did_not_hold() -> None:

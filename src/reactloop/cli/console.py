@@ -13,7 +13,7 @@ from rich.markup import escape
 from reactloop.cli.waiting import WaitingLine
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
-from reactloop.journal.reader import readable_events
+from reactloop.journal.reader import event_of
 from reactloop.journal.schema import (
     CheckEvent,
     RequestEvent,
@@ -59,7 +59,8 @@ class ConsoleObserver:
         self.console.print(escape(fragment), end="")
 
     def __call__(self, event: Event) -> None:
-        for typed in readable_events(({"type": event.type, "step": event.step, **event.data},)):
+        typed = event_of(event)
+        if typed is not None:
             self.show(typed)
 
     def show(self, event: JournalEvent) -> None:

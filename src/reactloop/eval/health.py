@@ -16,7 +16,7 @@ from typing import Any
 
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
-from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.reader import Records, event_of, readable_events
 from reactloop.journal.schema import (
     RequestEvent,
     ResponseEvent,
@@ -60,9 +60,9 @@ class HealthTally:
         self._started = time.monotonic()
 
     def __call__(self, event: Event) -> None:
-        t = time.monotonic() - self._started
-        for typed in readable_events(({"type": event.type, "step": event.step, **event.data},)):
-            self._count(typed, t)
+        typed = event_of(event)
+        if typed is not None:
+            self._count(typed, time.monotonic() - self._started)
 
     def add(self, record: Mapping[str, Any] | JournalEvent) -> None:
         for event in readable_events((record,)):

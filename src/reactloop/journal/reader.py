@@ -116,7 +116,10 @@ def named_type(line: Mapping[str, Any]) -> type[JournalEvent] | None:
     return BY_TYPE.get(name) if isinstance(name, str) else None
 
 
-def event_of(event: Event) -> JournalEvent:
-    """A live ``Event`` (an observer's) as the typed event its journal line reads as;
-    ``ValueError`` names what is wrong with it."""
-    return event_from_dict({"type": event.type, "step": event.step, **event.data})
+def event_of(event: Event) -> JournalEvent | None:
+    """A live ``Event`` (an observer's) as the typed event its journal line reads as, read
+    as ``readable_events`` reads a line; None when it lacks its type's required fields."""
+    try:
+        return event_from_dict({"type": event.type, "step": event.step, **event.data}, salvage=True)
+    except ValueError:
+        return None

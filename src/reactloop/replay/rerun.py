@@ -198,9 +198,10 @@ def _replay_agent(
 
     def observe(live: Event) -> None:
         event = event_of(live)
-        replayed.append(event)
-        if watch.at(event):
-            agent.cancel()
+        if event is not None:
+            replayed.append(event)
+            if watch.at(event):
+                agent.cancel()
 
     agent = Agent(
         model,

@@ -12,7 +12,7 @@ from typing import Any
 
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
-from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.reader import Records, event_of, readable_events
 from reactloop.journal.schema import ResponseEvent, ToolResultEvent, TurnEvent
 
 UNKNOWN_TOOL_PREFIX = "unknown tool "
@@ -47,7 +47,9 @@ class StepQuality:
 
     def __call__(self, event: Event) -> None:
         """Use as an observer: ``Agent(..., observers=[quality])``."""
-        self.add({"type": event.type, "step": event.step, **event.data})
+        typed = event_of(event)
+        if typed is not None:
+            self._count(typed)
 
 
 def _local_statistics(raw: Any) -> bool:

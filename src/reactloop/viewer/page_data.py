@@ -117,9 +117,9 @@ class RunView:
 
 
 def build_views(events: Records) -> list[RunView]:
-    """The runs of a journal (its typed events, or its lines: a damaged one left out), each
-    with its events grouped by step, in the order they happened; a journal cut before its
-    first ``run_start`` is one run without a task."""
+    """The runs of a journal (its typed events, or its lines: a damaged one read for what it
+    holds, ``readable_events``), each with its events grouped by step, in the order they
+    happened; a journal cut before its first ``run_start`` is one run without a task."""
     reader = _Reader()
     for event in readable_events(events):
         reader.add(event)
