@@ -457,6 +457,10 @@ def test_a_conversation_journal_replays_its_first_run_and_says_so(tmp_path: Path
     assert report.identical, report.describe()
     assert report.result is not None and report.result.answer == "5"
     assert any("holds 2 runs" in note for note in report.notes)
+    # a damaged line in the second run is not read: the first run replays as it did
+    with trace.open("a", encoding="utf-8") as file:
+        file.write('{"type": "turn", "step": 9, "turn": "not an object"}\n')
+    assert replay(trace).identical
 
 
 def test_a_run_whose_tools_use_no_workspace_says_so_and_checks_nothing(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_the_replay_restores_the_snapshot_with_links_modes_and_empty_folders(
     report = replay(trace, announce=plans.append)
     assert report.identical, report.describe()
     assert plans[0].site.how == "snapshot" and report.compared == 4
-    record = StartRecord.of(run_start(trace))
+    record = StartRecord.of(run_start(trace)["workspace"])
     assert record is not None
     assert differences(record, workspace) == ["notes.txt was not there"]
     restored = tmp_path / "restored"
@@ -236,7 +236,7 @@ def test_version_control_and_caches_are_in_a_snapshot_but_never_compared(
     (workspace / "__pycache__").mkdir()
     (workspace / "__pycache__" / "calc.pyc").write_bytes(b"\x00pyc")
     (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")
-    snapshot = StartRecord.of({"workspace": recording.record_workspace(workspace)})
+    snapshot = StartRecord.of(recording.record_workspace(workspace))
     assert snapshot is not None and snapshot.kind == "snapshot"
     assert ".git/HEAD" in snapshot.entries  # restored with the rest: git commands replay
     restored = tmp_path / "restored"
@@ -248,7 +248,7 @@ def test_version_control_and_caches_are_in_a_snapshot_but_never_compared(
     (clone / "calc.py").write_text("a = 1\n", encoding="utf-8")
     assert differences(snapshot, clone) == []
     monkeypatch.setattr(recording, "SNAPSHOT_MAX_BYTES", 1)
-    digests = StartRecord.of({"workspace": recording.record_workspace(workspace)})
+    digests = StartRecord.of(recording.record_workspace(workspace))
     assert digests is not None and digests.kind == "digests"
     assert list(digests.entries) == ["calc.py"]  # neither read nor counted
     assert differences(digests, clone) == []
