@@ -194,6 +194,25 @@ def test_a_journal_rewritten_everywhere_starts_nothing_on_approve_or_resume(
     assert not (tmp_path / "ws" / "a.txt").exists()
 
 
+def test_approve_refuses_a_journal_inside_its_runs_workspace_unless_forced(
+    tmp_path: Path,
+) -> None:
+    """Where the run's tools could have written it (an older reactloop's ``./runs``), the
+    pending calls may be the model's own: nothing is approved without ``--force``."""
+    turns = [call("write_file", path="a.txt", content="A"), "done"]
+    trace = stopped_run(tmp_path, turns, "--tools", "files", "--defer-approval", "--max-steps", "5")
+    inside = tmp_path / "ws" / "runs" / "run.jsonl"
+    inside.parent.mkdir()
+    trace.rename(inside)
+    before = inside.read_bytes()
+    refused = reactloop("approve", str(inside), cwd=tmp_path)
+    line = refusal(refused, inside, "approve")
+    assert "lies inside the run's workspace" in line and line.endswith("approve with --force")
+    assert inside.read_bytes() == before
+    forced = reactloop("approve", str(inside), "--force", cwd=tmp_path)
+    assert forced.returncode == 0 and forced.stdout.strip().endswith(": approved"), forced.stderr
+
+
 def test_replay_runs_no_bash_call_on_the_journals_word(tmp_path: Path) -> None:
     """A journal whose recorded calls run commands: ``replay`` runs them again only when
     ``--tools`` names the family (here in a fresh ``--workspace``, where they would write)."""

@@ -44,9 +44,12 @@ REACHING_FAMILIES = ("files", "bash", "web")
 _IN_WORKSPACE = ("files", "bash")  # the families that work in the workspace
 
 
-def check_reach(trace: Path, config: Mapping[str, Any], *, force: bool) -> None:
+def check_reach(
+    trace: Path, config: Mapping[str, Any], *, force: bool, verb: str = "resume"
+) -> None:
     """A journal that lies where its own run's tools could write (an older reactloop's
-    ``./runs``) may have been rewritten by the model: refused unless ``--force``."""
+    ``./runs``) may have been rewritten by the model: refused unless ``--force`` (``verb``:
+    the command that would go on, ``resume`` or ``approve``)."""
     workspace = recorded_workspace(config)
     if force or workspace is None:
         return
@@ -56,7 +59,7 @@ def check_reach(trace: Path, config: Mapping[str, Any], *, force: bool) -> None:
     except UsageError:
         raise UsageError(
             f"the journal lies inside the run's workspace {workspace}, where its tools could "
-            "have rewritten it: read it, then resume with --force"
+            f"have rewritten it: read it, then {verb} with --force"
         ) from None
 
 
