@@ -352,7 +352,9 @@ def test_replay_in_a_given_workspace_edits_that_one(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     (fresh / "calc.py").write_text("a = 1\n", encoding="utf-8")
-    result = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(fresh)])
+    result = CliRunner().invoke(
+        replay_command, [str(trace), "--workspace", str(fresh), "--tools", "files"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("identical")  # the plan goes first, to stderr
     assert "runs 1 call(s) with side effects again:" in result.stderr
@@ -369,7 +371,7 @@ def test_a_replay_refuses_when_the_recorded_workspace_is_gone(tmp_path: Path) ->
     workspace.rmdir()
     with pytest.raises(UsageError, match=r"is gone.*--workspace DIR"):
         replay(trace)
-    gone = CliRunner().invoke(replay_command, [str(trace)])
+    gone = CliRunner().invoke(replay_command, [str(trace), "--tools", "files"])
     assert gone.exit_code == 2 and "is gone" in gone.stderr
 
 

@@ -131,12 +131,13 @@ def test_a_given_workspace_that_differs_from_the_start_is_refused_in_one_line(
     (workspace / "data.txt").write_text("changed\n", encoding="utf-8")
     (workspace / "__pycache__").mkdir()  # caches and .git are not compared
     (workspace / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    refused = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(workspace)])
+    given = [str(trace), "--workspace", str(workspace), "--tools", "files"]
+    refused = CliRunner().invoke(replay_command, given)
     assert refused.exit_code == 2
     (line,) = refused.stderr.strip().splitlines()
     assert "differs from the workspace the recorded run started in (data.txt changed)" in line
     (workspace / "data.txt").write_text("one\ntwo\n", encoding="utf-8")
-    same = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(workspace)])
+    same = CliRunner().invoke(replay_command, given)
     assert same.exit_code == 0, same.output
 
 

@@ -72,6 +72,12 @@ _PRICES = click.option(
     help="Folder for file tools and bash, instead of a temporary copy of the recorded one.",
 )
 @click.option(
+    "--tools",
+    help="The recorded run's tool families, given again: a replay runs no tool that writes, "
+    "runs commands or reaches the network (files, bash, web) on the journal's word alone.",
+)
+@click.option("--read-only", is_flag=True, help="The recorded run was --read-only.")
+@click.option(
     "--sandbox",
     type=click.Choice(["auto", "bwrap", "weak"]),
     help="How the bash tool isolates commands, as for run. [default: auto]",
@@ -95,6 +101,8 @@ def replay(
     replay_journal: Path | None,
     notes: Path | None,
     workspace: Path | None,
+    tools: str | None,
+    read_only: bool,
     sandbox: str | None,
     patterns: tuple[str, ...],
     no_default_normalize: bool,
@@ -105,11 +113,14 @@ def replay(
     snapshot, or a copy checked against its digests), or in --workspace DIR (refused when it
     differs from that start); never in the recorded workspace when they write. What runs again
     is printed first (on stderr). Exit 0 when identical, 1 when the replay diverged, 2 on a
-    usage error.
+    usage error. The tools that write, run commands or reach the network run again only when
+    --tools names them (and --read-only when the run was), as the run had them.
     """
+    from reactloop.cli.resume_trust import check_replay_tools  # only replay needs it
 
     try:
         check_input_file(trace, "journal")
+        check_replay_tools(trace, tools, read_only, sandbox or "auto")
         if notes is not None:
             check_input_file(notes, "notes file")
         if replay_journal is not None:

@@ -67,7 +67,8 @@ def tools_from_config(
     """The tools a CLI run used, rebuilt from ``run_start``'s config.
 
     Reads ``tools`` (family names, a list or ``"a,b"``), ``notes``, ``workspace`` (default:
-    the current folder, as ``reactloop run`` does), ``read_only`` and ``output_dir``.
+    the current folder, as ``reactloop run`` does) and ``read_only``; never a folder for the
+    harness to write in (``reactloop run`` records none: one in a journal was put there).
     Relative paths are taken from the current folder. ``extra`` goes to
     ``ToolContext.extra`` (``sandbox_mode``).
     """
@@ -75,7 +76,6 @@ def tools_from_config(
         notes=_notes_path(config.get("notes")),
         workspace=recorded_workspace(config) or Path.cwd(),
         read_only=bool(config.get("read_only")),
-        output_dir=_path_or_none(config.get("output_dir")),
         extra=dict(extra or {}),
     )
     return build_tools(families_of(config), context)
