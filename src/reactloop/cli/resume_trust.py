@@ -25,6 +25,7 @@ from reactloop.approval import TerminalApprover, defer_approval
 from reactloop.cli.approval_policy import AllowOrDefer
 from reactloop.cli.record_place import check_out_of_reach, check_sandbox_keeps_record
 from reactloop.errors import UsageError
+from reactloop.journal.reader import events_of
 from reactloop.journal.writer import read_journal
 from reactloop.models import split_spec
 from reactloop.models.registry import PROVIDERS
@@ -171,7 +172,7 @@ def check_replay_tools(trace: Path, tools: str | None, read_only: bool, sandbox:
     """``reactloop replay`` runs the recorded calls again: only with the tool families and
     ``--read-only`` the command line gives (the run's), never on the journal's word alone."""
     recorded, _ = first_run(read_journal(trace))
-    config = object_or_empty(run_start_of(recorded, trace), "config")
+    config = object_or_empty(run_start_of(events_of(recorded, str(trace)), trace).config, "config")
     try:
         families = confirmed_families(tools, config)
         confirmed_read_only(read_only, config, families)
