@@ -15,7 +15,7 @@ from typing import Any
 
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec, own_call_id
 from reactloop.models.local.chat_format import Turn
-from reactloop.models.local.examples import NATIVE_FORMAT, chosen_examples, render
+from reactloop.models.worked_examples import NATIVE_FORMAT, chosen_examples, render
 
 RAW_TEXT_KEY = "local_text"
 
