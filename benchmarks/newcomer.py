@@ -33,6 +33,7 @@ from reactloop.tools.lookup import lookup_tool
 
 TASKS = Path(__file__).with_name("newcomer_tasks.json")
 KINDS = ("arithmetic", "lookup", "no_tool", "tool_result")
+REPEAT_PENALTY: float | None = None  # --repeat-penalty: the model's default when None
 
 
 def solved(answer: str | None, expect: list[str]) -> bool:
@@ -50,7 +51,8 @@ def solved(answer: str | None, expect: list[str]) -> bool:
 def run_one(
     name: str, protocol: str, task: dict[str, Any], notes: dict[str, str]
 ) -> dict[str, Any]:
-    model = resolve_model(f"local:{name}", ModelSettings(seed=0, temperature=0.0))
+    extra = {} if REPEAT_PENALTY is None else {"repeat_penalty": REPEAT_PENALTY}
+    model = resolve_model(f"local:{name}", ModelSettings(seed=0, temperature=0.0, extra=extra))
     tools = [*calculator_tools(), lookup_tool(notes)]
     shown = shown_strings([tool.spec for tool in tools], worked_example=True)
     agent = Agent(
@@ -119,9 +121,12 @@ def main() -> None:
     parser.add_argument("--tasks", default=str(TASKS))
     parser.add_argument("--answers", help="also write every run's answer to this JSON file")
     parser.add_argument("--only", help="the tasks of these indexes (0-based, comma-separated)")
+    parser.add_argument("--repeat-penalty", type=float, help="llama.cpp's, for every model")
     args = parser.parse_args()
     data = json.loads(Path(args.tasks).read_text(encoding="utf-8"))
     only = None if args.only is None else {int(i) for i in args.only.split(",")}
+    global REPEAT_PENALTY
+    REPEAT_PENALTY = args.repeat_penalty
     runs = [
         run
         for name in args.models.split(",")
