@@ -42,3 +42,25 @@ def test_the_answer_is_not_an_example_string(name: str, protocol: str, question:
         assert "copied from an example" in str(result.error) + str(result.history[-1].content)
     else:
         assert parroted(result.answer, strings) is None, result.answer
+
+
+def test_the_console_shows_the_embedded_models_thought_as_its_reason_and_never_its_json() -> None:
+    """``reactloop run`` with the default embedded model, one step without tools: its thought
+    is the step's ``Reason`` (not a dim ``thinking:``); with ``--stream`` the thought is
+    streamed as the ``Reply``, never the step's raw JSON."""
+    from helpers import invoke
+
+    question = ("What is the capital of France?", "--model", "local", "--tools", "none")
+    code, out, err = invoke("run", *question, "--no-trace")
+    assert code in (0, 3) and out.strip(), err
+    assert first_line_of_step_1(err).startswith("  Reason  ") and "thinking:" not in err
+    code, out, err = invoke("run", *question, "--no-trace", "--stream")
+    assert code in (0, 3) and out.strip(), err
+    assert first_line_of_step_1(err).startswith("  Reply   ")
+    assert '"thought"' not in err and '{"' not in err
+
+
+def first_line_of_step_1(err: str) -> str:
+    """Step 1's first line but the waiting line's (``waiting for the model: 10 s``)."""
+    lines = err.split("Step 1\n")[1].splitlines()
+    return next(line for line in lines if "waiting for the model" not in line)
