@@ -2,13 +2,15 @@
 
     python benchmarks/newcomer.py                                  # both models, native protocol
     python benchmarks/newcomer.py --models smollm2-135m --answers answers.json
+    python benchmarks/newcomer.py --models smollm2-135m --protocols text   # text ReAct
+    python benchmarks/newcomer.py --models smollm2-135m --only 0,10,18,26  # a subset
 
 Tasks: ``benchmarks/newcomer_tasks.json`` (arithmetic, lookups in the notes, questions needing no
 tool, questions about a tool's result), every one with the calculator and a lookup over the
 task file's notes, at most 8 model calls, greedy decoding, seed 0. Solved: the answer contains
 one of the task's expected strings (numbers compared as numbers). Parroted: the answer is one of
 the strings of the prompt's own format line and worked examples (alone or repeated,
-``43.43.43``) — ``reactloop.models.local.examples.parroted``. Runs are sequential.
+``43.43.43``) — ``reactloop.models.worked_examples.parroted``. Runs are sequential.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from typing import Any
 from reactloop.agent import Agent
 from reactloop.limits import Limits
 from reactloop.models import ModelSettings, resolve_model
-from reactloop.models.local.examples import chosen_examples, example_strings, parroted
+from reactloop.models.copy_guard import shown_strings
+from reactloop.models.worked_examples import parroted
 from reactloop.tools.families.calculator import tools as calculator_tools
 from reactloop.tools.families.lookup import lookup_tool
 
 TASKS = Path(__file__).with_name("newcomer_tasks.json")
 KINDS = ("arithmetic", "lookup", "no_tool", "tool_result")
+REPEAT_PENALTY: float | None = None  # --repeat-penalty: the model's default when None
 
 
 def solved(answer: str | None, expect: list[str]) -> bool:
@@ -47,9 +51,10 @@ def solved(answer: str | None, expect: list[str]) -> bool:
 def run_one(
     name: str, protocol: str, task: dict[str, Any], notes: dict[str, str]
 ) -> dict[str, Any]:
-    model = resolve_model(f"local:{name}", ModelSettings(seed=0, temperature=0.0))
+    extra = {} if REPEAT_PENALTY is None else {"repeat_penalty": REPEAT_PENALTY}
+    model = resolve_model(f"local:{name}", ModelSettings(seed=0, temperature=0.0, extra=extra))
     tools = [*calculator_tools(), lookup_tool(notes)]
-    shown = example_strings(chosen_examples(tool.spec.name for tool in tools))
+    shown = shown_strings([tool.spec for tool in tools], worked_example=True)
     agent = Agent(
         model,
         tools,
@@ -71,9 +76,13 @@ def run_one(
     }
 
 
-def measure(name: str, protocol: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+def measure(
+    name: str, protocol: str, data: dict[str, Any], only: set[int] | None = None
+) -> list[dict[str, Any]]:
     runs = []
     for index, task in enumerate(data["tasks"]):
+        if only is not None and index not in only:
+            continue
         run = run_one(name, protocol, task, data["notes"])
         runs.append({"model": name, "protocol": protocol, **run})
         print(
@@ -111,13 +120,18 @@ def main() -> None:
     parser.add_argument("--protocols", default="native")
     parser.add_argument("--tasks", default=str(TASKS))
     parser.add_argument("--answers", help="also write every run's answer to this JSON file")
+    parser.add_argument("--only", help="the tasks of these indexes (0-based, comma-separated)")
+    parser.add_argument("--repeat-penalty", type=float, help="llama.cpp's, for every model")
     args = parser.parse_args()
     data = json.loads(Path(args.tasks).read_text(encoding="utf-8"))
+    only = None if args.only is None else {int(i) for i in args.only.split(",")}
+    global REPEAT_PENALTY
+    REPEAT_PENALTY = args.repeat_penalty
     runs = [
         run
         for name in args.models.split(",")
         for protocol in args.protocols.split(",")
-        for run in measure(name, protocol, data)
+        for run in measure(name, protocol, data, only)
     ]
     print(table(runs))
     if args.answers:

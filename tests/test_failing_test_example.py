@@ -70,21 +70,54 @@ def test_cli_run_makes_the_test_pass(project: Path, tmp_path: Path) -> None:
     assert {o["sandbox"] for o in bash_outputs} == {expected}
 
 
-def test_without_pytest_the_scripted_answer_does_not_pass_verify(
-    project: Path, tmp_path: Path
-) -> None:
-    # The README's command with pytest missing: both test runs fail, the script still claims
-    # "all 4 tests pass", and --verify (the same command) refuses that answer. A module in the
-    # workspace stands in for the missing package: ``python -m`` looks there first.
+def without_pytest(project: Path) -> None:
+    """pytest missing, as the main set-up leaves it: a module in the workspace stands in for
+    the missing package (``python -m`` looks there first)."""
     (project / "pytest.py").write_text(
         'import sys\nsys.exit("python: No module named pytest")\n', encoding="utf-8"
     )
-    trace = tmp_path / "run.jsonl"
+
+
+def test_without_pytest_the_example_does_not_claim_success(project: Path, tmp_path: Path) -> None:
+    # Without --verify: the script's answer expects the second test run to say "4 passed"; it
+    # said "No module named pytest", so the run stops without an answer, exit 1, and says why.
+    without_pytest(project)
     done = subprocess.run(
         [
             sys.executable, "-c", "from reactloop.cli import main; main()",
             "run", "Make the failing test pass",
             "--model", f"scripted:{SCRIPT}",
+            "--workspace", str(project),
+            "--tools", "files,bash",
+            "--trace", str(tmp_path / "run.jsonl"),
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert "No answer (script turn 5 expects the last observation to contain '4 passed'" in (
+        done.stderr
+    )
+    assert "No module named pytest" in done.stderr.split("No answer")[1]
+    assert "all 4 tests pass" not in done.stderr
+
+
+def test_without_pytest_the_scripted_answer_does_not_pass_verify(
+    project: Path, tmp_path: Path
+) -> None:
+    # The README's command with pytest missing, and a script that answers whatever it saw
+    # (the example's without its ``expects``): both test runs fail, the script still claims
+    # "all 4 tests pass", and --verify (the same command) refuses that answer.
+    without_pytest(project)
+    turns = json.loads(SCRIPT.read_text(encoding="utf-8"))
+    assert turns[-1].pop("expects") == "4 passed"
+    blind = tmp_path / "blind.json"
+    blind.write_text(json.dumps(turns), encoding="utf-8")
+    trace = tmp_path / "run.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable, "-c", "from reactloop.cli import main; main()",
+            "run", "Make the failing test pass",
+            "--model", f"scripted:{blind}",
             "--workspace", str(project),
             "--tools", "files,bash",
             "--verify", "python -m pytest -q",
@@ -101,6 +134,8 @@ def test_without_pytest_the_scripted_answer_does_not_pass_verify(
     bash_outputs = [r["output"] for r in results if r["name"] == "bash"]
     assert [o["exit_code"] for o in bash_outputs] == [1, 1]
     assert "No module named pytest" in trace.read_text(encoding="utf-8")
+    checks = [event for event in iter_journal(trace) if event["type"] == "check"]
+    assert [(c["kind"], c["passed"]) for c in checks] == [("verify", False)]
 
 
 def test_agent_in_weak_mode_makes_the_test_pass(project: Path) -> None:

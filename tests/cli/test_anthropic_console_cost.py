@@ -38,7 +38,7 @@ def test_the_console_prints_thinking_and_a_line_for_redacted_thinking(
     final = [f"  thinking: 2 blocks redacted by the provider: {BOTH:,} bytes of opaque data, "
              "echoed back unchanged"]  # fmt: skip
     # a streamed answer is printed as it comes, its reasoning after it
-    expected = ["Reason 5", *final] if stream else final
+    expected = ["  Reply   5", *final] if stream else final
     assert lines[step_2 + 1 : step_2 + 1 + len(expected)] == expected
     assert sum("redacted by the provider" in line for line in lines) == 2
 

@@ -68,3 +68,23 @@ def test_reasoning_that_is_the_answer_is_shown_once(tmp_path: Path) -> None:
     assert (code, out) == (0, "420\n")
     step = err.split("Step 1\n")[1].split("stop:")[0]
     assert step == "  Reason  420\n"
+
+
+def test_an_empty_string_verify_is_refused_too(tmp_path: Path) -> None:
+    code, out, err = invoke("run", "q", "--model", script(tmp_path, ["x"]), "--verify", "")
+    assert (code, out) == (2, "")
+    assert err == "reactloop: error: --verify is empty: give the command that must pass\n"
+
+
+def test_streamed_text_is_the_reply_not_a_reason(tmp_path: Path) -> None:
+    """Streamed text may be a thought or the answer: it is labelled ``Reply`` as it comes."""
+    turns = [{"content": "I add them.", "tool_calls": [{"name": "calculator",
+              "arguments": {"expression": "2+3"}}]}, "5"]  # fmt: skip
+    code, out, err = invoke(
+        "run", "q", "--model", script(tmp_path, turns), "--protocol", "native", "--stream"
+    )
+    assert (code, out) == (0, "5\n")
+    lines = err.splitlines()
+    assert lines[lines.index("Step 1") + 1] == "  Reply   I add them."
+    assert lines[lines.index("Step 2") + 1] == "  Reply   5"
+    assert "Reason" not in err

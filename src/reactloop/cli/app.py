@@ -170,9 +170,21 @@ def main() -> None:
     """A harness for ReAct agents: the model proposes, the code decides.
 
     `reactloop "TASK" [OPTIONS]` is short for `reactloop run "TASK" [OPTIONS]`.
-    Each command's --help states its exit codes (run: 0 a clean answer, 1 none, 2 a usage
-    error, 3 an answer that is forced or failed its checks, 130 Ctrl-C; logs: 0, 1 when
-    --last finds no run, 2; models: 0, 2).
+
+    \b
+    Exit codes (every command: 2 a usage error; its --help says more):
+      run, resume  0 a clean answer, 1 none, 3 an answer forced or failed its
+                   checks, 130 Ctrl-C
+      chat         0 the session ended, 1 the model or journal failed
+      tools        0
+      doctor       0, 1 a check failed
+      pull         0, 1 a model could not be fetched
+      eval         0 every episode ran, 130 Ctrl-C (resumable)
+      replay       0 identical, 1 diverged
+      view, cost   0
+      approve      0
+      logs         0, 1 --last found no run
+      models       0
     """
     _escape_what_the_terminal_cannot_encode()
 

@@ -33,6 +33,8 @@ _ACTION_LINE = re.compile(r"^\s*Action\s*:.*$", re.IGNORECASE | re.MULTILINE | r
 _THOUGHT_PREFIX = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE)
 MAX_SHOWN = 600
 CHECK_TAIL_LINES = 6  # of a refused check's output; the whole output is in the journal
+# Streamed text is labelled before it is known to be a thought (a call follows) or the answer.
+STREAMED = "Reply  "
 REFUSAL = "refusal: "  # the run warning that says why a model refused (``ModelTurn.notices``)
 
 
@@ -42,7 +44,9 @@ class ConsoleObserver:
     A model's reasoning is ``thinking:`` (the provider's reasoning channel), its stated thought
     ``Reason``; an adapter that gives its thought as both a tool call's text and its reasoning
     (the local models' JSON ``thought``) has it shown as ``Reason`` on its final answer too.
-    While a model call goes on, a line says how long it has been waited for (``waiting.py``).
+    With ``--stream`` the model's text is printed as it comes, as its ``Reply`` (an embedded
+    model streams its JSON step's thought only). While a model call goes on, a line says how
+    long it has been waited for (``waiting.py``).
     """
 
     def __init__(self, console: Console | None = None) -> None:
@@ -54,7 +58,7 @@ class ConsoleObserver:
     def on_text(self, fragment: str) -> None:
         if not self.streamed:
             self.waiting.stop()
-            self.console.print("[bold cyan]Reason [/]", end="")
+            self.console.print(f"  [cyan]{STREAMED}[/] ", end="")
             self.streamed = True
         self.console.print(escape(fragment), end="")
 

@@ -150,7 +150,10 @@ def _version(distribution: str) -> str | None:
 @click.command()
 @click.option("--no-load", is_flag=True, help="Do not load the embedded model (faster).")
 def doctor(no_load: bool) -> None:
-    """Check this machine: the model run would use, the embedded model, the sandbox."""
+    """Check this machine: the model run would use, the embedded model, the sandbox.
+
+    Exit 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage error.
+    """
     spec, reason = choose_default_model()
     click.echo(
         f"reactloop {_version('reactloop') or '?'} · Python {platform.python_version()} · "

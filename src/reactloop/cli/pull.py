@@ -21,7 +21,11 @@ from reactloop.models.local.catalog import EMBEDDED, model_path
 @click.command()
 @click.argument("names", nargs=-1)
 def pull(names: tuple[str, ...]) -> None:
-    """Fetch the embedded models' weights now (default: the default model)."""
+    """Fetch the embedded models' weights now (default: the default model).
+
+    Exit 0 when each is in place (its path is printed), 1 when one could not be fetched, 2 on
+    a usage error (an unknown model).
+    """
     chosen = [name.strip().lower() for name in names] or [DEFAULT_EMBEDDED]
     unknown = [name for name in chosen if name not in EMBEDDED]
     if unknown:

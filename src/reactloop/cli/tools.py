@@ -57,7 +57,8 @@ def list_tools(
     """Print the tools as one JSON array: the schema each sends to the model.
 
     With tool search on (deferred tools), a line on stderr says which tools wait for
-    search_tools."""
+    search_tools. Exit 0, or 2 on a usage error (an unknown tool family, a missing notes
+    file)."""
     default = "calculator,lookup" if notes is not None else "calculator"
     try:
         families = parse_families(default if tools is None else tools)

@@ -31,7 +31,7 @@ from reactloop.loop.budget import Budget
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.settings import RunSettings
 from reactloop.loop.silent_truncation import CHARS_PER_TOKEN, TruncationWatch, tokens_of
-from reactloop.messages import Message
+from reactloop.messages import Message, ModelTurn
 
 TRIGGER = 0.8  # of the context limit: compaction starts past it
 TARGET = 0.5  # of the context limit: what a compaction brings the prompt down to
@@ -205,12 +205,13 @@ class ContextKeeper:
         emit = self.emit if self.events.observed else None
         asked = ask(self.settings, scratch, "none", self.budget, step, emit, self.events.warn_once)
         turn = asked.turn
-        if isinstance(turn, ModelFailure) or not turn.text.strip():
+        summary = "" if isinstance(turn, ModelFailure) else _reply_text(turn)
+        if isinstance(turn, ModelFailure) or not summary:
             why = turn.message if isinstance(turn, ModelFailure) else "the summary was empty"
             self.events.warn("compaction_failed", f"{why}; trimming instead")
             return None
         self._summary_usage = turn.usage.to_dict()
-        return turn.text.strip()
+        return summary
 
     def _apply(self, start: int, end: int, block: list[Message], tokens: int, sent: int) -> int:
         replaced = self.history[start:end]
@@ -261,3 +262,9 @@ def _stub(message: Message) -> Message:
         name=message.name,
         kind="trimmed",
     )
+
+
+def _reply_text(turn: ModelTurn) -> str:
+    """What a reply says: its marked answer (text ReAct's ``Finish``, an embedded model's
+    ``answer``) when it has one, else its text."""
+    return (turn.final_answer if turn.final_answer is not None else turn.text).strip()

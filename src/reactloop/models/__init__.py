@@ -10,7 +10,9 @@ embedded model), ``react/`` (text ReAct over any chat model), ``scripted.py``, `
 journal as a model). Shared by them: ``base.py`` (the ``Model`` protocol), ``sse.py``
 (Server-Sent Events), ``reactloop.support.json_decode`` (JSON from outside, decoded safely),
 ``retry.py`` and ``http_deadline.py`` (retries and the run's time limit on the wire, for the
-HTTP adapters).
+HTTP adapters). For the small models' prompts (native and text ReAct): ``worked_examples.py``
+(the worked examples as data, and ``parroted``) and ``copy_guard.py`` (an answer copied from
+them is refused).
 """
 
 from typing import TYPE_CHECKING

@@ -29,6 +29,9 @@ class ScriptedModel:
     ``{"content": "...", "tool_calls": [{"name": "...", "arguments": {...}}]}`` where both keys
     are optional, ``arguments`` may be a dict or raw text (to script invalid JSON), and
     ``finish_reason`` and ``usage`` may be given too; the entry itself is the turn's ``raw``.
+    ``"expects": "TEXT"`` plays the turn only when the last observation contains ``TEXT``
+    (a scripted "all tests pass" after ``No module named pytest`` is a ``ModelError`` that
+    quotes the observation, not an answer its own observations contradict).
     ``native_tools`` is True when any turn has tool calls; a script of plain text is meant for
     the text ReAct protocol.
     ``requests`` keeps every request, its ``messages`` as they were when it was made (a view
@@ -78,9 +81,33 @@ class ScriptedModel:
             self._next += 1
         if self.keep_requests:
             self.requests.append(_kept(request))
+        _check_expected(turn, request, self._next - 1)
         if request.on_text and turn.text:
             request.on_text(turn.text)
         return turn
+
+
+EXPECTS = "expects"
+_QUOTED = 300  # characters of the observation a failed ``expects`` quotes
+
+
+def _check_expected(turn: ModelTurn, request: ModelRequest, index: int) -> None:
+    """A ``ModelError`` when ``turn`` expects a text the last observation does not contain."""
+    expected = turn.raw.get(EXPECTS) if isinstance(turn.raw, Mapping) else None
+    if expected is None:
+        return
+    last = next((m.content for m in reversed(request.messages) if m.role == "tool"), None)
+    if last is not None and expected in last:
+        return
+    seen = "there was none" if last is None else f"it was: {_quoted(last)}"
+    raise ModelError(
+        f"script turn {index} expects the last observation to contain {expected!r}; {seen}"
+    )
+
+
+def _quoted(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _QUOTED else text[:_QUOTED] + "…"
 
 
 def _kept(request: ModelRequest) -> ModelRequest:
@@ -132,7 +159,7 @@ def to_turn(turn: ScriptTurn, index: int) -> ModelTurn:
     listed = turn.get("tool_calls") or []
     if not isinstance(listed, list):
         raise ValueError(f"turn {index}: tool_calls must be a list")
-    for key in ("reasoning", "finish_reason"):
+    for key in ("reasoning", "finish_reason", EXPECTS):
         if turn.get(key) is not None and not isinstance(turn[key], str):
             raise ValueError(f"turn {index}: {key} must be a string")
     calls = tuple(_to_call(call, index, n) for n, call in enumerate(listed))

@@ -14,8 +14,12 @@ from reactloop.journal.writer import Journal, read_journal
 from reactloop.limits import Limits
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.models.base import ModelRequest
-from reactloop.models.local.copy_guard import grounded, refuse_copied_answer, shown_strings
-from reactloop.models.local.examples import (
+from reactloop.models.copy_guard import grounded, refuse_copied_answer, shown_strings
+from reactloop.models.local.generation import Generation
+from reactloop.models.local.options import LocalOptions
+from reactloop.models.local.session import Session
+from reactloop.models.local.turns import native_system_prompt
+from reactloop.models.worked_examples import (
     CALCULATOR,
     EXAMPLES,
     LOOKUP,
@@ -25,10 +29,6 @@ from reactloop.models.local.examples import (
     normalize,
     parroted,
 )
-from reactloop.models.local.generation import Generation
-from reactloop.models.local.options import LocalOptions
-from reactloop.models.local.session import Session
-from reactloop.models.local.turns import native_system_prompt
 from reactloop.tools.families.calculator import tools as calculator_tools
 from reactloop.tools.families.lookup import lookup_tool
 from reactloop.usage import step_quality

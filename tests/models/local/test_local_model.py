@@ -19,8 +19,8 @@ from reactloop.limits import Limits, StopReason
 from reactloop.messages import Message
 from reactloop.models import resolve_model
 from reactloop.models.base import ModelRequest, ModelSettings, ReactFormat
+from reactloop.models.copy_guard import COPIED_ANSWER
 from reactloop.models.local import LocalLlamaModel
-from reactloop.models.local.copy_guard import COPIED_ANSWER
 from reactloop.models.local.session import step_plan
 from reactloop.models.react import ReactTextModel
 from reactloop.tools.families.calculator import tools as calculator_tools

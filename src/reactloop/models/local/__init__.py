@@ -11,9 +11,7 @@ One public class, ``LocalLlamaModel`` (``--model local[:NAME|PATH.gguf]``). File
   generation, streamed, with a deadline kept while the prompt is read too;
 - ``generation.py``: what one generation produced, and the prefix the KV cache holds;
 - ``turns.py``: history → prompt turns, generated text → ``ModelTurn``;
-- ``examples.py``: the native prompt's format line and worked examples, as data, and
-  ``parroted``: whether an answer is one of their strings;
-- ``copy_guard.py``: an answer copied from the prompt's examples becomes a format error;
+- ``thought_stream.py``: what ``--stream`` shows of a native step: its thought, not its JSON;
 - ``chat_format.py``: append-only chat templates, so the KV cache keeps the prefix;
 - ``grammar.py``: the GBNF and JSON-Schema constraints built from the toolbox, the schemas
   turned into GBNF by ``json_schema_gbnf.py`` (llama.cpp's converter, vendored);

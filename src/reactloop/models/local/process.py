@@ -27,6 +27,7 @@ from reactloop.messages import ModelTurn
 from reactloop.models.base import ModelRequest
 from reactloop.models.local.cpu import cpu_flags, features_line
 from reactloop.models.local.options import LocalOptions
+from reactloop.models.local.thought_stream import ThoughtStream
 
 GRACE_SECONDS = 2.0  # past the time limit, the child has this long to stop by itself
 STDERR_TAIL = 600  # characters of the child's stderr quoted when it dies
@@ -165,6 +166,9 @@ class ModelProcess:
 
     def _reply(self, request: ModelRequest) -> ModelTurn:
         deadline = self._deadline(request.timeout, GRACE_SECONDS)
+        on_text = request.on_text
+        if on_text is not None and request.react is None:  # native: the JSON's thought only
+            on_text = ThoughtStream(on_text)
         while True:
             message = self._receive(deadline, f"step {request.step}")
             if message[0] == "turn":
@@ -172,8 +176,8 @@ class ModelProcess:
                 return turn
             if message[0] == "raw" and request.on_raw is not None:
                 request.on_raw(message[1])
-            elif message[0] == "text" and request.on_text is not None:
-                request.on_text(message[1])
+            elif message[0] == "text" and on_text is not None:
+                on_text(message[1])
 
     @staticmethod
     def _deadline(timeout: float | None, grace: float = 0.0) -> float | None:

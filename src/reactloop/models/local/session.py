@@ -17,12 +17,8 @@ from typing import Any, Protocol
 from reactloop.errors import ModelError
 from reactloop.messages import ModelTurn, Usage
 from reactloop.models.base import ModelRequest
+from reactloop.models.copy_guard import refuse_copied_answer, shown_strings
 from reactloop.models.local.chat_format import PromptTokens, detect_format
-from reactloop.models.local.copy_guard import (
-    refuse_copied_answer,
-    refuse_copied_text_answer,
-    shown_strings,
-)
 from reactloop.models.local.generation import Generation
 from reactloop.models.local.grammar import json_schema_grammar, react_grammar, tool_call_schema
 from reactloop.models.local.options import LocalOptions
@@ -181,8 +177,8 @@ class Session:
         )
         if generation.finish_reason == "length":
             return base
-        if not plan.native:
-            return refuse_copied_text_answer(base, request.messages)
+        if not plan.native:  # text ReAct: its adapter reads the reply, and guards it
+            return base
         turn = native_turn(generation.text, step=request.step, base=base)
         strings = shown_strings(request.tools, worked_example=self.options.worked_example)
         return refuse_copied_answer(turn, request.messages, strings)

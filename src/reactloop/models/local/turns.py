@@ -15,7 +15,7 @@ from typing import Any
 
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec, own_call_id
 from reactloop.models.local.chat_format import Turn
-from reactloop.models.local.examples import NATIVE_FORMAT, chosen_examples, render
+from reactloop.models.worked_examples import NATIVE_FORMAT, chosen_examples, render
 
 RAW_TEXT_KEY = "local_text"
 
@@ -100,7 +100,15 @@ def native_turn(text: str, *, step: int, base: ModelTurn) -> ModelTurn:
             raw_message=raw_message,
         )
     if isinstance(body.get("answer"), str) and body["answer"].strip():
-        return _replace(base, text=body["answer"], reasoning=thought, raw_message=raw_message)
+        # The thought is the turn's text, as text ReAct's is: the console shows it as the
+        # step's Reason, not as a provider's hidden thinking.
+        return _replace(
+            base,
+            text=thought or "",
+            reasoning=thought,
+            final_answer=body["answer"],
+            raw_message=raw_message,
+        )
     return _replace(
         base,
         text=text,

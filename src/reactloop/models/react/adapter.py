@@ -17,6 +17,7 @@ from typing import Any
 
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolSpec, own_call_id
 from reactloop.models.base import Model, ModelRequest, ReactFormat
+from reactloop.models.copy_guard import refuse_copied_answer, shown_strings
 from reactloop.models.react.parse import STOP, Action, FormatProblem, cut_observation, parse_reply
 from reactloop.models.react.prompt import render_observation, system_prompt
 from reactloop.support import json_decode
@@ -25,8 +26,10 @@ from reactloop.support import json_decode
 class ReactTextModel:
     """Wraps ``inner`` (a chat model) in the text ReAct protocol.
 
-    ``worked_example`` adds a short worked example to the system prompt; when None, the inner
-    model's ``prefers_worked_example`` attribute decides (small local models set it).
+    ``worked_example`` adds short worked examples to the system prompt; when None, the inner
+    model's ``prefers_worked_example`` attribute decides (small local models set it). With
+    them, an answer copied from them (or from the format line) that the run does not ground is
+    refused as a format error (``copy_guard.py``), judged on the run's own history.
     """
 
     native_tools = True
@@ -57,7 +60,11 @@ class ReactTextModel:
             react=react,
         )
         reply = self.inner.complete(inner_request)
-        return to_turn(reply, request.tools, request.step)
+        turn = to_turn(reply, request.tools, request.step)
+        if not self.worked_example:
+            return turn
+        strings = shown_strings(request.tools, worked_example=True)
+        return refuse_copied_answer(turn, request.messages, strings)
 
     def _render(self, request: ModelRequest) -> list[Message]:
         history = request.messages

@@ -1,4 +1,9 @@
-"""The text ReAct system prompt and observation lines: short, because every step resends them."""
+"""The text ReAct system prompt and observation lines: short, because every step resends them.
+
+The worked examples a small model is shown are the native prompt's, as data
+(``models/worked_examples.py``), written as ``Thought`` / ``Action`` lines: each answers only
+with what its own question or observation holds, and none answers a question a user asks.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reactloop.messages import ToolSpec
+from reactloop.models.worked_examples import Example, chosen_examples
 from reactloop.support import json_decode
 
 _FORMAT = """Reply in exactly this format:
@@ -14,19 +20,6 @@ Thought: your reasoning
 Action: tool[argument]
 Then stop: the Observation comes back to you. Never write an Observation yourself.
 When you know the answer: Action: Finish[answer]"""
-
-_EXAMPLE_CALCULATOR = """Example:
-Question: What is 6 times 7, plus 1?
-Thought: I will compute it with the calculator.
-Action: calculator[6 * 7 + 1]
-Observation: 43
-Thought: I have the answer.
-Action: Finish[43]"""
-
-_EXAMPLE_GENERIC = """Example:
-Question: What is the capital of France?
-Thought: I know this without a tool.
-Action: Finish[Paris]"""
 
 
 def system_prompt(
@@ -39,11 +32,34 @@ def system_prompt(
         lines.append('A tool with several parameters takes a JSON object: tool[{"a": 1, "b": 2}].')
     parts = ["\n".join(lines), _FORMAT]
     if worked_example:
-        names = {spec.name for spec in tools}
-        parts.append(_EXAMPLE_CALCULATOR if "calculator" in names else _EXAMPLE_GENERIC)
+        parts.extend(render_example(e) for e in chosen_examples(spec.name for spec in tools))
     if instructions:
         parts.append(instructions)
     return "\n\n".join(parts)
+
+
+def render_example(example: Example) -> str:
+    """A worked example as the text protocol writes it: ``Question``, then each step's
+    ``Thought`` and ``Action`` (a tool's, or ``Finish``), and the ``Observation`` it got."""
+    lines = [f"Question: {example.question}"]
+    for step in example.steps:
+        reply = step.reply
+        lines.append(f"Thought: {reply['thought']}")
+        if "tool" in reply:
+            lines.append(f"Action: {reply['tool']}[{_argument_text(reply['arguments'])}]")
+        else:
+            lines.append(f"Action: Finish[{reply['answer']}]")
+        if step.observation is not None:
+            lines.append(render_observation(step.observation))
+    return "Example:\n" + "\n".join(lines)
+
+
+def _argument_text(arguments: dict[str, Any]) -> str:
+    """One argument bare (``calculator[6 * 7 + 1]``), several as a JSON object."""
+    if len(arguments) == 1:
+        (value,) = arguments.values()
+        return value if isinstance(value, str) else json.dumps(value)
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _tool_line(spec: ToolSpec) -> str:

@@ -1,5 +1,5 @@
-"""The native prompt's format line and worked examples, as data — and the check that an answer
-is not one of their strings.
+"""The worked examples the small models' prompts show (native JSON and text ReAct), as data —
+and the check that an answer is not one of their strings.
 
 A very small model copies what it reads: with a worked example whose answer was ``43`` it
 answered ``43`` to "What is the capital of France?". The examples live here as values, so the
@@ -19,6 +19,12 @@ from typing import Any
 FORMAT_THOUGHT = "your reasoning"
 FORMAT_TOOL = "TOOL NAME"
 FORMAT_ANSWER = "the final answer"
+# The field names and labels the prompts show (native JSON and text ReAct): as an answer,
+# each is the format copied ("answer", "Thought"), never an answer.
+FORMAT_WORDS = (
+    "thought", "tool", "arguments", "answer", "action", "observation", "question", "finish",
+    "argument", "your reasoning", "tool name", "final answer", "example",
+)  # fmt: skip
 
 NATIVE_FORMAT = f"""Reply with exactly one JSON object per step. To call a tool:
 {{"thought": "{FORMAT_THOUGHT}", "tool": "{FORMAT_TOOL}", "arguments": {{...}}}}
@@ -106,7 +112,7 @@ def render(example: Example) -> str:
 
 def example_strings(examples: Iterable[Example] = EXAMPLES) -> frozenset[str]:
     """Every string the format line and these examples show the model, normalized."""
-    found = {FORMAT_THOUGHT, FORMAT_TOOL, FORMAT_ANSWER}
+    found = {FORMAT_THOUGHT, FORMAT_TOOL, FORMAT_ANSWER, *FORMAT_WORDS}
     for example in examples:
         found.add(example.question)
         for step in example.steps:

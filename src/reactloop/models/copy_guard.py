@@ -1,10 +1,12 @@
 """The code decides: an answer copied from the prompt's own examples is not accepted.
 
-A very small model copies what it reads. When a native step's answer is one of the strings of
-the prompt's format line or worked examples (``examples.parroted``), and neither the question
+A very small model copies what it reads. When a step's answer is one of the strings of the
+prompt's format line or worked examples (``worked_examples.parroted``), and neither the question
 nor any observation of this run contains it, the step becomes a format error: the loop journals
 it, tells the model why, and asks again (``Limits.max_format_errors`` bound the retries). An
-answer the run itself grounds — ``43`` after the calculator returned ``43`` — stands.
+answer the run itself grounds — ``43`` after the calculator returned ``43`` — stands. The
+embedded models' native steps are guarded in their session; a text ReAct step (``Finish[...]``)
+by the text adapter, which holds the run's own history (tool results, the task, notices).
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ import re
 from collections.abc import Sequence
 
 from reactloop.messages import Message, ModelTurn, ToolSpec
-from reactloop.models.local.examples import (
-    FORMAT_ANSWER,
-    FORMAT_THOUGHT,
-    FORMAT_TOOL,
+from reactloop.models.worked_examples import (
     chosen_examples,
     example_strings,
     normalize,
@@ -29,21 +28,11 @@ COPIED_ANSWER = (  # the format error of a refused copy: the model reads it, the
     "that answer is copied from an example in the instructions, not an answer to this "
     "question: answer this question, or call a tool"
 )
-_FINISH = re.compile(r"Action:\s*Finish\[(.*)\]\s*$", re.DOTALL)
-_TEXT_EXAMPLE_PARTS = tuple(
-    re.compile(pattern, re.MULTILINE)
-    for pattern in (
-        r"^Question: (.+)$",
-        r"^Thought: (.+)$",
-        r"^Observation: (.+)$",
-        r"^Action: \w+\[(.*)\]$",
-        r"^- Finish\[(\w+)\]",
-    )
-)
 
 
 def shown_strings(tools: Sequence[ToolSpec], *, worked_example: bool) -> frozenset[str]:
-    """The example strings a native prompt with these tools shows the model."""
+    """The example strings a prompt with these tools shows the model (native or text ReAct:
+    the same examples, the same placeholders and field names)."""
     examples = chosen_examples(spec.name for spec in tools) if worked_example else ()
     return example_strings(examples)
 
@@ -51,7 +40,7 @@ def shown_strings(tools: Sequence[ToolSpec], *, worked_example: bool) -> frozens
 def grounded(answer: str, messages: Sequence[Message], strings: frozenset[str]) -> bool:
     """Whether the run's own task or a tool's result contains ``answer`` (as a whole word).
 
-    Not the system message (the text protocol's carries the examples), not the model's own
+    Not the system message (a user's instructions, or the examples), not the model's own
     replies, not the loop's notices (a refusal must not ground the next copy), not a tool's
     error (it echoes the model's request), and not the result of a call that copied an
     example's arguments (``6 * 7 + 1`` returns the example's ``43``)."""
@@ -100,20 +89,6 @@ def refuse_copied_answer(
     if answer is None:
         return turn
     return _refused(turn, answer, messages, strings)
-
-
-def refuse_copied_text_answer(turn: ModelTurn, messages: Sequence[Message]) -> ModelTurn:
-    """The same for a text ReAct step (``Action: Finish[...]``), whose prompt — the system
-    message the text adapter rendered — shows its own examples: their strings are read from it."""
-    finish = _FINISH.search(turn.text)
-    if turn.format_error is not None or finish is None or not finish.group(1).strip():
-        return turn
-    system = "\n".join(m.content for m in messages if m.role == "system")
-    shown = {FORMAT_THOUGHT, FORMAT_TOOL, FORMAT_ANSWER}
-    for pattern in _TEXT_EXAMPLE_PARTS:
-        shown.update(pattern.findall(system))
-    strings = frozenset(n for n in map(normalize, shown) if n)
-    return _refused(turn, finish.group(1), messages, strings)
 
 
 def _refused(
