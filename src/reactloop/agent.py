@@ -93,11 +93,11 @@ class Agent:
         self.protocol = _pick_protocol(model, protocol)
         if tool_search not in ("own", "native"):
             raise ValueError(f"tool_search must be own or native, not {tool_search!r}")
-        native = tool_search == "native" and self.protocol == "native"
-        if native and getattr(model, "native_tool_search", False) is not True:
-            native = False  # the provider has no search of its own: the harness's serves
-        searched = "native" if native else "own"
+        searches = self.protocol == "native" and getattr(model, "native_tool_search", 0) is True
+        searched = "native" if tool_search == "native" and searches else "own"  # else ours
         self.toolbox = _toolbox(tools, window, skills, searched)  # automatic search: a share
+        if self.toolbox.deferred and not searches:
+            raise ValueError("the toolbox defers to the provider's search, which this model lacks")
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         if self.limits.max_cost is not None and price is None:
             raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
@@ -346,6 +346,8 @@ def _toolbox(
     if isinstance(tools, Toolbox):
         if skills:
             raise ValueError("with a Toolbox, give it the skills: Toolbox(tools, skills=...)")
+        if search == "native" and tools.search is not None and not tools.search.native:
+            raise ValueError("with a Toolbox, give it the search: Toolbox(tools, tool_search=...)")
         return tools
     loaded = [s for s in skills if isinstance(s, Skill)]
     loaded += load_skills(s for s in skills if not isinstance(s, Skill))

@@ -24,6 +24,7 @@ from reactloop.testing.anthropic_tool_search import (
 )
 from reactloop.tools.base import Tool, make_tool
 from reactloop.tools.search import deferred
+from reactloop.tools.toolbox import Toolbox
 
 LIMITS = Limits(max_model_calls=6, max_tool_calls=6, max_seconds=60)
 filed: list[tuple[str, str]] = []
@@ -137,6 +138,12 @@ def test_without_a_provider_search_the_harness_searches() -> None:
     assert model.requests[0].deferred == frozenset()
     with pytest.raises(ValueError, match="tool_search"):
         Agent(model, TOOLS, tool_search="server")  # type: ignore[arg-type]
+    native_box = Toolbox(TOOLS, tool_search="native")
+    with pytest.raises(ValueError, match="lacks"):
+        Agent(model, native_box)  # ScriptedModel has no search of its own
+    with pytest.raises(ValueError, match="give it the search"):
+        Agent(AnthropicModel(model="m"), Toolbox(TOOLS), tool_search="native")
+    assert Agent(AnthropicModel(model="m"), native_box).toolbox is native_box
 
 
 def test_the_fake_refuses_what_the_api_refuses() -> None:
