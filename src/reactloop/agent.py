@@ -62,7 +62,9 @@ class Agent:
     before a final answer is accepted (``reactloop.loop.completion_checks``). ``skills``
     (folders of ``*/SKILL.md``, or ``Skill`` values) are listed in the instructions and loaded
     by the model with ``activate_skill`` (``reactloop.tools.skills``); skills given here are
-    trusted: the code that gives them chose them.
+    trusted: the code that gives them chose them. ``tool_search="native"`` lets a provider that
+    has its own tool search (``native_tool_search``) search the deferred tools; elsewhere, and
+    by default (``"own"``), the harness's ``search_tools`` does (``reactloop.tools.search``).
     """
 
     def __init__(
@@ -84,11 +86,18 @@ class Agent:
         verify: Verify | None = None,
         checklist: Sequence[str] = (),
         skills: Sequence[str | Path | Skill] = (),
+        tool_search: Literal["own", "native"] = "own",
     ) -> None:
         self.limits = limits or Limits()
         window = self.limits.context_tokens or getattr(model, "context_window", None)
-        self.toolbox = _toolbox(tools, window, skills)  # automatic tool search: a share of it
         self.protocol = _pick_protocol(model, protocol)
+        if tool_search not in ("own", "native"):
+            raise ValueError(f"tool_search must be own or native, not {tool_search!r}")
+        searches = self.protocol == "native" and getattr(model, "native_tool_search", 0) is True
+        searched = "native" if tool_search == "native" and searches else "own"  # else ours
+        self.toolbox = _toolbox(tools, window, skills, searched)  # automatic search: a share
+        if self.toolbox.deferred and not searches:
+            raise ValueError("the toolbox defers to the provider's search, which this model lacks")
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         if self.limits.max_cost is not None and price is None:
             raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
@@ -331,16 +340,18 @@ class Agent:
 
 
 def _toolbox(
-    tools: Toolbox | Iterable[Tool], context_tokens: int | None, skills: Sequence[Any]
+    tools: Toolbox | Iterable[Tool], context_tokens: int | None, skills: Sequence[Any], search: str
 ) -> Toolbox:
     """The agent's toolbox; ``skills``: folders to load (``*/SKILL.md``) or ``Skill`` values."""
     if isinstance(tools, Toolbox):
         if skills:
             raise ValueError("with a Toolbox, give it the skills: Toolbox(tools, skills=...)")
+        if search == "native" and tools.search is not None and not tools.search.native:
+            raise ValueError("with a Toolbox, give it the search: Toolbox(tools, tool_search=...)")
         return tools
     loaded = [s for s in skills if isinstance(s, Skill)]
     loaded += load_skills(s for s in skills if not isinstance(s, Skill))
-    return Toolbox(tools, context_tokens=context_tokens, skills=loaded)
+    return Toolbox(tools, context_tokens=context_tokens, skills=loaded, tool_search=search)
 
 
 def _pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "text"]:

@@ -360,6 +360,34 @@ class ToolSpec:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServerToolSearch:
+    """One tool search a provider ran itself during a turn (Anthropic's tool-search tool, the
+    Responses API's ``tool_search``): what the model asked for and the deferred tools it
+    loaded, or the server's ``error``."""
+
+    query: str
+    found: tuple[str, ...] = ()
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"query": self.query, "found": list(self.found)}
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ServerToolSearch:
+        data = data if isinstance(data, Mapping) else {}
+        found = data.get("found")
+        error = data.get("error")
+        return cls(
+            query=str(data.get("query") or ""),
+            found=tuple(str(n) for n in found) if isinstance(found, list) else (),
+            error=error if isinstance(error, str) else None,
+        )
+
+
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelTurn:
@@ -370,6 +398,8 @@ class ModelTurn:
     ``format_error`` is set when the reply could not be understood; the raw text is kept.
     ``notices`` are ``(kind, message)`` pairs the adapter wants the user to see (a prompt too
     short to cache, why the model refused): the run warns of each kind once.
+    ``tool_searches`` are the searches the provider ran itself in this turn (its own tool
+    search over the deferred tools); the loop journals them and reveals what they found.
     """
 
     text: str = ""
@@ -382,6 +412,7 @@ class ModelTurn:
     raw: Any = None
     raw_message: Any = None
     notices: tuple[tuple[str, str], ...] = ()
+    tool_searches: tuple[ServerToolSearch, ...] = ()
 
     @property
     def answer(self) -> str | None:
@@ -392,7 +423,7 @@ class ModelTurn:
         return answer.strip() or None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "text": self.text,
             "reasoning": self.reasoning,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
@@ -402,6 +433,9 @@ class ModelTurn:
             "format_error": self.format_error,
             "raw_message": self.raw_message,
         }
+        if self.tool_searches:
+            data["tool_searches"] = [s.to_dict() for s in self.tool_searches]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelTurn:
@@ -414,4 +448,7 @@ class ModelTurn:
             final_answer=data.get("final_answer"),
             format_error=data.get("format_error"),
             raw_message=data.get("raw_message"),
+            tool_searches=tuple(
+                ServerToolSearch.from_dict(s) for s in data.get("tool_searches") or ()
+            ),
         )

@@ -78,9 +78,12 @@ class ToolStartEvent(JournalEvent):
 @dataclass(frozen=True, kw_only=True)
 class ToolSearchEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_search"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"by", "error"})
     queries: list[Any]
     matches: list[Any] = field(default_factory=list)
     revealed: list[Any] = field(default_factory=list)
+    by: str | None = None  # "provider": a search the provider ran (native tool search)
+    error: str | None = None  # the provider's error code for a search that failed
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,6 +11,8 @@ way the change is one block, made rarely (it brings the prompt down to ``TARGET`
   so no call loses its result, no result its call, and no parallel batch is split;
 - the system prompt and the task are never compacted, nor an earlier summary, nor the latest
   turn; every message before the block stays the same object, byte-identical on the wire;
+- an activated skill's instructions stay: ``trim`` leaves ``activate_skill`` results whole, and
+  a summary that replaces one is followed by the skill's body again (a ``skill`` message);
 - the summarising call is the run's next request with one more user message (the same system
   prompt and tools, tool choice ``none``), so it reads the cached prefix too.
 
@@ -32,12 +34,13 @@ from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.settings import RunSettings
 from reactloop.loop.silent_truncation import CHARS_PER_TOKEN, TruncationWatch, tokens_of
 from reactloop.messages import Message, ModelTurn
+from reactloop.tools.skills import ACTIVATE_SKILL
 
 TRIGGER = 0.8  # of the context limit: compaction starts past it
 TARGET = 0.5  # of the context limit: what a compaction brings the prompt down to
 SUMMARY_ROOM = 0.1  # of the context limit, left for the summary itself
 STUB_OVER = 400  # characters: tool results longer than this are trimmed
-_KEPT_KINDS = frozenset({"summary", "task"})
+_KEPT_KINDS = frozenset({"summary", "task", "skill"})
 
 
 class Events(Protocol):
@@ -192,7 +195,17 @@ class ContextKeeper:
         if summary is None:
             return None
         content = notices.summary_block(summary, cut - start)
-        return start, cut, [Message(role="user", content=content, kind="summary")]
+        pinned = self._skill_bodies(self.history[start:cut])
+        return start, cut, [Message(role="user", content=content, kind="summary"), *pinned]
+
+    def _skill_bodies(self, replaced: Sequence[Message]) -> list[Message]:
+        """The instructions of each skill activated in ``replaced``, to follow the summary:
+        the model goes on following them after its context is compacted."""
+        skills = self.settings.toolbox.skills
+        return [
+            Message(role="user", content=notices.skill_kept_notice(name, body), kind="skill")
+            for name, body in (skills.activated_in(replaced) if skills is not None else [])
+        ]
 
     def _cannot_ask(self) -> bool:
         return self.budget.stop_before_model_call() is not None or self.budget.model_calls_left < 2
@@ -232,7 +245,7 @@ class ContextKeeper:
             "start": start,
             "replaced": len(replaced),
             "call_ids": [c.id for m in replaced for c in m.tool_calls],
-            "by": [m.to_dict() for m in block if m.kind in ("summary", "trimmed")],
+            "by": [m.to_dict() for m in block if m.kind in ("summary", "trimmed", "skill")],
             "block": len(block),
             "tokens_before": tokens,
             "tokens_after": self.tools_tokens + tokens_of(self.history),
@@ -246,7 +259,13 @@ class ContextKeeper:
 
 
 def _trimmable(message: Message) -> bool:
-    return message.role == "tool" and message.kind != "trimmed" and len(message.content) > STUB_OVER
+    """A long tool result, not trimmed yet, and not a skill's instructions (kept whole)."""
+    return (
+        message.role == "tool"
+        and message.kind != "trimmed"
+        and message.name != ACTIVATE_SKILL
+        and len(message.content) > STUB_OVER
+    )
 
 
 def _stub(message: Message) -> Message:

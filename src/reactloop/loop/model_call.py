@@ -72,6 +72,7 @@ def ask(
         on_text=on_text,
         on_raw=None if emit is None else wire.append,  # nobody observes: nothing to render
         answer_schema=None if output is None else output.reply_schema,
+        deferred=settings.toolbox.deferred,
     )
     started = time.perf_counter()
     try:

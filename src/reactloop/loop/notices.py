@@ -60,6 +60,12 @@ def summary_block(summary: str, messages: int) -> str:
     return f"[Summary of {messages} earlier messages, replaced to save context]\n{summary}"
 
 
+def skill_kept_notice(name: str, body: str) -> str:
+    """A skill's instructions, sent again after a summary replaced their activation."""
+    kept = f"[Instructions of skill {name}, activated earlier; kept when the context was compacted]"
+    return f"{kept}\n{body}"
+
+
 def reminder_notice(task: str) -> str:
     line = task.strip().splitlines()[0] if task.strip() else ""
     if len(line) > 300:

@@ -187,6 +187,9 @@ class RunLoop:
         turn = self.calls.take_turn(turn, self.step)
         if self.observed:
             self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
+        search = self.settings.toolbox.search
+        if turn.tool_searches and search is not None:  # the provider searched: it revealed
+            search.found_by_provider(turn.tool_searches)
         self.history.append(
             Message(
                 role="assistant",

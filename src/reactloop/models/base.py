@@ -38,6 +38,8 @@ class ModelRequest:
     ``answer_schema`` is the JSON Schema (object-rooted) of a typed answer, for adapters whose
     provider can constrain a reply to one (OpenAI's ``response_format``); the others ignore it.
     ``react`` is set by the text ReAct adapter on the requests it sends its inner model.
+    ``deferred`` names the tools of ``tools`` to send deferred, behind the provider's own tool
+    search; it is set only for a model whose ``native_tool_search`` is True.
     """
 
     messages: Sequence[Message]
@@ -51,6 +53,7 @@ class ModelRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     answer_schema: dict[str, Any] | None = None
     react: ReactFormat | None = None
+    deferred: frozenset[str] = frozenset()
 
 
 @runtime_checkable

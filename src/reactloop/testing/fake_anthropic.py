@@ -13,7 +13,10 @@ Like the real API, it first checks the request (``request_problem``) and answers
 ``invalid_request_error`` with the API's own wording when a ``tool_use`` has no
 ``tool_result`` right after it, a result answers no call, a text block is empty, an assistant
 message is empty, or a ``thinking`` block comes back with a signature it did not send, or
-missing where extended thinking requires it. ``check_requests=False`` turns that off.
+missing where extended thinking requires it, or tool search is misused
+(``anthropic_tool_search.tool_search_problem``: every tool deferred, a ``tool_reference`` to
+no defined tool). ``check_requests=False`` turns that off. ``anthropic_tool_search.searching``
+answers with the server's own tool search over the request's deferred tools.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reactloop.testing.anthropic_replies import anthropic_error, as_reply
+from reactloop.testing.anthropic_tool_search import tool_search_problem
 from reactloop.testing.fake_openai import FakeOpenAIServer, RecordedRequest
 from reactloop.testing.openai_replies import Reply
 
@@ -146,7 +150,7 @@ def request_problem(body: Any, signatures: set[str] | None = None) -> str | None
             problem = _thinking_problem(number, blocks, last=_is_last_tool_turn(number, messages))
         if problem is not None:
             return problem
-    return None
+    return tool_search_problem(body)
 
 
 def _blocks(wire: Mapping[str, Any]) -> list[Mapping[str, Any]]:

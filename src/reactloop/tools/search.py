@@ -17,6 +17,11 @@ The ``tools`` array the model gets never changes during a run, so a provider's p
 (and a chat template's system prompt) survives a search. A deferred tool called, directly or
 through ``call_tool``, before a search revealed it is refused with an observation that says
 so; it never runs silently.
+
+With the provider's own search (``native``: ``Agent(tool_search="native")`` on a model whose
+``native_tool_search`` is True) there is no pair: every tool is sent, the deferred ones marked
+so (``ModelRequest.deferred``), the provider searches, and the searches its reply reports
+(``ModelTurn.tool_searches``) are journaled and reveal the tools they loaded, as ours do.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from reactloop.messages import ToolCall, ToolSpec
+from reactloop.messages import ServerToolSearch, ToolCall, ToolSpec
 from reactloop.tools.base import Tool, make_tool
 from reactloop.tools.bm25 import BM25, words
 from reactloop.tools.prepared import PreparedCall, prepare
@@ -101,15 +106,32 @@ def _document(tool: Tool) -> list[str]:
 class ToolSearch:
     """One run's search: the index, the names revealed so far, the journal's ``emit``."""
 
-    def __init__(self, index: ToolIndex, emit: Emit | None = None) -> None:
+    def __init__(self, index: ToolIndex, emit: Emit | None = None, *, native: bool = False):
         self.index = index
         self.revealed: set[str] = set()
         self.emit = emit
+        self.native = native
         self._lock = threading.Lock()
-        self.pair = (self._search_tool(), _call_tool())
+        pair = (self._search_tool(), _call_tool())
+        self.pair: tuple[Tool, ...] = () if native else pair
 
     def for_run(self) -> ToolSearch:
-        return ToolSearch(self.index)
+        return ToolSearch(self.index, native=self.native)
+
+    def found_by_provider(self, searches: Iterable[ServerToolSearch]) -> None:
+        """The searches a provider ran in a turn: each journaled (``by: provider``) and what
+        it loaded revealed, as a search of ours is."""
+        for search in searches:
+            found = [name for name in search.found if name in self.index.tools]
+            with self._lock:
+                new = [name for name in found if name not in self.revealed]
+                self.revealed.update(found)
+            if self.emit is not None:
+                extra = {} if search.error is None else {"error": search.error}
+                self.emit(
+                    "tool_search", queries=[search.query], matches=[list(search.found)],
+                    revealed=new, by="provider", **extra,
+                )  # fmt: skip
 
     def reveal(self, names: Iterable[str]) -> None:
         """Mark ``names`` found (a resumed run's, rebuilt from its ``tool_search`` events)."""
@@ -132,16 +154,17 @@ class ToolSearch:
 
     def prepare(self, call: ToolCall, tools: Mapping[str, Tool], unknown: str) -> PreparedCall:
         """``call`` prepared as the toolbox does, with the deferred tools' rules."""
-        if call.name == CALL_TOOL:
+        if call.name == CALL_TOOL and not self.native:
             return self._prepare_call_tool(call, tools)
         if call.name in self.index.tools and call.name not in self.revealed:
             return _refusal(call, self._hidden(call.name))
         tool = tools.get(call.name)
-        hint = f"{unknown}; {SEARCH_TOOLS} finds the deferred ones"
+        finder = "the tool search" if self.native else SEARCH_TOOLS
+        hint = f"{unknown}; {finder} finds the deferred ones"
         return prepare(call, tool, hint if tool is None else "")
 
     def _prepare_call_tool(self, call: ToolCall, tools: Mapping[str, Tool]) -> PreparedCall:
-        outer = prepare(call, self.pair[1], "")
+        outer = prepare(call, self.pair[-1], "")
         if outer.values is None:
             return outer
         name, arguments = outer.values["name"], outer.values["arguments"] or {}
@@ -154,6 +177,8 @@ class ToolSearch:
         return prepare(inner, tool, "")._replace(call=call)
 
     def _hidden(self, name: str) -> str:
+        if self.native:
+            return f"tool {name!r} is deferred and was not found by a search yet: search first"
         return (
             f"tool {name!r} is deferred and was not found by a search yet: call "
             f"{SEARCH_TOOLS} first, then {CALL_TOOL} with the schema it shows"
@@ -192,13 +217,15 @@ def _refusal(call: ToolCall, error: str) -> PreparedCall:
     return PreparedCall(call, None, None, None, error, f"{call.name}\x00{call.arguments.strip()}")
 
 
-def search_for(tools: dict[str, Tool], context_tokens: int | None) -> ToolSearch | None:
-    """The search of a toolbox's ``tools`` (the pair added to them), or None when no tool is
-    deferred."""
+def search_for(
+    tools: dict[str, Tool], context_tokens: int | None, *, native: bool = False
+) -> ToolSearch | None:
+    """The search of a toolbox's ``tools`` (the pair added to them, unless the provider
+    searches: ``native``), or None when no tool is deferred."""
     deferred = deferred_names(tools, context_tokens)
     if not deferred:
         return None
-    search = ToolSearch(ToolIndex(tools[name] for name in deferred))
+    search = ToolSearch(ToolIndex(tools[name] for name in deferred), native=native)
     for pair_tool in search.pair:
         if pair_tool.name in tools:
             raise ValueError(f"a tool is named {pair_tool.name!r}, as tool search's own")

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.messages import Message
+from reactloop.support import json_decode
 from reactloop.tools.base import Tool
 
 ACTIVATE_SKILL = "activate_skill"
@@ -183,6 +185,19 @@ class Skills:
             "instructions": skill.body,
         }
 
+    def activated_in(self, messages: Iterable[Message]) -> list[tuple[str, str]]:
+        """The name and body of each skill an ``activate_skill`` call in ``messages``
+        activated (its result ok), once each, in order: what a compaction keeps."""
+        messages = list(messages)
+        asked = {c.id: c.arguments for m in messages for c in m.tool_calls}
+        found: dict[str, str] = {}
+        for message in messages:
+            if message.name == ACTIVATE_SKILL and message.content.startswith('{"ok": true'):
+                name = _asked_name(asked.get(message.tool_call_id or "", ""))
+                if name in self.by_name:
+                    found.setdefault(name, self.by_name[name].body)
+        return list(found.items())
+
     def _tool(self) -> Tool:
         names = list(self.by_name)
         schema = {
@@ -203,6 +218,16 @@ class Skills:
             bounded=True,
             strict=False,
         )
+
+
+def _asked_name(arguments: str) -> str:
+    """The ``name`` an ``activate_skill`` call asked for, or ``""``."""
+    try:
+        value = json_decode.safe_loads(arguments)
+    except json_decode.JSONRefused:
+        return ""
+    name = value.get("name") if isinstance(value, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def skills_for(tools: dict[str, Tool], skills: Sequence[Skill]) -> Skills | None:

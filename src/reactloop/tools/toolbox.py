@@ -39,7 +39,8 @@ class Toolbox:
     the cut names; from the first cut on, the built-in ``read_output`` tool is offered to read
     the rest. ``for_run`` gives each run a toolbox of its own, with its own kept outputs.
     Deferred tools (``reactloop.tools.search``) are offered through ``search_tools`` and
-    ``call_tool``; ``context_tokens`` is the context their automatic deferral is a share of.
+    ``call_tool``; ``context_tokens`` is the context their automatic deferral is a share of;
+    ``tool_search="native"``: sent marked ``deferred`` to a provider that searches itself.
     ``skills`` (``reactloop.tools.skills``) come with the ``activate_skill`` tool.
     """
 
@@ -51,13 +52,14 @@ class Toolbox:
         spill_dir: str | Path | None = None,
         context_tokens: int | None = None,
         skills: Sequence[Skill] = (),
+        tool_search: str = "own",
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for item in tools:
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
-        self.search = search_for(self._tools, context_tokens)
+        self.search = search_for(self._tools, context_tokens, native=tool_search == "native")
         self.skills = skills_for(self._tools, skills)
         if max_output_chars < 1:
             raise ValueError("max_output_chars must be at least 1")
@@ -88,8 +90,15 @@ class Toolbox:
         return run
 
     def _offered(self, name: str) -> bool:
-        """Whether the model gets the tool's schema in every request (not a deferred one)."""
-        return self.search is None or name not in self.search.index.tools
+        """Whether the model is sent the tool (a deferred one: only to a provider's search)."""
+        search = self.search
+        return search is None or search.native or name not in search.index.tools
+
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The tools sent marked deferred, for the provider's own search."""
+        search = self.search
+        return frozenset(search.index.tools if search is not None and search.native else ())
 
     def bind_events(self, emit: Callable[..., None]) -> None:
         """Give the run's journal ``emit`` to what writes events of its own (a search, a

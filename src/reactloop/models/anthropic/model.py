@@ -38,6 +38,7 @@ from reactloop.models.anthropic.reply import (
     turn_from_message,
 )
 from reactloop.models.anthropic.request import (
+    SEARCH_TOOLS,
     JournalEntries,
     render_messages,
     render_system,
@@ -62,12 +63,15 @@ class AnthropicModel:
     ``thinking_budget`` turns on extended thinking; ``cache`` places prompt-cache breakpoints;
     ``parallel_tool_calls=False`` sends ``disable_parallel_tool_use``; ``extra_body`` adds
     request fields; ``http_client`` (an ``httpx2.Client``) and ``sleep`` are seams for tests;
-    ``idle_timeout``: the most seconds a call waits without a byte from the server.
+    ``idle_timeout``: the most seconds a call waits without a byte from the server;
+    ``tool_search``: the variant of the server's tool search sent with deferred tools
+    (``"bm25"`` or ``"regex"``; ``Agent(tool_search="native")`` defers them to it).
     What the run should know (a prompt too short to cache, why the model refused) travels in
     the turn's ``notices``, which the run makes warnings.
     """
 
     native_tools = True
+    native_tool_search = True  # the server's tool-search tool over ``defer_loading`` tools
 
     def __init__(
         self,
@@ -87,7 +91,11 @@ class AnthropicModel:
         extra_body: dict[str, Any] | None = None,
         http_client: Any = None,
         sleep: Callable[[float], None] = time.sleep,
+        tool_search: str = "bm25",
     ) -> None:
+        if tool_search not in SEARCH_TOOLS:
+            raise UsageError(f"tool_search must be one of {', '.join(SEARCH_TOOLS)}")
+        self.tool_search = tool_search
         self.model = model
         self.name = f"anthropic:{model}"
         self.base_url = normal_base_url(base_url)
@@ -138,7 +146,7 @@ class AnthropicModel:
             body["system"] = system
         body["messages"] = render_messages(request.messages)
         if request.tools:
-            body["tools"] = render_tools(request.tools)
+            body["tools"] = render_tools(request.tools, request.deferred, self.tool_search)
             body["tool_choice"] = render_tool_choice(
                 request.tool_choice,
                 request.tools,
@@ -204,6 +212,7 @@ def from_spec(provider: str, name: str, settings: ModelSettings) -> AnthropicMod
         idle_timeout=settings.idle_timeout,
         max_retries=settings.max_retries,
         http_client=extra.pop("http_client", None),
+        tool_search=str(extra.pop("tool_search", "bm25")),
         extra_body=extra.pop("extra_body", None) or extra or None,
     )
 

@@ -8,7 +8,9 @@ so both forms of one reply give equal turns. Here, and only here: the stop-reaso
 
 The turn's ``raw_message`` is ``{"role": "assistant", "content": [...]}`` with every block as
 the server sent it (``thinking`` and ``redacted_thinking`` with their signatures, server-tool
-blocks), so that the next request can send it back unchanged. Everything here raises only
+blocks), so that the next request can send it back unchanged. The server's own tool searches
+(a ``server_tool_use`` of a ``tool_search_tool_*`` and its ``tool_search_tool_result``) are
+the turn's ``tool_searches`` (``server_searches``). Everything here raises only
 ``ModelError``.
 """
 
@@ -18,7 +20,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage, count_of
+from reactloop.messages import (
+    FinishReason,
+    ModelTurn,
+    ServerToolSearch,
+    ToolCall,
+    Usage,
+    count_of,
+)
 from reactloop.models.anthropic.errors import stream_error
 from reactloop.models.http_errors import preview, reply_json
 from reactloop.support import json_decode, json_encode
@@ -90,6 +99,41 @@ def turn_from_message(message: Mapping[str, Any], *, raw: Any, provider: str) ->
         raw=raw,
         raw_message={"role": "assistant", "content": blocks},
         notices=notices,
+        tool_searches=server_searches(blocks),
+    )
+
+
+def server_searches(blocks: Sequence[Mapping[str, Any]]) -> tuple[ServerToolSearch, ...]:
+    """Each ``tool_search_tool_result`` with the query of the ``server_tool_use`` it answers:
+    the tools it referenced, or its error code."""
+    inputs = {
+        block.get("id"): block.get("input")
+        for block in _of_type(blocks, "server_tool_use")
+        if str(block.get("name") or "").startswith("tool_search_tool_")
+    }
+    return tuple(
+        _search(inputs[block.get("tool_use_id")], block.get("content"))
+        for block in _of_type(blocks, "tool_search_tool_result")
+        if block.get("tool_use_id") in inputs
+    )
+
+
+def _search(asked: Any, content: Any) -> ServerToolSearch:
+    """One server search: its query (``query``, or a regex variant's ``pattern``), what it
+    found, and its error code."""
+    query = asked.get("query", asked.get("pattern")) if isinstance(asked, Mapping) else asked
+    content = content if isinstance(content, Mapping) else {}
+    references = content.get("tool_references")
+    found = [
+        ref["tool_name"]
+        for ref in (references if isinstance(references, list) else [])
+        if isinstance(ref, Mapping) and isinstance(ref.get("tool_name"), str)
+    ]
+    error = content.get("error_code") if "tool_references" not in content else None
+    return ServerToolSearch(
+        query=query if isinstance(query, str) else "",
+        found=tuple(found),
+        error=None if error is None else str(error),
     )
 
 

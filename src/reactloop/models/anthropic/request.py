@@ -14,6 +14,10 @@ Rendering follows the Messages API's rules and repairs only what would make it r
   gets a "not executed" error; the other messages up to the next assistant message (notes,
   a result answering no call) follow as text blocks of that same user message, so
   consecutive results and notes are one user turn.
+- deferred tools (``ModelRequest.deferred``) are sent with ``defer_loading: true`` and the
+  tool-search tool after them (``SEARCH_TOOLS``: BM25 by default, or regex), never deferred;
+  the server's ``server_tool_use`` and ``tool_search_tool_result`` blocks are echoed with the
+  rest of the assistant's content, as the API needs them to expand what it loaded.
 """
 
 from __future__ import annotations
@@ -177,15 +181,27 @@ def _empty_text(block: Mapping[str, Any]) -> bool:
     return block.get("type") == "text" and not block.get("text")
 
 
-def render_tools(tools: Sequence[ToolSpec]) -> list[Block]:
-    return [
-        {
-            "name": spec.name,
-            "description": spec.description,
-            "input_schema": schema_for(spec, "anthropic") or {"type": "object", "properties": {}},
-        }
-        for spec in tools
-    ]
+SEARCH_TOOLS: dict[str, Block] = {  # the server-side tool search, by variant
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+
+
+def render_tools(
+    tools: Sequence[ToolSpec], deferred: frozenset[str] = frozenset(), search: str = "bm25"
+) -> list[Block]:
+    """The ``tools``; those named in ``deferred`` with ``defer_loading``, and then the
+    ``search`` variant of the tool-search tool (last: the cache breakpoint goes on it)."""
+    rendered: list[Block] = []
+    for spec in tools:
+        schema = schema_for(spec, "anthropic") or {"type": "object", "properties": {}}
+        tool: Block = {"name": spec.name, "description": spec.description, "input_schema": schema}
+        if spec.name in deferred:
+            tool["defer_loading"] = True
+        rendered.append(tool)
+    if any(spec.name in deferred for spec in tools):
+        rendered.append(dict(SEARCH_TOOLS[search]))
+    return rendered
 
 
 def render_tool_choice(

@@ -60,6 +60,7 @@ class OpenAIResponsesModel:
     """
 
     native_tools = True
+    native_tool_search = True  # the hosted ``tool_search`` over ``defer_loading`` tools
 
     def __init__(
         self,
@@ -141,7 +142,7 @@ class OpenAIResponsesModel:
         else:
             body.update(self.state.continuation(request.messages, items))
         if request.tools:
-            body["tools"] = render_tools(request.tools)
+            body["tools"] = render_tools(request.tools, request.deferred)
             body["tool_choice"] = render_tool_choice(request.tool_choice, request.tools)
             body["parallel_tool_calls"] = True
         if request.answer_schema is not None and self.answers_json_schema:

@@ -17,8 +17,9 @@ Here, and only here, for this protocol: the status table (``finish_of``), the us
 A ``function_call`` item keeps its ``call_id`` as the call's ``wire_id``; the item's
 ``status: "incomplete"`` makes the turn ``length`` even under ``completed``. ``raw_message`` is
 ``{"response_id", "output"}``: the output items as sent (reasoning items with their
-``encrypted_content``), which ``request.py`` echoes back. Everything here raises only
-``ModelError``.
+``encrypted_content``), which ``request.py`` echoes back. A ``tool_search_call`` and its
+``tool_search_output`` (the server's search of the deferred tools) are one of the turn's
+``tool_searches``. Everything here raises only ``ModelError``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reactloop.errors import ModelError
-from reactloop.messages import FinishReason, ModelTurn, ToolCall, Usage
+from reactloop.messages import FinishReason, ModelTurn, ServerToolSearch, ToolCall, Usage
 from reactloop.models.http_errors import reply_json
 from reactloop.models.openai.errors import stream_error
 from reactloop.models.openai.reply import (
@@ -39,6 +40,7 @@ from reactloop.models.openai.reply import (
     non_empty,
 )
 from reactloop.models.openai.reply import parse_usage as parse_chat_usage
+from reactloop.support import json_encode
 
 REFUSAL_NOTICE = "refusal"  # the kind of the run warning that says why the model refused
 INCOMPLETE_REASONS: dict[str, FinishReason] = {
@@ -86,8 +88,38 @@ def parse_response(data: Any, *, provider: str, raw: Any = None) -> ModelTurn:
         raw=data if raw is None else raw,
         raw_message={"response_id": non_empty(data.get("id")), "output": [dict(i) for i in items]},
         notices=notices,
+        tool_searches=server_searches(items),
     )
     return finish_turn(turn)  # calls left in the text recovered, an empty reply flagged
+
+
+def server_searches(items: Iterable[Mapping[str, Any]]) -> tuple[ServerToolSearch, ...]:
+    """Each ``tool_search_output`` with the ``tool_search_call`` it answers (by ``call_id``,
+    else the one before it): the call's arguments and the names of the tools it loaded."""
+    searches: list[ServerToolSearch] = []
+    asked: dict[Any, Any] = {}
+    last: Any = None
+    for item in _of_type(items, "tool_search_call", "tool_search_output"):
+        if item.get("type") == "tool_search_call":
+            last = asked[item.get("call_id")] = item.get("arguments")
+            continue
+        arguments = asked.get(item.get("call_id"), last) if item.get("call_id") else last
+        query = arguments.get("query") if isinstance(arguments, Mapping) else arguments
+        if not isinstance(query, str):
+            query = json_encode.dumps(arguments) if arguments is not None else ""
+        searches.append(ServerToolSearch(query=query, found=tuple(_loaded(item.get("tools")))))
+    return tuple(searches)
+
+
+def _loaded(tools: Any) -> list[str]:
+    """The function names among loaded tools (a namespace's tools included)."""
+    names: list[str] = []
+    for tool in _list(tools):
+        if isinstance(tool, Mapping) and tool.get("type") == "namespace":
+            names += _loaded(tool.get("tools"))
+        elif isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+            names.append(tool["name"])
+    return names
 
 
 def finish_of(data: Mapping[str, Any], items: Iterable[Any], *, has_calls: bool) -> FinishReason:

@@ -14,6 +14,9 @@
   executed" result, and a result answering no call becomes a user note (the chat rules, in
   ``models/openai/request.py``, whose constants are shared).
 - harness notes and the task are ``user`` message items.
+- deferred tools (``ModelRequest.deferred``) are sent with ``defer_loading: true`` and the
+  hosted ``tool_search`` tool; the server's ``tool_search_call`` and ``tool_search_output``
+  items are echoed with the turn's other items, so the tools it loaded stay loaded.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from reactloop.models.openai.request import HARNESS_KINDS, NOT_EXECUTED, safe_ar
 from reactloop.models.schemas.dialects import schema_for
 
 Item = dict[str, Any]
+SEARCH_ITEMS = ("tool_search_call", "tool_search_output")  # the server's own tool search
 
 
 def render_input(messages: Sequence[Message]) -> tuple[str | None, list[Item]]:
@@ -96,7 +100,9 @@ def assistant_items(message: Message) -> list[Item]:
         kind = item.get("type")
         if kind == "function_call":
             items.append({**item, **_call_fields(next(calls))})
-        elif kind == "reasoning" and (item.get("encrypted_content") or item.get("content")):
+        elif kind in SEARCH_ITEMS or (
+            kind == "reasoning" and (item.get("encrypted_content") or item.get("content"))
+        ):
             items.append({k: v for k, v in item.items() if v is not None})
         elif kind == "message":
             items.append(dict(item))
@@ -141,19 +147,25 @@ def _orphan_note(message: Message) -> Item:
     return {"role": "user", "content": f"[result of an earlier tool call] {message.content}"}
 
 
-def render_tools(tools: Sequence[ToolSpec]) -> list[Item]:
+def render_tools(tools: Sequence[ToolSpec], deferred: frozenset[str] = frozenset()) -> list[Item]:
     """Function tools; ``strict`` is off (the Responses API's default is on, which refuses
-    any schema with an optional property), the arguments are validated by the run."""
-    return [
-        {
+    any schema with an optional property), the arguments are validated by the run. Those
+    named in ``deferred`` get ``defer_loading``, and the hosted ``tool_search`` comes last."""
+    rendered: list[Item] = []
+    for spec in tools:
+        tool: Item = {
             "type": "function",
             "name": spec.name,
             "description": spec.description,
             "parameters": schema_for(spec, "openai") or {"type": "object", "properties": {}},
             "strict": False,
         }
-        for spec in tools
-    ]
+        if spec.name in deferred:
+            tool["defer_loading"] = True
+        rendered.append(tool)
+    if any(spec.name in deferred for spec in tools):
+        rendered.append({"type": "tool_search"})
+    return rendered
 
 
 def render_tool_choice(choice: str, tools: Sequence[ToolSpec]) -> str | Item | None:
