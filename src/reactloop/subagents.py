@@ -44,7 +44,7 @@ from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.tree_budget import RunView, capped, current_run
 from reactloop.result import RunResult
-from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.base import Tool, current_call_id, make_tool
 from reactloop.tools.prepared import Approver, PreparedCall
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def agent_tool(
         Args:
             task: what the agent should do, in full: it sees nothing else
         """
-        return _observation(name, run_child(agent, name, task, max_depth))
+        return observation(name, run_child(agent, name, task, max_depth))
 
     made = make_tool(delegate, name=name, description=description, read_only=read_only)
     if input_type is not None:
@@ -92,7 +92,17 @@ def agent_tool(
             return delegate(typed(**fields).model_dump_json())
 
         made = dataclasses.replace(made, function=delegate_typed, arguments_model=typed)
+    made.function.__dict__[_AGENT_KEY] = agent  # for ``agent_of``: replay reads the child's tools
     return dataclasses.replace(made, bounded=True)  # it ends by the run's deadline itself
+
+
+_AGENT_KEY = "reactloop_agent"
+
+
+def agent_of(made: Tool) -> Agent | None:
+    """The agent an agent tool (``agent_tool``) runs, or None for any other tool."""
+    found = getattr(made.function, _AGENT_KEY, None)
+    return found if found is not None and hasattr(found, "toolbox") else None
 
 
 def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
@@ -118,7 +128,16 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         tree=place,
     )
     trace = None if journal is None else str(journal.path)
-    _emit(parent, "child_start", agent_path=place.path, tool=name, task=task, trace=trace)
+    call_id = current_call_id()
+    _emit(
+        parent,
+        "child_start",
+        agent_path=place.path,
+        tool=name,
+        task=task,
+        trace=trace,
+        call_id=call_id,
+    )
     loop = RunLoop(settings, task)
     try:
         result = loop.execute()
@@ -128,7 +147,8 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
             release()  # a model call the child reserved but did not make
         if journal is not None:
             journal.close()
-    _emit(parent, "child_stop", agent_path=place.path, trace=trace, **_summary(result))
+    summary = _summary(result)
+    _emit(parent, "child_stop", agent_path=place.path, trace=trace, call_id=call_id, **summary)
     return result
 
 
@@ -136,8 +156,13 @@ def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
     own = parent.settings.journal
     if not isinstance(own, Journal):
         return None
-    number = path.rsplit("#", 1)[-1]
-    return Journal(own.path.with_name(f"{_stem(own.path)}.{name}-{number}.jsonl"))
+    number = int(path.rsplit("#", 1)[-1])
+    with parent.place.lock:  # siblings on other threads look for a free name too
+        while True:  # a journal left by an earlier run or process is never written over
+            beside = own.path.with_name(f"{_stem(own.path)}.{name}-{number}.jsonl")
+            if not beside.exists():
+                return Journal(beside)
+            number += 1
 
 
 def _stem(path: Path) -> str:
@@ -180,7 +205,7 @@ def _root_first(parent: RunView, own: Approver | None) -> Approver | None:
     return approve
 
 
-def _observation(name: str, result: RunResult) -> dict[str, Any]:
+def observation(name: str, result: RunResult) -> dict[str, Any]:
     if result.stop_reason is StopReason.AWAITING_APPROVAL:
         names = ", ".join(call.name for call in result.pending)
         raise ToolError(

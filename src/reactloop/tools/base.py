@@ -313,6 +313,24 @@ def run_deadline_scope(deadline: float | None) -> Iterator[None]:
         _RUN_DEADLINE.reset(token)
 
 
+_CURRENT_CALL: ContextVar[str | None] = ContextVar("reactloop_current_call", default=None)
+
+
+def current_call_id() -> str | None:
+    """The id of the call the current tool function serves (set by ``Toolbox.invoke``), or
+    None outside a call: an agent tool names its child's record by it."""
+    return _CURRENT_CALL.get()
+
+
+@contextlib.contextmanager
+def call_scope(call_id: str) -> Iterator[None]:
+    token = _CURRENT_CALL.set(call_id)
+    try:
+        yield
+    finally:
+        _CURRENT_CALL.reset(token)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolContext:
     """What tool families may need to know about the run they serve."""

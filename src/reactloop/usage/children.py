@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reactloop.messages import Usage
@@ -23,6 +24,8 @@ class ChildUsage:
     agent_path: str
     tool: str = ""
     trace: str | None = None
+    call_id: str | None = None  # the parent's call that ran it (journals since it was written)
+    task: str = ""
     stop_reason: str | None = None
     forced: bool = False
     model_calls: int = 0
@@ -33,6 +36,7 @@ class ChildUsage:
             "agent_path": self.agent_path,
             "tool": self.tool,
             "trace": self.trace,
+            "call_id": self.call_id,
             "stop_reason": self.stop_reason,
             "forced": self.forced,
             "model_calls": self.model_calls,
@@ -60,7 +64,11 @@ def child_usages(events: Iterable[Mapping[str, Any]]) -> list[ChildUsage]:
             continue
         if kind == "child_start":
             children[path] = ChildUsage(
-                agent_path=path, tool=str(event.get("tool") or ""), trace=_text(event, "trace")
+                agent_path=path,
+                tool=str(event.get("tool") or ""),
+                trace=_text(event, "trace"),
+                call_id=_text(event, "call_id"),
+                task=str(event.get("task") or ""),
             )
             continue
         started = children.get(path, ChildUsage(agent_path=path))
@@ -69,6 +77,8 @@ def child_usages(events: Iterable[Mapping[str, Any]]) -> list[ChildUsage]:
             agent_path=path,
             tool=started.tool,
             trace=started.trace or _text(event, "trace"),
+            call_id=started.call_id or _text(event, "call_id"),
+            task=started.task,
             stop_reason=_text(event, "stop_reason") or "?",
             forced=event.get("forced") is True,
             model_calls=calls if type(calls) is int else 0,
@@ -80,3 +90,15 @@ def child_usages(events: Iterable[Mapping[str, Any]]) -> list[ChildUsage]:
 def _text(event: Mapping[str, Any], key: str) -> str | None:
     value = event.get(key)
     return value if isinstance(value, str) else None
+
+
+def child_journal(trace: str | None, parent: Path | None) -> Path | None:
+    """Where a child's journal is: its recorded ``trace``, or a file of that name beside its
+    parent's journal (journals moved or copied together); None when neither is a file."""
+    if not trace:
+        return None
+    recorded = Path(trace)
+    if recorded.is_file() and (recorded.is_absolute() or parent is None):
+        return recorded
+    beside = None if parent is None else parent.parent / recorded.name
+    return beside if beside is not None and beside.is_file() else None
