@@ -313,22 +313,15 @@ def run_deadline_scope(deadline: float | None) -> Iterator[None]:
         _RUN_DEADLINE.reset(token)
 
 
-_CURRENT_CALL: ContextVar[str | None] = ContextVar("reactloop_current_call", default=None)
+# Set by ``Toolbox.invoke`` around each call (``set``/``reset``: 0.1 µs, a tenth of a
+# context manager's cost, on every call of every run).
+CURRENT_CALL: ContextVar[str | None] = ContextVar("reactloop_current_call", default=None)
 
 
 def current_call_id() -> str | None:
-    """The id of the call the current tool function serves (set by ``Toolbox.invoke``), or
-    None outside a call: an agent tool names its child's record by it."""
-    return _CURRENT_CALL.get()
-
-
-@contextlib.contextmanager
-def call_scope(call_id: str) -> Iterator[None]:
-    token = _CURRENT_CALL.set(call_id)
-    try:
-        yield
-    finally:
-        _CURRENT_CALL.reset(token)
+    """The id of the call the current tool function serves, or None outside a call: an
+    agent tool names its child's record by it."""
+    return CURRENT_CALL.get()
 
 
 @dataclass(frozen=True, kw_only=True)
