@@ -5,6 +5,7 @@ steps. Checked in the real headless Chromium of ``test_viewer.py``, on a real sc
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,25 @@ def test_a_journal_before_call_ids_matches_children_by_tool_in_order(tmp_path: P
     html = render_html(trace)
     assert html.index("Sub-agent /demographer#1") < html.index("Sub-agent /geographer#2")
     assert "2.1 million people" in html and "Nice is small" in html
+
+
+def test_each_run_of_a_journal_nests_its_own_children(tmp_path: Path) -> None:
+    """Two runs in one journal (a conversation) whose calls have the same id: each call shows
+    the child its own run started."""
+    answers = ScriptedModel(["first answer", "second answer"])
+    worker = Agent(answers, [population], limits=ROOMY, protocol="native")
+    turns: list[Any] = []
+    for _ in range(2):
+        call = {"name": "worker", "arguments": {"task": "answer"}, "id": "same"}
+        turns += [{"tool_calls": [call]}, "ok"]
+    trace = tmp_path / "chat.jsonl"
+    root = Agent(ScriptedModel(turns), [worker.as_tool("worker", "Answers.")], limits=ROOMY)
+    with Journal(trace) as journal:
+        root.run("one", journal=journal)
+        root.run("two", journal=journal)
+    html = render_html(trace)
+    summaries = re.findall(r'<details class="child"><summary>([^<]*)</summary>', html)
+    assert [s.split(" · ")[:2] for s in summaries] == [["Sub-agent /worker#1", "final_answer"]] * 2
+    assert html.index("first answer</pre>") < html.index("second answer</pre>")
+    parts = html.split('<details class="child">')  # each child under its own run's call
+    assert "first answer</pre>" in parts[1] and "second answer</pre>" in parts[2]

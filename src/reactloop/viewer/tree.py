@@ -11,6 +11,7 @@ read is shown as a line that says why, never left out.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from html import escape
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import JournalError
+from reactloop.journal.reader import events_of
+from reactloop.journal.schema import RunStartEvent
 from reactloop.journal.writer import read_journal
 from reactloop.usage.children import ChildUsage, child_journal, child_usages
 from reactloop.viewer.page_data import RunView, ToolView, build_views
@@ -33,16 +36,32 @@ def attach_children(
     journal: Path | None,
     depth: int = 0,
 ) -> None:
-    """Give each call of the views that ran a child that child's steps (``nested_html``)."""
-    children = child_usages(events)
-    if not children:
-        return
-    by_call = {child.call_id: child for child in children if child.call_id}
-    unnamed = [child for child in children if not child.call_id]
-    for tool in (t for view in views for step in view.steps for t in step.tools):
-        child = by_call.get(tool.call_id) or _first_of(unnamed, tool)
-        if child is not None:
-            tool.nested_html = child_html(child, journal, depth + 1)
+    """Give each call of the views that ran a child that child's steps (``nested_html``);
+    each run's calls are matched with its own children (call ids repeat from run to run)."""
+    runs = _by_run(events)
+    if len(runs) != len(views):
+        runs = [events] * len(views)
+    for view, run in zip(views, runs, strict=True):
+        children = child_usages(run)
+        by_call = {child.call_id: child for child in children if child.call_id}
+        unnamed = [child for child in children if not child.call_id]
+        for tool in (t for step in view.steps for t in step.tools):
+            child = by_call.get(tool.call_id) or _first_of(unnamed, tool)
+            if child is not None:
+                tool.nested_html = child_html(child, journal, depth + 1)
+
+
+def _by_run(events: Sequence[Mapping[str, Any]]) -> list[Sequence[Mapping[str, Any]]]:
+    """The events of each run of a journal (``build_views`` makes one view of each)."""
+    try:
+        typed = events_of(events)
+    except JournalError:  # a malformed line: the page still shows it, unmatched by run
+        return [events]
+    starts = [i for i, event in enumerate(typed) if isinstance(event, RunStartEvent)]
+    if not starts:
+        return [events]
+    bounds = [0, *starts[1:], len(events)]
+    return [events[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def _first_of(unnamed: list[ChildUsage], tool: ToolView) -> ChildUsage | None:
