@@ -1,7 +1,8 @@
-"""The process ``test_resume_kill_tree.py`` kills: a tree of agents (a root and two workers,
-``Agent.as_tool``) whose tools count their executions in one file, SIGKILLed at a chosen
-moment by itself (``resume_kill_child.Killer``: after the K-th event of the whole tree, in the
-K-th tool run before or after its side effect, halfway through the K-th journal line).
+"""The process ``test_resume_kill_tree.py`` kills: a tree of agents (a root, two workers and a
+helper under the first, ``Agent.as_tool``) whose tools count their executions in one file,
+SIGKILLed at a chosen moment by itself (``resume_kill_child.Killer``: after the K-th event of
+the whole tree, in the K-th tool run before or after its side effect, halfway through the K-th
+journal line).
 
     python resume_kill_tree_child.py run|resume TRACE COUNTER KILL OUT
 """
@@ -20,14 +21,17 @@ LIMITS = Limits(max_model_calls=60, max_tool_calls=60, max_seconds=None)
 WORKER_STEPS = 6
 
 
-def worker_script(first: int) -> list[Any]:
-    """``bump`` and ``put`` in turn, each with arguments no other call of the tree has."""
+def worker_script(first: int, helper: bool = False) -> list[Any]:
+    """``bump`` and ``put`` in turn, each with arguments no other call of the tree has; with
+    ``helper``, a call of the ``helper`` agent after the second (a grandchild of the root)."""
     turns: list[Any] = []
     for i in range(first, first + WORKER_STEPS):
         call = {"name": "bump", "arguments": {"n": i}}
         if i % 2:
             call = {"name": "put", "arguments": {"key": f"k{i}"}}
         turns.append({"content": f"step {i}", "tool_calls": [call]})
+    if helper:
+        turns.insert(2, {"tool_calls": [{"name": "helper", "arguments": {"task": "from 20"}}]})
     return [*turns, {"content": f"worker {first} done"}]
 
 
@@ -43,11 +47,14 @@ def tree(counter: Path, killer: Killer) -> Agent:
     """The root agent: its own two tools and the two workers, every agent observed by
     ``killer`` (so that it counts the events of the whole tree)."""
     own = tools(counter, killer)
+
+    def agent(script: list[Any], tools: list[Tool]) -> Agent:
+        return Agent(ScriptedModel(script), tools, observers=[killer], limits=LIMITS)
+
+    helper = agent(worker_script(20), own).as_tool("helper", "Counts.")
     workers: list[Tool] = [
-        Agent(ScriptedModel(worker_script(first)), own, observers=[killer], limits=LIMITS).as_tool(
-            name, "Counts."
-        )
-        for name, first in (("worker_a", 0), ("worker_b", 10))
+        agent(worker_script(0, helper=True), [*own, helper]).as_tool("worker_a", "Counts."),
+        agent(worker_script(10), own).as_tool("worker_b", "Counts."),
     ]
     return Agent(ScriptedModel(ROOT_SCRIPT), [*own, *workers], observers=[killer], limits=LIMITS)
 

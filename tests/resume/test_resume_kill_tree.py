@@ -1,17 +1,17 @@
-"""Kill tests of a tree of agents (``Agent.as_tool``): a root whose tools are two workers and
-two counting tools (a side effect, ``bump``, and an idempotent one, ``put``), which the workers
-use too, SIGKILLed at seeded random moments of the whole tree (after an event of any agent, in
-a tool of any agent before or after its side effect, halfway through any journal line), then
-resumed (``Agent.resume`` on the root's journal), each resume killed again, to the end.
+"""Kill tests of a tree of agents (``Agent.as_tool``), three levels deep: a root whose tools are
+two workers (the first with a helper agent of its own) and two counting tools (a side effect,
+``bump``, and an idempotent one, ``put``), which the workers use too, SIGKILLed at seeded
+random moments of the whole tree (after an event of any agent, in a tool of any agent before or
+after its side effect, halfway through any journal line), then resumed (``Agent.resume`` on the
+root's journal), each resume killed again, to the end.
 
 The root resumed calls the worker it was killed in again (its agent tool is idempotent), and
 that worker goes on in its own journal, resumed as a child (``reactloop.subagents``). Checked
 each time: the root's journal ends with its one ``stop`` and so does each worker's; no call
 with a recorded result ran twice, in any journal of the tree; each ``bump`` whose call has a
-result ran exactly once, and an uncertain one never ran again; the root's final history is
-the uninterrupted run's apart from a root call it was told may already have run.
-``REACTLOOP_KILL_TREE_RUNS=N`` runs N seeds (default 3).
-"""
+result ran exactly once, and an uncertain one never ran again; the root's final history is the
+uninterrupted run's apart from a root call it was told may already have run.
+``REACTLOOP_KILL_TREE_RUNS=N`` runs N seeds (default 3)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,14 @@ UNCERTAIN = "may already have run"
 
 
 def kill_spec(rng: random.Random, *, first: bool = False) -> str:
-    """Where to kill; the tree writes about 110 journal lines and runs 13 tools."""
+    """Where to kill; the tree writes about 160 journal lines and runs 20 tools."""
     kind = rng.choice(["event", "event", "tool", "write"] + ([] if first else ["none"]))
     if kind == "event":
-        return f"event:{rng.randint(1, 100)}"
+        return f"event:{rng.randint(1, 150)}"
     if kind == "tool":
-        return f"tool:{rng.randint(1, 13)}:{rng.choice(['before', 'after'])}"
+        return f"tool:{rng.randint(1, 20)}:{rng.choice(['before', 'after'])}"
     if kind == "write":
-        return f"write:{rng.randint(1, 100)}"
+        return f"write:{rng.randint(1, 150)}"
     return "none"
 
 
@@ -79,17 +79,18 @@ def uninterrupted(tmp: Path) -> list[dict[str, Any]]:
 
 
 def journals_of_the_tree(root: Path) -> list[Path]:
-    """The root's journal and the worker journals its last ``child_start``s name."""
+    """The root's journal and, depth first, the journals its last ``child_start`` of each
+    call names, and theirs."""
     last: dict[str, str] = {}
     for event in read_journal(root):
         if event["type"] == "child_start" and event.get("trace"):
             last[event["call_id"]] = event["trace"]
-    return [root, *(Path(trace) for trace in last.values())]
+    return [root, *(p for trace in last.values() for p in journals_of_the_tree(Path(trace)))]
 
 
 def check(tmp: Path, reference: list[dict[str, Any]]) -> None:
     journals = journals_of_the_tree(tmp / "run.jsonl")
-    assert len(journals) == 3  # the root and its two workers
+    assert len(journals) == 4  # the root, its two workers, the first one's helper
     counter = tmp / "counter.txt"
     runs = Counter(counter.read_text().splitlines())
     for line, count in runs.items():
@@ -129,20 +130,22 @@ def test_a_killed_tree_resumes_with_each_side_effect_run_once(tmp_path: Path, se
 
 
 def test_a_worker_killed_mid_run_goes_on_in_its_own_journal(tmp_path: Path) -> None:
-    """Killed in worker_a's third tool (``bump 2``, after its side effect): the root resumed
-    calls worker_a again, which resumes (a ``resume`` event in its journal, none new)."""
+    """Killed in the helper's first tool (``bump 20``, after its side effect; the third tool
+    of the tree): the root resumed calls worker_a again, which resumes and calls the helper
+    again, which resumes too (a ``resume`` event in each journal, no journal new)."""
     reference = uninterrupted(tmp_path)
     assert spawn("run", tmp_path, "tool:3:after") == -9
     assert spawn("resume", tmp_path, "none") == 0
     check(tmp_path, reference)
-    worker_a = [p for p in journals_of_the_tree(tmp_path / "run.jsonl") if "worker_a" in p.name]
-    assert [p.name for p in worker_a] == ["run.worker_a-1.jsonl"]
-    types = [e["type"] for e in read_journal(worker_a[0])]
-    assert types.count("resume") == 1
+    for name in ("run.worker_a-1.jsonl", "run.worker_a-1.helper-1.jsonl"):
+        types = [e["type"] for e in read_journal(tmp_path / name)]
+        assert types.count("resume") == 1, name
     assert sorted(p.name for p in tmp_path.glob("run.*.jsonl")) == [
+        "run.worker_a-1.helper-1.jsonl",
         "run.worker_a-1.jsonl",
         "run.worker_b-2.jsonl",
-    ]  # no worker started afresh
+    ]  # no agent started afresh
+    assert (tmp_path / "counter.txt").read_text().splitlines().count("bump 20") == 1
     worker_result = [
         m
         for m in json.loads((tmp_path / "out.json").read_text())["history"]
