@@ -23,6 +23,9 @@ The tool takes a ``task`` and runs the agent on it as a *child* of the run that 
   and cost, its descendants' included); the child's events go to a journal of its own beside
   its parent's, ``<parent>.<tool>-<n>.jsonl``, when the parent's journal is a file (else to
   the child agent's own journal, if it has one); the child agent's observers see them too.
+- **Resume.** A parent resumed after a kill calls the agent tool again (it is ``idempotent``)
+  for the call it died in: that call's child goes on in its own journal, resumed as a child;
+  one that had stopped gives its recorded outcome; one that never began starts afresh.
 - **The observation.** ``{"ok": true, "output": {"answer": ..., "stop_reason":
   "final_answer"}}`` (with ``"output"``: the typed answer's JSON, when the child has an
   ``output_type``); a forced answer (the child ran out of its budget and was made to answer)
@@ -38,13 +41,19 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
 
-from reactloop.errors import ToolError
+from reactloop.errors import JournalError, ToolError, UsageError
+from reactloop.journal.reader import read_events
+from reactloop.journal.schema import ChildStartEvent, ResumeEvent, RunStartEvent, StopEvent
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
+from reactloop.loop.settings import RunSettings
 from reactloop.loop.tree_budget import RunView, capped, current_run
+from reactloop.messages import Usage
 from reactloop.result import RunResult
-from reactloop.tools.base import Tool, make_tool
+from reactloop.resume.resume_run import resume_run
+from reactloop.resume.resumed_loop import ResumedLoop
+from reactloop.tools.base import Tool, current_call_id, make_tool
 from reactloop.tools.prepared import Approver, PreparedCall
 
 if TYPE_CHECKING:
@@ -82,7 +91,7 @@ def agent_tool(
         Args:
             task: what the agent should do, in full: it sees nothing else
         """
-        return _observation(name, run_child(agent, name, task, max_depth))
+        return observation(name, run_child(agent, name, task, max_depth))
 
     made = make_tool(delegate, name=name, description=description, read_only=read_only)
     if input_type is not None:
@@ -92,7 +101,19 @@ def agent_tool(
             return delegate(typed(**fields).model_dump_json())
 
         made = dataclasses.replace(made, function=delegate_typed, arguments_model=typed)
-    return dataclasses.replace(made, bounded=True)  # it ends by the run's deadline itself
+    made.function.__dict__[_AGENT_KEY] = agent  # for ``agent_of``: replay reads the child's tools
+    # ``bounded``: it ends by the run's deadline itself; ``idempotent``: called again with the
+    # same call id (a resumed parent), it resumes its child instead of starting one
+    return dataclasses.replace(made, bounded=True, idempotent=not read_only)
+
+
+_AGENT_KEY = "reactloop_agent"
+
+
+def agent_of(made: Tool) -> Agent | None:
+    """The agent an agent tool (``agent_tool``) runs, or None for any other tool."""
+    found = getattr(made.function, _AGENT_KEY, None)
+    return found if found is not None and hasattr(found, "toolbox") else None
 
 
 def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
@@ -105,8 +126,12 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
             f"not run: {name} would be an agent at depth {parent.place.depth + 1}, "
             f"deeper than the limit ({max_depth})"
         )
+    call_id = current_call_id()
+    left = _left_child(parent, call_id)  # by a killed run of the parent, now resumed
+    if left is not None and left.ended is not None:
+        return left.ended  # it ended before the kill: its outcome stands, nothing runs again
     place = parent.place.child(name, parent.budget)
-    journal = _child_journal(parent, name, place.path)
+    journal = None if left is not None else _child_journal(parent, name, place.path)
     settings = dataclasses.replace(
         agent.settings(),
         limits=capped(agent.limits, parent.budget),
@@ -117,27 +142,104 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         config={**agent.config, "agent_path": place.path},
         tree=place,
     )
-    trace = None if journal is None else str(journal.path)
-    _emit(parent, "child_start", agent_path=place.path, tool=name, task=task, trace=trace)
-    loop = RunLoop(settings, task)
-    try:
-        result = loop.execute()
-    finally:
-        release = getattr(loop.budget, "release", None)
-        if release is not None:
-            release()  # a model call the child reserved but did not make
-        if journal is not None:
-            journal.close()
-    _emit(parent, "child_stop", agent_path=place.path, trace=trace, **_summary(result))
+    trace = str(left.path) if left is not None else None if journal is None else str(journal.path)
+    _emit(
+        parent,
+        "child_start",
+        agent_path=place.path,
+        tool=name,
+        task=task,
+        trace=trace,
+        call_id=call_id,
+    )
+    if left is not None:
+        result = _resumed(name, settings, left.path)
+    else:
+        loop = RunLoop(settings, task)
+        try:
+            result = loop.execute()
+        finally:
+            release = getattr(loop.budget, "release", None)
+            if release is not None:
+                release()  # a model call the child reserved but did not make
+            if journal is not None:
+                journal.close()
+    summary = _summary(result)
+    _emit(parent, "child_stop", agent_path=place.path, trace=trace, call_id=call_id, **summary)
     return result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Left:
+    """A child's journal that a killed run of its parent left: ``ended`` is its outcome when
+    it stopped before the kill (None: it was killed too, and is resumed)."""
+
+    path: Path
+    ended: RunResult | None
+
+
+def _left_child(parent: RunView, call_id: str | None) -> _Left | None:
+    """The child a resumed parent's call ran before the kill: the ``child_start`` of the same
+    call id in the parent's journal, and the child's own journal, which began its run."""
+    own = parent.settings.journal
+    if call_id is None or not isinstance(parent, ResumedLoop) or not isinstance(own, Journal):
+        return None
+    try:
+        traces = [
+            e.trace
+            for e in read_events(own.path)
+            if isinstance(e, ChildStartEvent) and e.call_id == call_id and e.trace
+        ]
+        events = read_events(traces[-1]) if traces else []
+    except (JournalError, OSError):
+        return None
+    if not any(isinstance(e, RunStartEvent) for e in events):
+        return None  # killed before the child's first line: it never ran
+    resumes = [i for i, e in enumerate(events) if isinstance(e, ResumeEvent)]
+    stop = next((e for e in events[max(resumes, default=0) :] if isinstance(e, StopEvent)), None)
+    return _Left(Path(traces[-1]), None if stop is None else _outcome(stop))
+
+
+def _outcome(stop: StopEvent) -> RunResult:
+    """A child's recorded ``stop`` as the result its parent's tool reads."""
+    try:
+        reason = StopReason(stop.stop_reason)
+    except ValueError:
+        reason = StopReason.MODEL_ERROR
+    return RunResult(
+        answer=stop.answer,
+        stop_reason=reason,
+        model_calls=stop.model_calls,
+        tool_calls=stop.tool_calls,
+        usage=Usage.from_dict(stop.usage),
+        history=(),
+        seconds=stop.seconds or 0.0,
+        error=stop.error,
+        forced=stop.forced,
+        cost=stop.cost,
+    )
+
+
+def _resumed(name: str, settings: RunSettings, path: Path) -> RunResult:
+    """The child killed with its parent, resumed in its own journal as a child again: its
+    calls that had run are not run again (``reactloop.resume``)."""
+    try:
+        return resume_run(settings, path, limits=settings.limits)
+    except UsageError as exc:
+        raise ToolError(f"{name} was killed with its parent and cannot go on: {exc}") from None
 
 
 def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
     own = parent.settings.journal
     if not isinstance(own, Journal):
         return None
-    number = path.rsplit("#", 1)[-1]
-    return Journal(own.path.with_name(f"{_stem(own.path)}.{name}-{number}.jsonl"))
+    number = int(path.rsplit("#", 1)[-1])
+    with parent.place.lock:  # siblings on other threads look for a free name too
+        while True:  # a journal left by an earlier run or process is never written over
+            beside = own.path.with_name(f"{_stem(own.path)}.{name}-{number}.jsonl")
+            if not beside.exists():
+                return Journal(beside)
+            number += 1
 
 
 def _stem(path: Path) -> str:
@@ -180,7 +282,7 @@ def _root_first(parent: RunView, own: Approver | None) -> Approver | None:
     return approve
 
 
-def _observation(name: str, result: RunResult) -> dict[str, Any]:
+def observation(name: str, result: RunResult) -> dict[str, Any]:
     if result.stop_reason is StopReason.AWAITING_APPROVAL:
         names = ", ".join(call.name for call in result.pending)
         raise ToolError(

@@ -11,9 +11,11 @@ outcome = run_eval(EvalConfig(suite="arithmetic", rungs=rungs, out=Path("eval-ou
 print(outcome.out / "report.md")
 ```
 
-Modules: ``tasks`` (a task and its checks, JSONL suites), ``suites`` (the built-in suites),
+Modules: ``tasks`` (a task and its checks, JSONL suites; ``agent_specs``: its sub-agents),
+``suites`` (the built-in suites),
 ``bet_tools`` and ``coding`` (their tools and workspaces), ``episode`` (one run, checked, as a
-record), ``continued`` (an interrupted episode continued from its journal),
+record; ``agent_tree``: a task's sub-agents run, and the tree scored as one agent),
+``continued`` (an interrupted episode continued from its journal),
 ``health`` (protocol health from a run's events), ``store`` (atomic per-episode records,
 resume), ``metrics`` (Wilson, pass@k, pass^k, McNemar), ``summary`` (the tables),
 ``backends``, ``process_backend`` and ``ray_backend`` (where episodes run, and stalled ones

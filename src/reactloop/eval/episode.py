@@ -34,6 +34,7 @@ from reactloop import (
     read_journal,
     resolve_model,
 )
+from reactloop.eval.agent_tree import sub_agent_tools, tree_stats
 from reactloop.eval.continued import Attempt, one_run, start_attempt
 from reactloop.eval.health import HealthTally, journal_stats
 from reactloop.eval.tasks import Task, check_answer
@@ -192,6 +193,7 @@ def _agent(
     spec: EpisodeSpec, workspace: Path | None, limits: Limits, gates: EndpointGates | None
 ) -> tuple[Agent, list[Tool]]:
     tools = episode_tools(spec.task, workspace)
+    tools += sub_agent_tools(spec.task, workspace, lambda: _model(spec, gates), limits)
     agent = Agent(
         _model(spec, gates),
         tools,
@@ -222,7 +224,8 @@ def _run(
         return None
     # a continued run is counted from its whole journal, as one run (a call re-run counts once)
     stats = tally.stats() if attempt.state is None else journal_stats(one_run(read_journal(trace)))
-    record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung)
+    stats, tree = tree_stats(stats, trace, spec.rung.cost)  # a tree of agents scored as one
+    record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung) | tree
     record["tools"] = sorted(t.name for t in attempt.tools)
     record |= attempt.marks()
     if result.stop_reason in ERRORED_STOPS and result.error_kind != "context_length":

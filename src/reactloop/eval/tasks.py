@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.eval.agent_specs import SubAgent, agents_from
 
 CHECKS = ("number", "exact", "contains", "command")
 COMMAND_TIMEOUT = 120.0
@@ -38,9 +39,11 @@ class Task:
     files: dict[str, str] = field(default_factory=dict)
     must_call: tuple[str, ...] = ()
     must_not_call: tuple[str, ...] = ()
+    agents: tuple[SubAgent, ...] = ()  # sub-agents: tools of the episode's agent
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        agents = {"agents": [a.to_dict() for a in self.agents]} if self.agents else {}
+        return agents | {
             "id": self.id,
             "task": self.task,
             "expected": self.expected,
@@ -182,6 +185,7 @@ def task_from_dict(data: Any, *, base: Path) -> Task:
         workspace=(base / str(data["workspace"])) if data.get("workspace") else None,
         must_call=_names(data, "must_call"),
         must_not_call=_names(data, "must_not_call"),
+        agents=agents_from(data.get("agents")),
     )
 
 

@@ -216,6 +216,7 @@ class ChildStartEvent(JournalEvent):
     tool: str = ""
     task: str = ""
     trace: str | None = None  # the child's own journal, beside this one
+    call_id: str | None = None  # the parent's call of ``tool`` that runs the child
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,6 +230,7 @@ class ChildStopEvent(JournalEvent):
     usage: dict[str, Any] = field(default_factory=dict)
     cost: float | None = None
     trace: str | None = None
+    call_id: str | None = None
 
 
 # The event types, in the order a run writes them (``docs/journal.md``'s table).

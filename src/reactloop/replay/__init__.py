@@ -1,6 +1,8 @@
 """Replay: a journal's recorded model turns re-driven against the real tools.
 
-- ``rerun.py``: ``replay(trace)`` and its ``ReplayReport`` (identical, or the first divergence).
+- ``rerun.py``: ``replay(trace)``.
+- ``report.py``: its ``ReplayReport`` (identical, or the first divergence; each sub-agent's).
+- ``children.py``: the sub-agents of a tree, each replayed from its own journal.
 - ``compare.py``: ``compare(recorded, replayed)`` finds that divergence (``Divergence``).
 - ``normalize.py``: ``Normalizer``, what changes by itself from run to run (durations,
   temporary paths, pids), made alike before comparing; ``--normalize REGEX`` adds patterns.
@@ -18,6 +20,7 @@
 from reactloop.models.replay import ReplayModel
 from reactloop.replay.compare import Divergence, compare
 from reactloop.replay.plan import ReplayPlan
-from reactloop.replay.rerun import ReplayReport, replay
+from reactloop.replay.report import ReplayReport
+from reactloop.replay.rerun import replay
 
 __all__ = ["Divergence", "ReplayModel", "ReplayPlan", "ReplayReport", "compare", "replay"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,8 @@ from reactloop.journal.writer import open_journal, read_journal
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
 from reactloop.models.replay import ReplayModel, turns_from_events
-from reactloop.replay.compare import Divergence, compare
+from reactloop.replay.children import ChildReplays, run_replay
+from reactloop.replay.compare import compare
 from reactloop.replay.normalize import Normalizer
 from reactloop.replay.plan import (
     CancelWatch,
@@ -49,6 +49,7 @@ from reactloop.replay.rebuild import (
     run_start_of,
     tools_from_config,
 )
+from reactloop.replay.report import ReplayReport
 from reactloop.replay.start import StartRecord
 from reactloop.replay.workspace import (
     WRITING_FAMILIES,
@@ -61,36 +62,6 @@ from reactloop.resume.one_run import as_one_run, last_limits
 from reactloop.tools.base import Tool
 from reactloop.tools.search import defer_as_recorded
 from reactloop.tools.skills import recorded_skills
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReplayReport:
-    trace: str
-    identical: bool
-    compared: int
-    divergence: Divergence | None = None
-    result: RunResult | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    plan: ReplayPlan | None = None
-
-    def describe(self) -> str:
-        lines = [f"identical ({self.compared} tool results compared)"] if self.identical else []
-        if self.divergence is not None:
-            lines.append(self.divergence.describe())
-        lines.extend(f"note: {note}" for note in self.notes)
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "trace": self.trace,
-            "identical": self.identical,
-            "compared": self.compared,
-            "divergence": self.divergence.to_dict() if self.divergence else None,
-            "stop_reason": str(self.result.stop_reason) if self.result else None,
-            "answer": self.result.answer if self.result else None,
-            "notes": list(self.notes),
-            "plan": self.plan.to_dict() if self.plan else None,
-        }
 
 
 def replay(
@@ -137,6 +108,9 @@ def replay(
         extra = {"sandbox_mode": sandbox} if sandbox is not None else {}
         tool_list = list(tools) if tools is not None else tools_from_config(config, extra)
         tool_list = defer_as_recorded(tool_list, config)  # as the run had them
+        given = tool_list if tools is not None else None
+        children = ChildReplays(recorded, path, given, replay_one=replay)
+        tool_list = children.in_place_of(tool_list, start.tools)  # sub-agents from their journals
         chosen = plan(recorded, tool_list, None if tools is not None else site)
         if announce is not None:
             announce(chosen)
@@ -144,7 +118,7 @@ def replay(
         result = _run_journaled(agent, str(start.task or ""), journal)
         normalizer = normalizer.with_workspaces(*_workspace_paths(site))
     report = _report(path, start, recorded, tool_list, result, replayed, chosen, normalizer)
-    return _with_runs_note(report, runs)
+    return _with_runs_note(children.added_to(report), runs)
 
 
 def _site(
@@ -167,6 +141,9 @@ def _site(
 
 
 def _run_journaled(agent: Agent, task: str, journal: str | Path | None) -> RunResult:
+    as_child = run_replay(agent, task)  # a sub-agent, replayed within its parent's replay
+    if as_child is not None:
+        return as_child
     writer = open_journal(journal) if journal is not None else None
     try:
         return agent.run(task, journal=writer)

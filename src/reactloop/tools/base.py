@@ -316,6 +316,17 @@ def run_deadline_scope(deadline: float | None) -> Iterator[None]:
         _RUN_DEADLINE.reset(token)
 
 
+# Set by ``Toolbox.invoke`` around each call (``set``/``reset``: 0.1 µs, a tenth of a
+# context manager's cost, on every call of every run).
+CURRENT_CALL: ContextVar[str | None] = ContextVar("reactloop_current_call", default=None)
+
+
+def current_call_id() -> str | None:
+    """The id of the call the current tool function serves, or None outside a call: an
+    agent tool names its child's record by it."""
+    return CURRENT_CALL.get()
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolContext:
     """What tool families may need to know about the run they serve.

@@ -20,7 +20,7 @@ from reactloop.messages import ToolCall, ToolResult, ToolSpec
 from reactloop.support.interrupts import interruptibly
 from reactloop.support.json_decode import MAX_DEPTH, nesting_exceeds
 from reactloop.support.own_files import create_in_folder
-from reactloop.tools.base import Tool
+from reactloop.tools.base import CURRENT_CALL, Tool
 from reactloop.tools.prepared import PreparedCall, prepare
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
 from reactloop.tools.search import one_at_a_time, search_for
@@ -153,7 +153,11 @@ class Toolbox:
         if prepared.values is None or prepared.tool is None:
             return self.refused(prepared, started)
         try:
-            output = interruptibly(prepared.tool.function, **prepared.values)
+            token = CURRENT_CALL.set(prepared.call.id)
+            try:
+                output = interruptibly(prepared.tool.function, **prepared.values)
+            finally:
+                CURRENT_CALL.reset(token)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a tool bug, sys.exit included, is an observation
@@ -166,7 +170,11 @@ class Toolbox:
         if prepared.values is None or prepared.tool is None:
             return self.refused(prepared, started)
         try:
-            output = await prepared.tool.function(**prepared.values)
+            token = CURRENT_CALL.set(prepared.call.id)
+            try:
+                output = await prepared.tool.function(**prepared.values)
+            finally:
+                CURRENT_CALL.reset(token)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:

@@ -11,6 +11,7 @@ known here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reactloop.journal.reader import Records, readable_events
@@ -24,6 +25,8 @@ class ChildUsage:
     agent_path: str
     tool: str = ""
     trace: str | None = None
+    call_id: str | None = None  # the parent's call that ran it (journals since it was written)
+    task: str = ""
     stop_reason: str | None = None
     forced: bool = False
     model_calls: int = 0
@@ -34,6 +37,7 @@ class ChildUsage:
             "agent_path": self.agent_path,
             "tool": self.tool,
             "trace": self.trace,
+            "call_id": self.call_id,
             "stop_reason": self.stop_reason,
             "forced": self.forced,
             "model_calls": self.model_calls,
@@ -57,7 +61,13 @@ def child_usages(events: Records) -> list[ChildUsage]:
     for event in readable_events(events):
         if isinstance(event, ChildStartEvent):
             path = event.agent_path
-            children[path] = ChildUsage(agent_path=path, tool=event.tool, trace=event.trace)
+            children[path] = ChildUsage(
+                agent_path=path,
+                tool=event.tool,
+                trace=event.trace,
+                call_id=event.call_id,
+                task=event.task,
+            )
         elif isinstance(event, ChildStopEvent):
             path = event.agent_path
             started = children.get(path, ChildUsage(agent_path=path))
@@ -65,9 +75,23 @@ def child_usages(events: Records) -> list[ChildUsage]:
                 agent_path=path,
                 tool=started.tool,
                 trace=started.trace or event.trace,
+                call_id=started.call_id or event.call_id,
+                task=started.task,
                 stop_reason=event.stop_reason or "?",
                 forced=event.forced,
                 model_calls=event.model_calls,
                 usage=usage_from(event.usage),
             )
     return list(children.values())
+
+
+def child_journal(trace: str | None, parent: Path | None) -> Path | None:
+    """Where a child's journal is: its recorded ``trace``, or a file of that name beside its
+    parent's journal (journals moved or copied together); None when neither is a file."""
+    if not trace:
+        return None
+    recorded = Path(trace)
+    if recorded.is_file() and (recorded.is_absolute() or parent is None):
+        return recorded
+    beside = None if parent is None else parent.parent / recorded.name
+    return beside if beside is not None and beside.is_file() else None

@@ -5,6 +5,7 @@
 - ``run_html.py``: one run's cards, answer and steps, and a run as a turn of a conversation.
 - ``outcome.py``: how a run's answer stands: clean, forced, or failed its check.
 - ``step_html.py``: one step's HTML: turns, tool calls with their results, warnings.
+- ``tree.py``: the sub-agents: under each call of an agent tool, the child's steps, collapsed.
 - ``page_data.py``: what the page shows, read from the journal's events (``RunView``, one a
   run).
 - ``compaction_view.py``: a context compaction, as an item of its own between two steps.

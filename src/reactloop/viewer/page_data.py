@@ -56,6 +56,7 @@ class ToolView:
     executed: bool = True
     seconds: float | None = None
     command: CommandStatus | None = None
+    nested_html: str = ""  # the sub-agent this call ran, its steps (``viewer/tree.py``)
 
 
 @dataclass(kw_only=True)

@@ -32,6 +32,7 @@ from reactloop.viewer.run_html import (
     turn_html,
 )
 from reactloop.viewer.step_html import block_html, warning_html
+from reactloop.viewer.tree import attach_children
 
 # Text that was never Unicode (bytes of a non-UTF-8 argument, a "\udcff" escape in JSON) holds
 # lone surrogates, which UTF-8 cannot encode; the page shows U+FFFD in their place.
@@ -41,14 +42,23 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def render_html(trace_path: str | Path, *, prices: PriceTable | None = None) -> str:
     """The HTML page of a journal; raises ``JournalError`` when the journal cannot be read."""
     path = Path(trace_path)
-    return render_events(read_journal(path), prices=prices, source=path.name)
+    return render_events(read_journal(path), prices=prices, source=path.name, journal=path)
 
 
-def render_events(events: Records, *, prices: PriceTable | None = None, source: str = "") -> str:
+def render_events(
+    events: Records,
+    *,
+    prices: PriceTable | None = None,
+    source: str = "",
+    journal: Path | None = None,
+) -> str:
     """The page of a journal's events (typed, or its lines): one run, or a conversation of
-    several (``reactloop chat``: one run per turn), each turn in a section of its own."""
+    several (``reactloop chat``: one run per turn), each turn in a section of its own; the
+    sub-agents' steps under the calls that ran them (their journals beside ``journal``, or
+    where they were written)."""
     typed = list(readable_events(events))  # read once, for the steps and the accounting
     views = build_views(typed)
+    attach_children(views, typed, journal)
     report = usage_report(typed, prices=prices)
     if report.estimated:
         apply_estimates(views, [s.usage for s in report.steps])

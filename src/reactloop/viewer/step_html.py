@@ -126,6 +126,7 @@ def _tool(tool: ToolView) -> str:
         parts.append(f'<pre class="err">{escape(_cap(tool.error or ""))}</pre>')
     if tool.full_output_path:
         parts.append(f'<div class="muted">full output: {escape(tool.full_output_path)}</div>')
+    parts.append(tool.nested_html)  # made of escaped parts by ``viewer/tree.py``
     parts.append("</div>")
     return "".join(parts)
 

@@ -1,0 +1,108 @@
+"""An eval task whose agent has sub-agents is scored as one agent: its record holds the tree's
+model calls, tokens and cost, the calls of every agent (``must_call`` is met by a child's
+call), and each child with its own share; the children's journals lie beside the episode's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactloop import FunctionModel
+from reactloop.eval import Rung, Task
+from reactloop.eval.agent_specs import SubAgent
+from reactloop.eval.episode import EpisodeSpec, run_episode
+from reactloop.eval.tasks import task_from_dict
+from reactloop.models.base import ModelRequest
+
+RATES = {"input": 1.0, "output": 2.0}  # $ per 1M tokens
+NOTES = {"population": 2_100_000}
+
+
+def tree_model(_: Any) -> FunctionModel:
+    """The same model for the root and its child, as one rung serves both: the root hands the
+    look-up to ``researcher`` and doubles its answer; the researcher calls ``lookup``."""
+
+    def reply(request: ModelRequest) -> dict[str, Any]:
+        offered = {spec.name for spec in request.tools}
+        results = [m for m in request.messages if m.role == "tool"]
+        usage = {"input_tokens": 100, "output_tokens": 10}
+        if "researcher" in offered and not results:
+            task = {"task": "What is the population?"}
+            return {"tool_calls": [{"name": "researcher", "arguments": task}], "usage": usage}
+        if "researcher" in offered and len(results) == 1:
+            expression = {"expression": "2100000 * 2"}
+            return {"tool_calls": [{"name": "calculator", "arguments": expression}], "usage": usage}
+        if "researcher" in offered:
+            return {"content": "4200000", "usage": usage}
+        if not results:
+            key = {"key": "population"}
+            return {"tool_calls": [{"name": "lookup", "arguments": key}], "usage": usage}
+        return {"content": "2100000", "usage": usage}
+
+    return FunctionModel(reply)
+
+
+def episode(tmp_path: Path, **task: Any) -> tuple[dict[str, Any], Path]:
+    rung = Rung(label="tree", spec="function", prices=RATES, factory=tree_model)
+    researcher = SubAgent(name="researcher", description="Looks things up.", tools=("lookup",))
+    made = Task(
+        id="double",
+        task="Double the population.",
+        expected=4_200_000,
+        notes=NOTES,
+        agents=(researcher,),
+        **task,
+    )
+    spec = EpisodeSpec(suite="tree", task=made, rung=rung, protocol="native", repeat=0)
+    trace = tmp_path / "traces" / "episode.jsonl"
+    trace.parent.mkdir()
+    record = run_episode(spec, trace)
+    assert record is not None
+    return record, trace
+
+
+def test_the_record_is_the_trees_and_lists_the_children(tmp_path: Path) -> None:
+    record, trace = episode(tmp_path, must_call=("lookup",))
+    assert record["status"] == "passed", record  # ``lookup`` was called by the child
+    assert record["model_calls"] == 5  # the root's 3 and the researcher's 2
+    assert record["usage"]["input_tokens"] == 500 and record["usage"]["output_tokens"] == 50
+    assert record["cost"] == pytest.approx((500 * 1.0 + 50 * 2.0) / 1e6)
+    assert record["called"] == ["researcher", "calculator", "lookup"]
+    [child] = record["children"]
+    assert child["agent_path"] == "/researcher#1" and child["stop_reason"] == "final_answer"
+    assert child["model_calls"] == 2 and child["called"] == ["lookup"]
+    assert child["cost"] == pytest.approx((200 * 1.0 + 20 * 2.0) / 1e6)
+    assert (trace.parent / child["trace"]).is_file()  # beside the episode's journal
+    json.dumps(record)  # plain JSON, as the store writes it
+
+
+def test_a_childs_call_counts_against_must_not_call(tmp_path: Path) -> None:
+    record, _ = episode(tmp_path, must_not_call=("lookup",))
+    assert record["status"] == "failed"
+    assert record["check_detail"] == "lookup was called"
+
+
+def test_a_suite_line_declares_sub_agents(tmp_path: Path) -> None:
+    line = {
+        "id": "t",
+        "task": "Double it.",
+        "expected": 2,
+        "agents": [
+            {"name": "researcher", "tools": "lookup,calculator", "instructions": "Be brief."}
+        ],
+    }
+    task = task_from_dict(line, base=tmp_path)
+    [agent] = task.agents
+    assert (agent.name, agent.tools, agent.instructions) == (
+        "researcher",
+        ("lookup", "calculator"),
+        "Be brief.",
+    )
+    assert task.to_dict()["agents"][0]["tools"] == ["lookup", "calculator"]
+    with pytest.raises(ValueError, match="needs a 'name'"):
+        task_from_dict({**line, "agents": [{"tools": ["lookup"]}]}, base=tmp_path)
+    with pytest.raises(ValueError, match="tools must be a list"):
+        task_from_dict({**line, "agents": [{"name": "r", "tools": 3}]}, base=tmp_path)
