@@ -11,7 +11,9 @@ chat-completions API, ``--max-connections`` and ``--max-samples`` C). Both talk 
 OpenAI server (a child process on 127.0.0.1) that answers each request after ``--latency``
 seconds and notes when each request came. Figures of a command:
 
-- **wall**: its start to its exit (start-up, the eval, the report or log);
+- **wall**: its start to its exit (start-up, the eval, the report or log), and **fixed**:
+  the wall time outside the active span below (its start to its first request, and its last
+  reply to its exit);
 - **active rate**: episodes over the span from its first request to its last reply, and
   **% of ideal** against C / (2 × latency) (the start and the end left out);
 - **CPU / call**: the CPU of its whole process tree (workers, forkserver, report child:
@@ -259,6 +261,7 @@ def row(tool: str, figures: dict[str, Any], stats: dict[str, float], args: Any) 
         "passed": figures["passed"],
         "calls": stats["count"],
         "wall_s": round(figures["wall"], 1),
+        "fixed_s": round(figures["wall"] - active, 1),
         "active_rate": round(rate, 1),
         "ideal": round(ideal, 1),
         "of_ideal": round(rate / ideal, 3),
