@@ -17,7 +17,8 @@ seconds and notes when each request came. Figures of a command:
 - **active rate**: episodes over the span from its first request to its last reply, and
   **% of ideal** against C / (2 × latency) (the start and the end left out);
 - **CPU / call**: the CPU of its whole process tree (workers, forkserver, report child:
-  reaped through a child subreaper) over its model calls;
+  reaped through a child subreaper) over its 2 × N model calls (``calls`` is what the server
+  counted);
 - **peak RSS**: the tree's resident memory summed, sampled every 0.2 s.
 
 Inspect is optional: without ``inspect_ai`` importable by ``--inspect-python`` (default: this
@@ -265,7 +266,7 @@ def row(tool: str, figures: dict[str, Any], stats: dict[str, float], args: Any) 
         "active_rate": round(rate, 1),
         "ideal": round(ideal, 1),
         "of_ideal": round(rate / ideal, 3),
-        "cpu_ms_per_call": round(1000 * figures["cpu"] / max(stats["count"], 1), 2),
+        "cpu_ms_per_call": round(1000 * figures["cpu"] / (CALLS_PER_EPISODE * episodes), 2),
         "peak_rss_mb": round(figures["rss"] / 2**20),
         "load": round(os.getloadavg()[0], 1),
     }
