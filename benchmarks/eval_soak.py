@@ -2,7 +2,7 @@
 
     python benchmarks/eval_soak.py [--runs 50] [--episodes 3072] [--concurrency 512]
                                    [--workers auto|N] [--latency 0.05] [--timeout 600]
-                                   [--task-bytes 0]
+                                   [--task-bytes 0] [--minutes M]
 
 Issue 40: at C = 512 with 3,072 episodes and the default workers, one run in five stopped
 after some 1,500 episodes and sat idle (the driver and a worker each blocked sending to the
@@ -13,6 +13,8 @@ printed (``faulthandler``) and its process killed. Expected: 0 hangs, every epis
 and none errored. One JSON line a run (wall time, episodes a second, workers, statuses, the
 load average), then a summary line. ``--task-bytes N`` pads each task's text by N bytes, so
 that the episodes sent to a worker fill its pipe sooner (the condition of the hang).
+``--minutes M``: no run is started after M minutes (fewer runs than ``--runs`` when they do
+not fit; the summary says how many ran).
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--task-bytes", type=int, default=0)
+    parser.add_argument("--minutes", type=float, help="start no run after M minutes")
     parser.add_argument("--one", metavar="BASE_URL")
     args = parser.parse_args()
     workers = None if args.workers == "auto" else int(args.workers)
@@ -115,8 +118,11 @@ def main() -> None:
         return
     server = Server(args.latency)
     results = []
+    stop = time.monotonic() + 60 * args.minutes if args.minutes else float("inf")
     try:
         for number in range(args.runs):
+            if time.monotonic() > stop:
+                break
             result = run(args, server.base_url) | {"run": number, "load": os.getloadavg()[0]}
             results.append(result)
             print(json.dumps(result), flush=True)

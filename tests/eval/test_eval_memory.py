@@ -23,7 +23,7 @@ from reactloop.eval.memory import release_freed_memory
 from reactloop.eval.oracle import OracleFactory
 from reactloop.eval.report import write_report
 from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore
+from reactloop.eval.store import ResultsStore, StoredRecords
 from reactloop.eval.summary import Mean
 
 TASKS = tuple(load_suite("arithmetic")[:4])
@@ -192,6 +192,21 @@ def test_results_json_streamed_is_what_json_dump_writes_of_it_whole(
         whole = dict(data, episodes=given_records)
         expected = json.dumps(whole, ensure_ascii=False, indent=1, default=str) + "\n"
         assert (out / "results.json").read_text(encoding="utf-8") == expected
+
+
+def test_results_json_of_stored_records_copies_their_files_as_json_dump_writes_them(
+    stored: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    out, records = stored
+    store = ResultsStore(out, fsync=False)
+    stems = [f"copied-{n}" for n in range(len(records))]
+    for stem, record in zip(stems, records, strict=True):  # the odd errors among them
+        store.save(stem, record | {"path": out, "pair": (1, 2.5)})  # not JSON types: as str, list
+    data = write_report(out, StoredRecords(store, stems), k=2, report_process=ReportProcess.here())
+    whole = dict(data, episodes=[store.read(stem) for stem in stems])
+    expected = json.dumps(whole, ensure_ascii=False, indent=1, default=str) + "\n"
+    assert (out / "results.json").read_text(encoding="utf-8") == expected
+    assert json.loads(expected)["episodes"][3]["error"] == records[3]["error"]
 
 
 FINITE = st.floats(min_value=-1e300, max_value=1e300)  # sums that do not overflow

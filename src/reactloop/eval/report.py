@@ -16,7 +16,7 @@ from typing import IO, Any
 from reactloop.eval.html import write_html
 from reactloop.eval.report_markdown import errored_line, markdown_lines
 from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore
+from reactloop.eval.store import ResultsStore, StoredRecords
 from reactloop.eval.summary import Tally
 
 EPISODE_COLUMNS = (
@@ -95,14 +95,24 @@ def _first_pass(
     with store.open_text(out / "results.csv") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(EPISODE_COLUMNS), extrasaction="ignore")
         writer.writeheader()
-        for record in records:
+        for record, text in _with_texts(records):
             counted.add(record)
             writer.writerow(_episode_row(record))
-            episodes.write(separator + _nested_json(record, 2))
+            episodes.write(separator + text.replace("\n", "\n  "))
             separator = ",\n  "
             if record["status"] == "errored":
                 errored.write(errored_line(record) + "\n")
     return counted
+
+
+def _with_texts(records: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each record and its JSON as ``json.dumps(record, indent=1)`` writes it: read from their
+    files, the files' text (``store.save`` wrote it so), not encoded a second time."""
+    if isinstance(records, StoredRecords):
+        yield from records.with_texts()
+    else:
+        for record in records:
+            yield record, _nested_json(record, 0)
 
 
 def _nested_json(value: Any, level: int) -> str:

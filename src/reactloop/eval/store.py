@@ -68,12 +68,19 @@ class ResultsStore:
 
     def read(self, stem: str) -> dict[str, Any] | None:
         """The record in ``episodes/STEM.json``; None when absent or unreadable."""
+        found = self.read_with_text(stem)
+        return None if found is None else found[0]
+
+    def read_with_text(self, stem: str) -> tuple[dict[str, Any], str] | None:
+        """``read``, and the file's text without its last newline: the record as
+        ``write_json`` encoded it, for the report to copy rather than encode again."""
         try:
-            record = json.loads((self.episodes / f"{stem}.json").read_text(encoding="utf-8"))
+            text = (self.episodes / f"{stem}.json").read_text(encoding="utf-8")
+            record = json.loads(text)
         except (OSError, ValueError):
             return None  # unreadable: the episode runs again
         if isinstance(record, dict) and isinstance(record.get("key"), str):
-            return record
+            return record, text.removesuffix("\n")
         return None
 
     def has(self, stem: str) -> bool:
@@ -185,7 +192,12 @@ class StoredRecords(Sequence[dict[str, Any]]):
         return record
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        for record, _ in self.with_texts():
+            yield record
+
+    def with_texts(self) -> Iterator[tuple[dict[str, Any], str]]:
+        """Each record with its file's text (``ResultsStore.read_with_text``)."""
         for stem in self.stems:
-            record = self.store.read(stem)
-            if record is not None:
-                yield record
+            found = self.store.read_with_text(stem)
+            if found is not None:
+                yield found
