@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from helpers import call
 from reactloop import Agent, FunctionModel, Limits, ModelTurn, StopReason, ToolCall, tool
 from reactloop.models.base import ModelRequest
+from reactloop.tools.output_text import cut_head_tail
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore
-from reactloop.tools.toolbox import Toolbox, cut_head_tail
+from reactloop.tools.toolbox import Toolbox
 
 PAGE = "".join(f"line {i:05d}: {'abcdefghij' * 4}\n" for i in range(1200))  # 57,600 chars
 MARK = re.compile(r'\[(\d+) characters cut; read_output handle="([^"]+)" start=(\d+)\]')

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Toolbox, ToolCall, ToolError, tool
-from reactloop.tools.toolbox import cut_head_tail
+from reactloop.tools.output_text import cut_head_tail
 
 
 @tool(read_only=True)

@@ -5,8 +5,8 @@ In reading order:
 - ``base.py``: ``Tool``, ``@tool``, ``ToolContext``; ``plain.py``: a plain function as a tool
 - ``prepared.py``: ``PreparedCall``, a call decoded and validated once (``schemacheck.py``,
   ``schema_coerce.py``: untyped strings read by the schema)
-- ``toolbox.py``: ``Toolbox``, a run's tools by name; results shaped, long outputs cut and
-  kept (``read_output.py``)
+- ``toolbox.py``: ``Toolbox``, a run's tools by name; results shaped (``output_text.py``),
+  long outputs cut and kept (``read_output.py``)
 - ``execution.py``: ``ToolExecutor``, the call runtime (inline, ``workers.py``,
   ``async_calls.py``), under the run's time limit (``custody.py``)
 - ``search.py`` (+ ``bm25.py``): deferred tools found with ``search_tools``; ``skills.py``:

@@ -8,26 +8,23 @@ with ``ok=False`` or ``truncated=True`` — an observation for the model, never 
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.errors import ToolError, describe_exception
+from reactloop.errors import describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
 from reactloop.support.interrupts import interruptibly
-from reactloop.support.json_decode import MAX_DEPTH, nesting_exceeds
-from reactloop.support.own_files import create_in_folder
 from reactloop.tools.base import CURRENT_CALL, Tool
+from reactloop.tools.output_text import as_text, cut_head_tail, failure_message, spill
 from reactloop.tools.prepared import PreparedCall, prepare
-from reactloop.tools.read_output import READ_OUTPUT, OutputStore, cut_marker, read_output_tool
+from reactloop.tools.read_output import READ_OUTPUT, OutputStore, read_output_tool
 from reactloop.tools.search import one_at_a_time, search_for
 from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
-_strict_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class Toolbox:
@@ -191,7 +188,7 @@ class Toolbox:
         return self._error(prepared.call, error, started, False)
 
     def _failed(self, call: ToolCall, exc: BaseException, started: float) -> ToolResult:
-        message = _failure_message(exc)
+        message = failure_message(exc)
         if len(message) <= self.max_output_chars:
             return self._error(call, message, started, True)
         cut, path = self._cut(call, message)
@@ -222,7 +219,7 @@ class Toolbox:
             return self._error(call, message, started, True)
 
     def _shown(self, call: ToolCall, output: Any, started: float) -> ToolResult:
-        output, text = (output, output) if type(output) is str else _as_text(output)
+        output, text = (output, output) if type(output) is str else as_text(output)
         truncated = len(text) > self.max_output_chars
         spill_path = None
         if truncated:
@@ -240,7 +237,7 @@ class Toolbox:
     def _cut(self, call: ToolCall, text: str) -> tuple[str, str | None]:
         """The head and tail of ``text`` with a handle to the rest, and the file it was saved
         in; the first cut offers ``read_output``."""
-        path = self._spill(call, text)
+        path = spill(self.spill_dir, call, text)
         handle = self.outputs.keep(call.id, call.name, text, path)
         self._offer_read_output()
         return cut_head_tail(text, self.max_output_chars, handle=handle), path
@@ -253,56 +250,3 @@ class Toolbox:
                 reader = read_output_tool(self.outputs, self.max_output_chars)
                 self._tools[READ_OUTPUT] = self._reader = reader
                 self._specs = (*self._specs, reader.spec)
-
-    def _spill(self, call: ToolCall, text: str) -> str | None:
-        """Save the whole output; None when there is nowhere to, or saving fails (a full disk):
-        the model still gets the head and the tail."""
-        if self.spill_dir is None:
-            return None
-        safe_id = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in call.id)
-        name = f"{safe_id}-{call.name}.txt"
-        try:
-            with create_in_folder(self.spill_dir, name) as file:
-                file.write(text.encode("utf-8", errors="backslashreplace"))
-        except OSError:
-            return None
-        return str(self.spill_dir / name)
-
-
-def _failure_message(exc: BaseException) -> str:
-    """A ToolError's own message (what the model is meant to see), else ``Type: message``."""
-    if isinstance(exc, ToolError):
-        try:
-            return str(exc)
-        except BaseException:  # a hostile __str__: say what it was instead
-            pass
-    return describe_exception(exc)
-
-
-def _as_text(output: Any) -> tuple[Any, str]:
-    """The output as sent (JSON-able, else its ``str``) and its text, to measure its length."""
-    if isinstance(output, str):  # a subclass's own methods (``__len__``…) are not called
-        text = str.__str__(output)
-        return text, text
-    if output is None or isinstance(output, bool | int | float):
-        return output, str(output)  # short: only its length matters here
-    try:
-        text = _strict_dumps(output)
-    except (TypeError, ValueError):
-        text = str.__str__(str(output))
-        return text, text
-    if nesting_exceeds(text, MAX_DEPTH):
-        raise ValueError(f"it is nested deeper than {MAX_DEPTH} levels")
-    return output, text
-
-
-def cut_head_tail(text: str, limit: int, *, handle: str | None = None) -> str:
-    """Keep the head and the tail of ``text`` within ``limit`` characters, marking the cut;
-    with ``handle``, the mark says how to read what was cut."""
-    if len(text) <= limit:
-        return text
-    keep = max(limit - len(cut_marker(len(text), handle, len(text))), 0)  # the widest mark
-    head = keep // 2
-    tail = keep - head
-    marker = cut_marker(len(text) - head - tail, handle, head)
-    return text[:head] + marker + (text[len(text) - tail :] if tail else "")

@@ -17,7 +17,7 @@ from typing import Any
 
 from reactloop.journal.schema import CompactionEvent
 from reactloop.messages import Usage
-from reactloop.tools.toolbox import cut_head_tail
+from reactloop.tools.output_text import cut_head_tail
 from reactloop.usage import usage_from
 
 MAX_SHOWN_CHARS = 20_000

@@ -9,7 +9,7 @@ import json
 from html import escape
 from typing import Any
 
-from reactloop.tools.toolbox import cut_head_tail
+from reactloop.tools.output_text import cut_head_tail
 from reactloop.viewer.compaction_view import compaction_html
 from reactloop.viewer.page_data import (
     CheckView,
