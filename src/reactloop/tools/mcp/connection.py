@@ -18,6 +18,7 @@ from typing import Any
 from reactloop.errors import ToolError, describe_exception
 from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.elicitation import Elicit
 from reactloop.tools.mcp.listing import Listed, ListingBounds, ListingRefused, prepared
 from reactloop.tools.mcp.session import Session, StartTimeout
 
@@ -36,8 +37,10 @@ class ServerConnection:
         config: ServerConfig,
         loop: BackgroundLoop,
         deadline: Callable[[], float | None] = lambda: None,
+        elicit: Elicit | None = None,
     ) -> None:
         self.config = config
+        self.elicit = elicit
         self.name = config.name
         self._loop = loop
         self._deadline = deadline
@@ -60,7 +63,7 @@ class ServerConnection:
     def begin(self) -> None:
         """Start the server in the background (``finish`` waits for it)."""
         limit, self._why = self._limit(self.config.startup_timeout, "start-up")
-        session = Session(self.config)
+        session = Session(self.config, self.elicit)
         done = self._loop.submit(session.hold(limit))
         self._sessions.append((session, done))
         self._session, self._startup = session, limit
