@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import mcp_types as types
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp_helpers import HERE
 
+from reactloop import Toolbox, ToolCall
+from reactloop.tools.mcp import MCPServers, ServerConfig
 from reactloop.tools.mcp.elicitation import (
     ElicitationAnswer,
     ElicitationRequest,
@@ -86,3 +90,35 @@ def test_a_question_for_a_url_is_declined_without_asking() -> None:
     )
     result, asked = ask(params, ElicitationAnswer("accept", {}))
     assert (result.action, asked) == ("decline", [])
+
+
+def booked(elicit: Any) -> dict[str, Any]:
+    """What ``elicit_server.py``'s ``book`` tool was told (over stdio, the handshake era: the
+    SDK's stateless era has no request from server to client for its ``ctx.elicit``)."""
+    server = HERE / "elicit_server.py"
+    config = ServerConfig(name="shows", command=sys.executable, args=(str(server),),
+                          protocol="legacy", call_timeout=30)  # fmt: skip
+    with MCPServers([config], elicit=elicit) as servers:
+        result = Toolbox(servers.tools).execute(
+            ToolCall(id="1", name="book", arguments='{"show": "Hamlet"}')
+        )
+    assert result.ok, result.error
+    told: dict[str, Any] = json.loads(json.loads(result.to_content())["output"])
+    return told
+
+
+def test_a_real_server_gets_the_answer_with_the_forms_defaults() -> None:
+    asked: list[ElicitationRequest] = []
+
+    def elicit(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer("accept", {"note": "aisle"})
+
+    told = booked(elicit)
+    assert told == {"show": "Hamlet", "action": "accept", "data": {"seats": 2, "note": "aisle"}}
+    assert [(r.server, r.message) for r in asked] == [("shows", "How many seats for Hamlet?")]
+
+
+def test_a_real_server_told_no_hears_decline_and_without_an_answerer_cannot_ask() -> None:
+    assert booked(lambda request: ElicitationAnswer("decline"))["action"] == "decline"
+    assert "refused" in booked(None)  # the client did not say it can be asked

@@ -30,6 +30,7 @@ _TIMEOUT_KEYS = {
 }
 _LAUNCHERS = {"npx", "uvx", "uv", "node", "python", "python3", "pipx", "bunx", "deno", "bun"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "sse")
 
 
@@ -54,12 +55,20 @@ class ServerConfig:
     list_tools_timeout: float = LIST_TOOLS_SECONDS
     call_timeout: float = CALL_SECONDS
     defer: bool | None = None  # ``"defer": true``: its tools wait for ``search_tools``
+    # "auto": probe the 2026-07-28 era, fall back to the handshake (remembered: eras.py);
+    # "legacy": the handshake at once; a modern version ("2026-07-28"): that, no probe
+    protocol: str = "auto"
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise UsageError(f"MCP server {self.name!r} needs either a command or a url")
         if self.sse and self.url is None:
             raise UsageError(f"MCP server {self.name!r}: the SSE transport needs a url")
+        if self.protocol not in ("auto", "legacy") and not _DATE.fullmatch(self.protocol):
+            raise UsageError(
+                f"MCP server {self.name!r}: protocol must be 'auto', 'legacy' or a version such"
+                f" as '2026-07-28', not {self.protocol!r}"
+            )
 
     @property
     def transport(self) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reactloop.errors import ToolError, describe_exception
+from reactloop.tools.mcp import eras
 from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
 from reactloop.tools.mcp.config import ServerConfig
 from reactloop.tools.mcp.elicitation import Elicit
@@ -63,7 +64,7 @@ class ServerConnection:
     def begin(self) -> None:
         """Start the server in the background (``finish`` waits for it)."""
         limit, self._why = self._limit(self.config.startup_timeout, "start-up")
-        session = Session(self.config, self.elicit)
+        session = Session(self.config, self.elicit, eras.connect_mode(self.config))
         done = self._loop.submit(session.hold(limit))
         self._sessions.append((session, done))
         self._session, self._startup = session, limit
@@ -73,15 +74,23 @@ class ServerConnection:
         assert session is not None
         try:
             self._client = session.ready.result(limit + 1.0)
+            eras.remember(self.config, eras.era_of(self._client.protocol_version))
         except (concurrent.futures.TimeoutError, StartTimeout):
+            self._forget_era(session)
             self._retire(session)
             raise ServerFailure(self._what(f"did not start within {_s(limit)} s{why}")) from None
         except KeyboardInterrupt:
             self._retire(session)
             raise
         except Exception as exc:
+            self._forget_era(session)
             self._retire(session)
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
+
+    def _forget_era(self, session: Session) -> None:
+        """A start with the remembered handshake failed: the next start probes again."""
+        if session.mode == "legacy":
+            eras.remember(self.config, None)
 
     def list_tools(self, dialect: str = "openai") -> list[Listed]:
         """Every tool the server lists, all pages, their schemas bounded and made ready in

@@ -38,9 +38,12 @@ class StartTimeout(TimeoutError):
 
 
 class Session:
-    def __init__(self, config: ServerConfig, elicit: Elicit | None = None) -> None:
+    def __init__(
+        self, config: ServerConfig, elicit: Elicit | None = None, mode: str = "auto"
+    ) -> None:
         self.config = config
         self.elicit = elicit
+        self.mode = mode  # the SDK client's: "auto", "legacy" or a modern version
         self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.garbage: str | None = None
         self.refused: str | None = None  # why a listing was refused before the SDK read it
@@ -108,6 +111,7 @@ class Session:
             self._transport(stack),
             message_handler=self._on_message,
             cache=None,
+            mode=self.mode,
             client_info=Implementation(name="reactloop", version=__version__),
             elicitation_callback=None if elicit is None else sdk_callback(elicit, self.config.name),
         )
