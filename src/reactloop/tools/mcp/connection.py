@@ -26,6 +26,11 @@ from reactloop.tools.mcp.session import Session, StartTimeout
 RESTARTS = 1
 CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
 MAX_PAGES = 100
+NEEDS_AUTHORIZATION = (
+    "needs authorization: it answered {} (reactloop does not run OAuth; give the server's"
+    ' token as a header: "headers": {{"Authorization": "Bearer ${{TOKEN}}"}} in --mcp-config,'
+    " read from the environment)"
+)
 
 
 class ServerFailure(Exception):
@@ -85,6 +90,8 @@ class ServerConnection:
         except Exception as exc:
             self._forget_era(session)
             self._retire(session)
+            if (refused := session.received.unauthorized) is not None:
+                raise ServerFailure(self._what(NEEDS_AUTHORIZATION.format(refused))) from None
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
 
     def _forget_era(self, session: Session) -> None:
