@@ -20,6 +20,7 @@ from reactloop.tools.mcp.elicitation import (
     ElicitationAnswer,
     ElicitationRequest,
     answered,
+    ask_on_terminal,
     sdk_callback,
     with_defaults,
 )
@@ -122,3 +123,32 @@ def test_a_real_server_gets_the_answer_with_the_forms_defaults() -> None:
 def test_a_real_server_told_no_hears_decline_and_without_an_answerer_cannot_ask() -> None:
     assert booked(lambda request: ElicitationAnswer("decline"))["action"] == "decline"
     assert "refused" in booked(None)  # the client did not say it can be asked
+
+
+def on_terminal(lines: list[str], monkeypatch: Any) -> ElicitationAnswer:
+    """``ask_on_terminal`` (``reactloop run --approve`` with MCP servers) given these lines."""
+    typed = iter(lines)
+
+    def answer(prompt: str = "") -> str:
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", answer)
+    return ask_on_terminal(ElicitationRequest(server="shows", message="How many?", schema=FORM))
+
+
+def test_the_terminal_asks_field_by_field_and_an_empty_line_keeps_the_default(
+    monkeypatch: Any, capsys: Any
+) -> None:
+    got = on_terminal(["", "three", "3", "", "maybe", "no"], monkeypatch)
+    assert got == ElicitationAnswer("accept", {"seats": 3, "vip": False})
+    shown = capsys.readouterr().err
+    assert "MCP server 'shows' asks: How many?" in shown
+    assert "seats must be integer: 'three' is not" in shown and "'maybe' is not" in shown
+    assert on_terminal(["y", "", "by the aisle", "true"], monkeypatch) == ElicitationAnswer(
+        "accept", {"note": "by the aisle", "vip": True}
+    )
+    assert on_terminal(["n"], monkeypatch) == ElicitationAnswer("decline")
+    assert on_terminal(["y", "2"], monkeypatch) == ElicitationAnswer("cancel")  # input ended

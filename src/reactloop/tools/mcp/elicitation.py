@@ -100,15 +100,31 @@ def ask_on_terminal(request: ElicitationRequest) -> ElicitationAnswer:
     return ElicitationAnswer("accept", content)
 
 
+_YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
+
+
 def _ask_field(name: str, spec: Mapping[str, Any]) -> Any:
+    """One field's value (None: left to its default); asked again until it reads as its type."""
     hint = spec.get("description") or spec.get("title") or ""
     default = f" [{spec['default']}]" if "default" in spec else ""
-    text = input(f"  {name}{f' ({hint})' if hint else ''}{default}: ").strip()
-    if not text:
-        return None
-    if spec.get("type") in ("integer", "number", "boolean"):
+    while True:
+        text = input(f"  {name}{f' ({hint})' if hint else ''}{default}: ").strip()
+        if not text:
+            return None
+        value = _typed(text, spec.get("type"))
+        if value is not None:
+            return value
+        print(f"  {name} must be {spec.get('type')}: {text!r} is not", file=sys.stderr)
+
+
+def _typed(text: str, kind: Any) -> Any:
+    if kind == "boolean":
+        return _YES_NO.get(text.lower())
+    if kind in ("integer", "number"):
         try:
-            return json.loads(text.lower() if spec.get("type") == "boolean" else text)
+            number = json.loads(text)
         except ValueError:
-            return text
+            return None
+        wanted = int if kind == "integer" else (int, float)
+        return number if isinstance(number, wanted) and not isinstance(number, bool) else None
     return text
