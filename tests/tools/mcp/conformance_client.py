@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from reactloop import Toolbox, ToolCall
+from reactloop.errors import UsageError
 from reactloop.tools.mcp import MCPServers, ServerConfig
 from reactloop.tools.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 
@@ -33,12 +34,20 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 def main(url: str) -> int:
     config = ServerConfig(name="conformance", url=url, startup_timeout=20, call_timeout=20)
-    with MCPServers([config], elicit=accept_as_shown) as servers:
+    servers = MCPServers([config], elicit=accept_as_shown)
+    try:
+        servers.start()
+    except UsageError as exc:  # as reactloop run says it: one line
+        print(f"reactloop: {exc}", file=sys.stderr)
+        return 1
+    try:
         toolbox = Toolbox(servers.tools)
         for tool in servers.tools:
             arguments = json.dumps(example_arguments(getattr(tool, "schema", {})))
             result = toolbox.execute(ToolCall(id=tool.name, name=tool.name, arguments=arguments))
             print(tool.name, "ok" if result.ok else "error", result.to_content())
+    finally:
+        servers.close()
     return 0
 
 

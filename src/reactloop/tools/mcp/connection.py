@@ -83,15 +83,16 @@ class ServerConnection:
         except (concurrent.futures.TimeoutError, StartTimeout):
             self._forget_era(session)
             self._retire(session)
-            raise ServerFailure(self._what(f"did not start within {_s(limit)} s{why}")) from None
+            what = _unauthorized(session) or f"did not start within {_s(limit)} s{why}"
+            raise ServerFailure(self._what(what)) from None
         except KeyboardInterrupt:
             self._retire(session)
             raise
         except Exception as exc:
             self._forget_era(session)
             self._retire(session)
-            if (refused := session.received.unauthorized) is not None:
-                raise ServerFailure(self._what(NEEDS_AUTHORIZATION.format(refused))) from None
+            if (refused := _unauthorized(session)) is not None:
+                raise ServerFailure(self._what(refused)) from None
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
 
     def _forget_era(self, session: Session) -> None:
@@ -139,6 +140,8 @@ class ServerConnection:
         session = self._session
         if session is None:
             return None
+        if (refused := _unauthorized(session)) is not None:
+            return refused
         if (refused := session.refused or session.received.refused) is not None:
             return refused
         if (received := session.received.take(None)) is not None:
@@ -168,6 +171,9 @@ class ServerConnection:
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
                 what = f"closed the connection during {tool!r}"
                 raise self._failed(what, session, mark) from None
+            if session is not None and (refused := _unauthorized(session)) is not None:
+                what = refused.replace("authorization:", f"authorization for {tool!r}:", 1)
+                raise ToolError(self._what(what)) from None
             if (received := _received(session, tool)) is not None:
                 what = f"answered {tool!r} with what is not an MCP answer: {received}"
                 raise ToolError(self._what(what)) from None
@@ -248,6 +254,12 @@ async def _call(client: Any, tool: str, arguments: dict[str, Any], limit: float)
 
     with anyio.fail_after(limit):
         return await client.call_tool(tool, arguments)
+
+
+def _unauthorized(session: Session) -> str | None:
+    """ "needs authorization: …" when the server answered 401 or 403 since last asked."""
+    refused, session.received.unauthorized = session.received.unauthorized, None
+    return None if refused is None else NEEDS_AUTHORIZATION.format(refused)
 
 
 def _received(session: Session | None, tool: str) -> str | None:
