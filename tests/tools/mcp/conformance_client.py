@@ -33,7 +33,7 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(url: str) -> int:
-    config = ServerConfig(name="conformance", url=url, startup_timeout=20, call_timeout=20)
+    config = ServerConfig(name="conformance", url=url, startup_timeout=10, call_timeout=20)
     servers = MCPServers([config], elicit=accept_as_shown)
     try:
         servers.start()
