@@ -31,8 +31,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "parse_families",
     ],
     "reactloop.tools.mcp": [
-        "MCPServers", "MCPStartError", "MCPTool", "ServerConfig", "load_config", "mcp_tools",
-        "open_mcp_tools", "stdio_server", "url_server",
+        "ElicitationAnswer", "ElicitationRequest", "MCPServers", "MCPStartError", "MCPTool",
+        "ServerConfig", "ask_on_terminal", "load_config", "mcp_tools", "open_mcp_tools",
+        "stdio_server", "url_server",
     ],
     "reactloop.eval": [
         "EpisodeSpec", "EvalConfig", "EvalOutcome", "Rung", "SUITES", "Task", "check_answer",

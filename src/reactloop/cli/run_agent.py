@@ -101,9 +101,11 @@ def _mcp_tools(
 ) -> contextlib.AbstractContextManager[list[Tool]]:
     if not (options.mcp or options.mcp_url or options.mcp_config):
         return contextlib.nullcontext([])
-    from reactloop.tools.mcp import open_mcp_tools  # with asyncio: only for --mcp
+    from reactloop.tools.mcp import ask_on_terminal, open_mcp_tools  # asyncio: only for --mcp
 
-    return open_mcp_tools(options.mcp, options.mcp_url, options.mcp_config, reserved=reserved)
+    elicit = ask_on_terminal if options.approve and not options.defer_approval else None
+    configs = (options.mcp, options.mcp_url, options.mcp_config)
+    return open_mcp_tools(*configs, reserved=reserved, elicit=elicit)
 
 
 def _run_agent(

@@ -29,6 +29,7 @@ from reactloop.testing.responses_replies import (
     as_body,
     response_stream,
     responses_error,
+    with_request_fields,
 )
 
 Script = Reply | Mapping[str, Any] | str
@@ -87,6 +88,7 @@ class FakeResponsesServer(FakeOpenAIServer):
         if isinstance(found, Reply):
             return found
         found.setdefault("id", f"resp_{number}")
+        found = with_request_fields(found, body)
         if body.get("store"):
             self._store(body, found)
         return response_stream(found) if body.get("stream") else json_reply(found)

@@ -80,6 +80,49 @@ def response(
     return body
 
 
+# What a real response echoes of its request, with the API's value when the request left it
+# out (tests/wire_formats/responses/openai_*.json; the Open Responses specification requires
+# every one of them, with ``completed_at`` and the two penalties).
+REQUEST_ECHO: dict[str, Any] = {
+    "background": False,
+    "frequency_penalty": 0.0,
+    "instructions": None,
+    "max_output_tokens": None,
+    "max_tool_calls": None,
+    "metadata": {},
+    "parallel_tool_calls": True,
+    "presence_penalty": 0.0,
+    "previous_response_id": None,
+    "prompt_cache_key": None,
+    "reasoning": {"effort": None, "summary": None},
+    "safety_identifier": None,
+    "service_tier": "default",
+    "store": True,
+    "temperature": 1.0,
+    "text": {"format": {"type": "text"}, "verbosity": "medium"},
+    "tool_choice": "auto",
+    "tools": [],
+    "top_logprobs": 0,
+    "top_p": 1.0,
+    "truncation": "disabled",
+    "user": None,
+}
+
+
+def with_request_fields(body: Mapping[str, Any], request: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with every field a real response has that it lacks: the request's own value
+    (its tools, instructions, temperature...) or the API's default, and ``completed_at``."""
+    full = dict(body)
+    for name, default in REQUEST_ECHO.items():
+        if name not in full:
+            given = request.get(name)
+            full[name] = given if given is not None else json.loads(json.dumps(default))
+    if "completed_at" not in full:
+        done = full.get("status") == "completed"
+        full["completed_at"] = full.get("created_at", 0) if done else None
+    return full
+
+
 def cut_off_call(name: str, partial_arguments: str = '{"expression": "2 +') -> dict[str, Any]:
     """A call cut at the output limit: ``incomplete`` / ``max_output_tokens``."""
     call = function_call(name, partial_arguments, status="incomplete")
@@ -113,6 +156,8 @@ def responses_error(
 def response_events(body: Mapping[str, Any]) -> list[Item]:
     """The events a server streams for ``body``, in order (``sequence_number`` included)."""
     shell = {**body, "status": "in_progress", "output": [], "usage": None}
+    if "completed_at" in shell:
+        shell["completed_at"] = None
     events: list[Item] = [{"type": "response.created", "response": shell}]
     for index, item in enumerate(body.get("output") or []):
         events.extend(_item_events(index, dict(item)))

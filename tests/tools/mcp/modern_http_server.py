@@ -2,14 +2,15 @@
 and the handshake era alike) whose ``tools/call`` of some tools is answered with what no
 MCP server should send, as a broken proxy or a crashed backend would.
 
-    python modern_http_server.py PORT [--broken-listing | --deep-listing]
+    python modern_http_server.py PORT [--broken-listing | --deep-listing] [--token T]
 
 Tools: ``echo`` (a proper answer); ``html`` (200, ``text/html``: an error page);
 ``not_json`` (200, ``application/json``, a body that is not JSON); ``empty`` (200,
 ``application/json``, no body); ``binary`` (200, ``application/octet-stream``, bytes that are
 not UTF-8); ``sse_garbage`` (an event stream whose event is HTML); ``bad_gateway`` (502,
 ``text/html``). With ``--broken-listing``, ``tools/list`` is answered with the ``html`` page;
-with ``--deep-listing``, with a tool whose schema is nested 20,000 deep.
+with ``--deep-listing``, with a tool whose schema is nested 20,000 deep; with ``--token T``,
+every request without ``Authorization: Bearer T`` gets a 401 with a ``WWW-Authenticate``.
 It says ``listening`` on stderr once it listens.
 """
 
@@ -48,6 +49,14 @@ APP = server.streamable_http_app(stateless_http=True, json_response=True)
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """``APP``, but a call of a tool of ``BROKEN`` gets that tool's broken answer."""
+    if scope["type"] == "http" and not _authorized(scope):
+        challenge = (
+            b'Bearer error="invalid_token", resource_metadata="http://127.0.0.1/.well-known"'
+        )
+        headers = [(b"www-authenticate", challenge), (b"content-length", b"0")]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+        return None
     if scope["type"] != "http" or scope["method"] != "POST":
         return await APP(scope, receive, send)
     body = b""
@@ -74,6 +83,14 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
     return None
+
+
+def _authorized(scope: dict[str, Any]) -> bool:
+    """With ``--token T``, only requests with ``Authorization: Bearer T`` are answered."""
+    if "--token" not in sys.argv:
+        return True
+    expected = b"Bearer " + sys.argv[sys.argv.index("--token") + 1].encode()
+    return (b"authorization", expected) in scope.get("headers", [])
 
 
 def _broken(body: bytes) -> tuple[str, bytes] | None:

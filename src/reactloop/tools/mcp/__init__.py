@@ -10,6 +10,8 @@ The client (``client.py``: asyncio, threads, the SDK) is imported when servers a
 its names are asked for. The files: ``config.py`` (``ServerConfig``, ``--mcp-config`` files),
 ``opening.py`` (starting servers), ``client.py`` (``MCPServers``, ``MCPTool``), ``connection.py``
 and ``background.py`` (one server's session on a background event loop), ``session.py``,
+``eras.py`` (the protocol era each server spoke, remembered), ``elicitation.py`` (a server's
+question to the user, and who answers it),
 ``results.py`` (a call's result as an observation), ``schematool.py`` (a tool with a JSON
 Schema of its own), ``listing.py`` (a listing's bounds, its schemas made ready within its
 limit), ``received.py`` (what came back over HTTP that was not MCP), ``stdio.py`` and
@@ -23,6 +25,11 @@ from typing import TYPE_CHECKING
 
 from reactloop.support import lazy_names
 from reactloop.tools.mcp.config import ServerConfig, load_config, stdio_server, url_server
+from reactloop.tools.mcp.elicitation import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    ask_on_terminal,
+)
 from reactloop.tools.mcp.opening import mcp_tools, open_mcp_tools
 
 if TYPE_CHECKING:
@@ -33,10 +40,13 @@ _LAZY = {name: _CLIENT for name in ("MCPServers", "MCPStartError", "MCPTool")}
 __getattr__ = lazy_names.lazy_getattr(__name__, _LAZY)
 
 __all__ = [
+    "ElicitationAnswer",
+    "ElicitationRequest",
     "MCPServers",
     "MCPStartError",
     "MCPTool",
     "ServerConfig",
+    "ask_on_terminal",
     "load_config",
     "mcp_tools",
     "open_mcp_tools",

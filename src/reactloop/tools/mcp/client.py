@@ -25,6 +25,7 @@ from reactloop.tools.base import Tool, run_deadline
 from reactloop.tools.mcp.background import BackgroundLoop
 from reactloop.tools.mcp.config import ServerConfig, unique_names
 from reactloop.tools.mcp.connection import ServerConnection, ServerFailure
+from reactloop.tools.mcp.elicitation import Elicit
 from reactloop.tools.mcp.listing import Listed
 from reactloop.tools.mcp.results import convert_result
 from reactloop.tools.mcp.schematool import SchemaTool, any_arguments
@@ -64,7 +65,9 @@ class MCPServers:
     """Start with ``with MCPServers(configs) as servers: servers.tools``; or ``start``/``close``.
 
     ``deadline`` returns when the run must end (``time.monotonic()``) or None; every limit is
-    cut to it. By default it reads the run deadline the loop publishes to tools.
+    cut to it. By default it reads the run deadline the loop publishes to tools. ``elicit``
+    answers the servers' questions to the user (``elicitation.py``); without it, the client
+    does not say it can be asked.
     """
 
     def __init__(
@@ -74,8 +77,10 @@ class MCPServers:
         reserved: Iterable[str] = (),
         dialect: str = "openai",
         deadline: Callable[[], float | None] | None = None,
+        elicit: Elicit | None = None,
     ) -> None:
         self.configs = unique_names(servers)
+        self.elicit = elicit
         self.reserved = frozenset(reserved)
         self.dialect = dialect
         self._deadline = deadline or run_deadline
@@ -94,7 +99,9 @@ class MCPServers:
         """Start every server (together), list their tools; ``MCPStartError`` names a failure."""
         logging.getLogger("mcp").addHandler(logging.NullHandler())  # no SDK tracebacks on stderr
         self._loop = BackgroundLoop()
-        self.connections = [ServerConnection(c, self._loop, self._deadline) for c in self.configs]
+        self.connections = [
+            ServerConnection(c, self._loop, self._deadline, self.elicit) for c in self.configs
+        ]
         try:
             for connection in self.connections:
                 connection.begin()

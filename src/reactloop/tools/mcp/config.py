@@ -9,6 +9,7 @@ in ``/sse`` or its entry says ``"type": "sse"``.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
@@ -30,6 +31,8 @@ _TIMEOUT_KEYS = {
 }
 _LAUNCHERS = {"npx", "uvx", "uv", "node", "python", "python3", "pipx", "bunx", "deno", "bun"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "sse")
 
 
@@ -54,12 +57,20 @@ class ServerConfig:
     list_tools_timeout: float = LIST_TOOLS_SECONDS
     call_timeout: float = CALL_SECONDS
     defer: bool | None = None  # ``"defer": true``: its tools wait for ``search_tools``
+    # "auto": probe the 2026-07-28 era, fall back to the handshake (remembered: eras.py);
+    # "legacy": the handshake at once; a modern version ("2026-07-28"): that, no probe
+    protocol: str = "auto"
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise UsageError(f"MCP server {self.name!r} needs either a command or a url")
         if self.sse and self.url is None:
             raise UsageError(f"MCP server {self.name!r}: the SSE transport needs a url")
+        if self.protocol not in ("auto", "legacy") and not _DATE.fullmatch(self.protocol):
+            raise UsageError(
+                f"MCP server {self.name!r}: protocol must be 'auto', 'legacy' or a version such"
+                f" as '2026-07-28', not {self.protocol!r}"
+            )
 
     @property
     def transport(self) -> str:
@@ -176,7 +187,9 @@ def _server(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
         return ServerConfig(
             name=name,
             url=url,
-            headers=_strings(entry.get("headers", {}), f"{where}: headers"),
+            headers=_from_environment(
+                _strings(entry.get("headers", {}), f"{where}: headers"), where
+            ),
             sse=kind == "sse" or (kind is None and is_sse_url(url)),
             startup_timeout=startup,
             list_tools_timeout=listing,
@@ -211,6 +224,19 @@ def _strings(value: Any, where: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise UsageError(f"{where} must be an object of strings")
     return {str(k): v for k, v in value.items()}
+
+
+def _from_environment(headers: dict[str, str], where: str) -> dict[str, str]:
+    """Header values with ``${VAR}`` (or VS Code's ``${env:VAR}``) read from the environment,
+    so that a token stays out of the file: ``"Authorization": "Bearer ${GITHUB_TOKEN}"``."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise UsageError(f"{where}: headers use ${{{name}}}, which is not set")
+        return os.environ[name]
+
+    return {key: _VARIABLE.sub(value, text) for key, text in headers.items()}
 
 
 def _seconds(value: Any, where: str) -> float:

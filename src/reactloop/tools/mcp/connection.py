@@ -16,14 +16,21 @@ from collections.abc import Callable
 from typing import Any
 
 from reactloop.errors import ToolError, describe_exception
+from reactloop.tools.mcp import eras
 from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.elicitation import Elicit
 from reactloop.tools.mcp.listing import Listed, ListingBounds, ListingRefused, prepared
 from reactloop.tools.mcp.session import Session, StartTimeout
 
 RESTARTS = 1
 CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
 MAX_PAGES = 100
+NEEDS_AUTHORIZATION = (
+    "needs authorization: it answered {} (reactloop does not run OAuth; give the server's"
+    ' token as a header: "headers": {{"Authorization": "Bearer ${{TOKEN}}"}} in --mcp-config,'
+    " read from the environment)"
+)
 
 
 class ServerFailure(Exception):
@@ -36,8 +43,10 @@ class ServerConnection:
         config: ServerConfig,
         loop: BackgroundLoop,
         deadline: Callable[[], float | None] = lambda: None,
+        elicit: Elicit | None = None,
     ) -> None:
         self.config = config
+        self.elicit = elicit
         self.name = config.name
         self._loop = loop
         self._deadline = deadline
@@ -60,7 +69,7 @@ class ServerConnection:
     def begin(self) -> None:
         """Start the server in the background (``finish`` waits for it)."""
         limit, self._why = self._limit(self.config.startup_timeout, "start-up")
-        session = Session(self.config)
+        session = Session(self.config, self.elicit, eras.connect_mode(self.config))
         done = self._loop.submit(session.hold(limit))
         self._sessions.append((session, done))
         self._session, self._startup = session, limit
@@ -70,15 +79,26 @@ class ServerConnection:
         assert session is not None
         try:
             self._client = session.ready.result(limit + 1.0)
+            eras.remember(self.config, eras.era_of(self._client.protocol_version))
         except (concurrent.futures.TimeoutError, StartTimeout):
+            self._forget_era(session)
             self._retire(session)
-            raise ServerFailure(self._what(f"did not start within {_s(limit)} s{why}")) from None
+            what = _unauthorized(session) or f"did not start within {_s(limit)} s{why}"
+            raise ServerFailure(self._what(what)) from None
         except KeyboardInterrupt:
             self._retire(session)
             raise
         except Exception as exc:
+            self._forget_era(session)
             self._retire(session)
+            if (refused := _unauthorized(session)) is not None:
+                raise ServerFailure(self._what(refused)) from None
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
+
+    def _forget_era(self, session: Session) -> None:
+        """A start with the remembered handshake failed: the next start probes again."""
+        if session.mode == "legacy":
+            eras.remember(self.config, None)
 
     def list_tools(self, dialect: str = "openai") -> list[Listed]:
         """Every tool the server lists, all pages, their schemas bounded and made ready in
@@ -120,6 +140,8 @@ class ServerConnection:
         session = self._session
         if session is None:
             return None
+        if (refused := _unauthorized(session)) is not None:
+            return refused
         if (refused := session.refused or session.received.refused) is not None:
             return refused
         if (received := session.received.take(None)) is not None:
@@ -149,6 +171,9 @@ class ServerConnection:
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
                 what = f"closed the connection during {tool!r}"
                 raise self._failed(what, session, mark) from None
+            if session is not None and (refused := _unauthorized(session)) is not None:
+                what = refused.replace("authorization:", f"authorization for {tool!r}:", 1)
+                raise ToolError(self._what(what)) from None
             if (received := _received(session, tool)) is not None:
                 what = f"answered {tool!r} with what is not an MCP answer: {received}"
                 raise ToolError(self._what(what)) from None
@@ -229,6 +254,12 @@ async def _call(client: Any, tool: str, arguments: dict[str, Any], limit: float)
 
     with anyio.fail_after(limit):
         return await client.call_tool(tool, arguments)
+
+
+def _unauthorized(session: Session) -> str | None:
+    """ "needs authorization: …" when the server answered 401 or 403 since last asked."""
+    refused, session.received.unauthorized = session.received.unauthorized, None
+    return None if refused is None else NEEDS_AUTHORIZATION.format(refused)
 
 
 def _received(session: Session | None, tool: str) -> str | None:

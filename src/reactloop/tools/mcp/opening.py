@@ -16,6 +16,7 @@ from reactloop.tools.mcp.config import ServerConfig, load_config, stdio_server, 
 
 if TYPE_CHECKING:
     from reactloop.tools.mcp.client import MCPServers
+    from reactloop.tools.mcp.elicitation import Elicit
 
 _CLIENT = "reactloop.tools.mcp.client"
 
@@ -46,15 +47,17 @@ def open_mcp_tools(
     *,
     servers: Iterable[ServerConfig] = (),
     reserved: Iterable[str] = (),
+    elicit: Elicit | None = None,
 ) -> Iterator[list[Tool]]:
     """The tools of these servers while the ``with`` lasts; the servers stop when it ends
-    (an error or Ctrl-C included). ``reserved``: names already taken (built-in tools)."""
+    (an error or Ctrl-C included). ``reserved``: names already taken (built-in tools);
+    ``elicit``: who answers a server's question to the user (``elicitation.py``)."""
     configs = [*server_configs(stdio, urls, config), *servers]
     if not configs:
         yield []
         return
     _require_sdk()
-    with _servers()(configs, reserved=reserved) as started:
+    with _servers()(configs, reserved=reserved, elicit=elicit) as started:
         yield list(started.tools)
 
 

@@ -34,6 +34,7 @@ class Received:
         self._lock = threading.Lock()
         self._by_request: dict[tuple[str, str], str] = {}
         self.refused: str | None = None  # a listing too deep to decode: why
+        self.unauthorized: str | None = None  # a 401 or 403: its status and challenge
 
     async def hook(self, response: Any) -> None:
         """An ``httpx`` response hook: note a call's or a listing's answer that is not JSON.
@@ -42,6 +43,10 @@ class Received:
             await self._note(response)
 
     async def _note(self, response: Any) -> None:
+        if response.status_code in (401, 403):
+            challenge = response.headers.get("www-authenticate")
+            shown = f" (WWW-Authenticate: {' '.join(challenge.split())[:200]})" if challenge else ""
+            self.unauthorized = f"HTTP {response.status_code}{shown}"
         key = _request_key(response.request)
         if key is None:
             return

@@ -20,8 +20,10 @@ import tempfile
 from contextlib import AsyncExitStack
 from typing import IO, Any, TextIO, cast
 
+from reactloop._version import __version__
 from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
+from reactloop.tools.mcp.elicitation import Elicit, sdk_callback
 from reactloop.tools.mcp.reaper import reaper_argv
 from reactloop.tools.mcp.received import Received
 from reactloop.tools.mcp.stdio import NotUTF8, stdio_client
@@ -36,8 +38,12 @@ class StartTimeout(TimeoutError):
 
 
 class Session:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(
+        self, config: ServerConfig, elicit: Elicit | None = None, mode: str = "auto"
+    ) -> None:
         self.config = config
+        self.elicit = elicit
+        self.mode = mode  # the SDK client's: "auto", "legacy" or a modern version
         self.ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.garbage: str | None = None
         self.refused: str | None = None  # why a listing was refused before the SDK read it
@@ -98,8 +104,17 @@ class Session:
 
     async def _connect(self, stack: AsyncExitStack) -> Any:
         from mcp import Client
+        from mcp_types import Implementation
 
-        client = Client(self._transport(stack), message_handler=self._on_message, cache=None)
+        elicit = self.elicit
+        client = Client(
+            self._transport(stack),
+            message_handler=self._on_message,
+            cache=None,
+            mode=self.mode,
+            client_info=Implementation(name="reactloop", version=__version__),
+            elicitation_callback=None if elicit is None else sdk_callback(elicit, self.config.name),
+        )
         return await stack.enter_async_context(client)
 
     def _transport(self, stack: AsyncExitStack) -> Any:
