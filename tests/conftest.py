@@ -54,6 +54,15 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     return folder
 
 
+@pytest.fixture(autouse=True)
+def mcp_eras(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The MCP servers' remembered eras (``tools/mcp/eras.py``) in a file of the test's own, for
+    subprocesses too: no test starts a server the way an earlier one left it remembered."""
+    path = tmp_path_factory.mktemp("eras", numbered=True) / "mcp-eras.json"
+    monkeypatch.setenv("REACTLOOP_MCP_ERAS", str(path))
+    return path
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     added = new_in_checkout_runs()
     if added:

@@ -16,7 +16,7 @@ from test_mcp_modern_http import serve
 from reactloop import Toolbox, ToolCall
 from reactloop.errors import UsageError
 from reactloop.tools.mcp import MCPServers, ServerConfig
-from reactloop.tools.mcp.eras import FILE_NAME, server_key
+from reactloop.tools.mcp.eras import FILE_NAME, eras_file, server_key
 
 HANDSHAKE = HERE / "handshake_server.py"
 
@@ -24,6 +24,7 @@ HANDSHAKE = HERE / "handshake_server.py"
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("REACTLOOP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("REACTLOOP_MCP_ERAS")  # the default place, in the cache folder
     return tmp_path / "cache"
 
 
@@ -84,3 +85,8 @@ def test_a_failed_start_with_the_remembered_handshake_forgets_it(cache: Path) ->
     with pytest.raises(UsageError):
         MCPServers([config]).start()
     assert json.loads((cache / FILE_NAME).read_text()) == {"other": "modern"}
+
+
+def test_reactloop_mcp_eras_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REACTLOOP_MCP_ERAS", str(tmp_path / "mine.json"))
+    assert eras_file() == tmp_path / "mine.json"

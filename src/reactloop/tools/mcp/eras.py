@@ -3,12 +3,13 @@
 The SDK's client first probes a server with the 2026-07-28 era's ``server/discover`` and falls
 back to the older ``initialize`` handshake when the server does not know it; a server that
 leaves the probe unanswered costs its whole timeout at every start. So the era each
-configured server spoke is kept (``mcp-eras.json`` in ``$REACTLOOP_CACHE_DIR``, else
-``~/.cache/reactloop``; each server under a hash of its transport, command line or URL, and
-folder: nothing the file holds names a server, a path or a token), and a server that spoke the
-handshake era is started with the handshake at once. A start that fails that way forgets it:
-the next start probes again (a server that was upgraded). ``ServerConfig.protocol`` other than
-``"auto"`` is the user's choice, and nothing is remembered for it.
+configured server spoke is kept (``$REACTLOOP_MCP_ERAS``, else ``mcp-eras.json`` in
+``$REACTLOOP_CACHE_DIR``, else ``~/.cache/reactloop``; each server under a hash of its
+transport, command line or URL, and folder: nothing the file holds names a server, a path or
+a token), and a server that spoke the handshake era is started with the handshake at once. A
+start that fails that way forgets it: the next start probes again (a server that was
+upgraded). ``ServerConfig.protocol`` other than ``"auto"`` is the user's choice, and nothing
+is remembered for it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ FILE_NAME = "mcp-eras.json"
 
 
 def eras_file() -> Path:
-    return cache_dir() / FILE_NAME
+    configured = os.environ.get("REACTLOOP_MCP_ERAS")
+    return Path(configured).expanduser() if configured else cache_dir() / FILE_NAME
 
 
 def server_key(config: ServerConfig) -> str:
