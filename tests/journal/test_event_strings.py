@@ -50,9 +50,6 @@ ALLOWED = {
     "replay/rebuild.py": 2,
     "replay/rerun.py": 1,
     "replay/start.py": 3,  # not an event's: a workspace record's kind
-    "resume/decisions.py": 1,  # the approval policy event, merged beside the typed reader
-    "resume/one_run.py": 6,
-    "resume/run_state.py": 29,  # two more from the same merge: policy approvals, tool search
     "usage/children.py": 3,  # the sub-agents' events, merged beside the typed reader
     "usage/compaction_cost.py": 5,
     "usage/prefix.py": 5,

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from reactloop.cli.approval_policy import user
+from reactloop.cli.decisions import record_decisions
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
-from reactloop.resume.decisions import record_decisions
 
 
 @click.command()

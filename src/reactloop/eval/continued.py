@@ -32,7 +32,7 @@ from reactloop import Agent, Journal, Limits, RunResult, StopReason, Tool
 from reactloop.errors import UsageError
 from reactloop.eval.toolset import make_workspace, needs_workspace
 from reactloop.journal.events import Observer
-from reactloop.resume.one_run import as_one_run
+from reactloop.journal.one_run import as_one_run
 from reactloop.resume.resume_run import mismatch, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
