@@ -221,7 +221,7 @@ class RunLoop:
                 raw=turn.raw_message,
             )
         )
-        if clears_format_errors(turn):
+        if self.flags.format_errors and clears_format_errors(turn):
             self.flags.format_errors = 0
         if self.observed:
             self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
