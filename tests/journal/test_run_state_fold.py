@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, ToolCall, Usage, tool
 from reactloop.journal.events import Event
-from reactloop.journal.fold import advance
+from reactloop.journal.fold import LiveState, advance
 from reactloop.journal.reader import read_events
 from reactloop.journal.run_state import RunState
 from reactloop.loop.run_loop import RunLoop
@@ -132,26 +132,25 @@ def test_the_fold_of_any_cut_is_the_live_loops_state_there(
 ) -> None:
     turns = [_turn(shape, tokens) for shape in shapes] + [ModelTurn(text="done")]
     live: list[dict[str, Any]] = []
-    runs: list[RunLoop] = []
+    folding = LiveState()
 
     def sink(event: Event) -> None:
         loop = current_run()
         assert isinstance(loop, RunLoop)
         live.append(_live(loop))
-        runs.append(loop)
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "run.jsonl"
         with Journal(path) as journal:
             agent = Agent(ScriptedModel(turns), [peek, bump], limits=limits, journal=journal)
-            agent.run("go", observers=[sink])
+            agent.run("go", observers=[sink, folding])
         events = read_events(path)
     assert len(events) == len(live)
     state = RunState()
     for index, event in enumerate(events):
         advance(state, event)
         assert _folded(state) == live[index], f"after event {index} ({event.type})"
-    # the live loop's own fold of the events it emitted is the journal's
-    own = runs[-1].state
+    # the run's events folded as they came are the journal's, folded
+    own = folding.state
     assert _folded(own) == _folded(state)
     assert (own.calls, own.decisions, own.not_run) == (state.calls, state.decisions, state.not_run)

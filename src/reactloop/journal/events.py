@@ -71,12 +71,9 @@ class Emitter:
         self.warnings: list[str] = []
         self.warned_kinds: set[str] = set()  # of ``warn_once``
         self.journal_error: str | None = None
-        self.unfolded: list[Event] = []  # the events the run's state has not folded yet
 
     def emit(self, event_type: str, /, **data: Any) -> None:
         event = Event(event_type, self.step, data)
-        if self.observed:  # folded when the run's state is read (``RunLoop.state``)
-            self.unfolded.append(event)
         if self.journal is not None:
             try:
                 self.journal(event)

@@ -1,5 +1,5 @@
 """``RunState``: a run's state as its events leave it (``fold.py`` moves it on by an event;
-the live loop's events fold into it, ``RunLoop.state``, and a resume folds a journal's,
+a live run's events fold into it through ``fold.LiveState``, and a resume folds a journal's,
 ``resume/run_state.py``; each part of a resumed loop takes its own from it).
 
 What it holds: the history as the model saw it (the ``request`` events' ``messages_new`` laid

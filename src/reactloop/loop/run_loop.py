@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from reactloop.history import History
 from reactloop.journal.events import Emitter, micros
-from reactloop.journal.fold import clears_format_errors, fold_emitted
+from reactloop.journal.fold import clears_format_errors
 from reactloop.journal.run_state import RunState
 from reactloop.limits import StopReason
 from reactloop.loop.model_call import ModelFailure, ask
@@ -75,16 +75,9 @@ class RunLoop:
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
         self.done = False  # its ``stop`` is written: a child given up on writes no more here
-        self.run_state = RunState()  # what ``state`` folds the run's events into
-
-    @property
-    def state(self) -> RunState:
-        """The run's state: its events so far, folded (``journal/run_state.py``)."""
-        return fold_emitted(self.events.unfolded, self.run_state)
 
     def restore(self, state: RunState) -> None:
         """Go on from ``state`` (a resumed run's): each part takes what is its own from it."""
-        self.run_state = state
         self.step = self.events.step = state.step
         self.sent = state.sent
         self.budget.restore(state)
