@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from reactloop.journal.event_value import JournalEvent
-from reactloop.journal.events import Event
+from reactloop.journal.events import TRUNCATED_NOTICE, Event
 from reactloop.journal.legacy import not_run_of
 from reactloop.journal.reader import event_from_dict
 from reactloop.journal.run_state import OpenCall, RunState
@@ -29,7 +29,7 @@ from reactloop.journal.schema import (
     TurnEvent,
     WarningEvent,
 )
-from reactloop.journal.warning_kinds import TRUNCATED_NOTICE, WarningKind
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.messages import Message, ModelTurn, NotRun
 
 CHECKLIST = "checklist"  # a ``check`` event's kind: the checklist shown to the model

@@ -30,10 +30,3 @@ class WarningKind(enum.StrEnum):
     SILENT_TRUNCATION = "silent_truncation"  # a server that cut the prompt unsaid
     REFUSAL = "refusal"  # an adapter's notice: why the model refused
     CACHE_TOO_SHORT = "cache_too_short"  # an adapter's notice: prompt caching cached nothing
-
-
-# What the model is told after a ``truncated`` warning, whose message says less: the fold of
-# a journal (``run_state.py``) places it where the loop did (``loop/notices.py`` says it).
-TRUNCATED_NOTICE = (
-    "Your reply was cut off at the output limit and nothing in it was run. Reply again, shorter."
-)

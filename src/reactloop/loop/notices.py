@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reactloop.journal.warning_kinds import TRUNCATED_NOTICE
+from reactloop.journal.events import TRUNCATED_NOTICE
 
 DEFAULT_INSTRUCTIONS = (
     "Solve the task. Use the tools when they help; each result comes back as JSON with "
