@@ -20,7 +20,7 @@ from pathlib import Path
 
 from reactloop.messages import ToolCall
 from reactloop.sandbox.paths import Workspace, openat2_available
-from reactloop.tools.files import file_tools
+from reactloop.tools.families.files import file_tools
 from reactloop.tools.toolbox import Toolbox
 
 

@@ -24,8 +24,8 @@ from typing import Any
 from reactloop.agent import Agent
 from reactloop.limits import Limits
 from reactloop.models import ModelSettings, resolve_model
-from reactloop.tools.calculator import tools as calculator_tools
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import tools as calculator_tools
+from reactloop.tools.families.lookup import lookup_tool
 from reactloop.usage import StepQuality
 
 NOTES = {"tea_price": "35", "guest_count": "12"}

@@ -25,8 +25,8 @@ from reactloop.agent import Agent
 from reactloop.limits import Limits
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.local.examples import chosen_examples, example_strings, parroted
-from reactloop.tools.calculator import tools as calculator_tools
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import tools as calculator_tools
+from reactloop.tools.families.lookup import lookup_tool
 
 TASKS = Path(__file__).with_name("newcomer_tasks.json")
 KINDS = ("arithmetic", "lookup", "no_tool", "tool_result")

@@ -44,8 +44,8 @@ from reactloop import (
 )
 from reactloop.loop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.models.react import ReactTextModel
-from reactloop.tools.calculator import calculator_tool
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import calculator_tool
+from reactloop.tools.families.lookup import lookup_tool
 
 # CPU time of this process: on a shared, loaded machine it is far steadier than wall time,
 # and the loop does no I/O but the journal's writes (which it does count, as system time).

@@ -25,7 +25,7 @@ from reactloop.messages import Message, ModelTurn, ToolSpec
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import Model, ModelRequest
 from reactloop.models.react import ReactTextModel
-from reactloop.tools.calculator import tools as calculator_tools
+from reactloop.tools.families.calculator import tools as calculator_tools
 from reactloop.tools.toolbox import Toolbox
 
 TASK = (

@@ -91,8 +91,8 @@ started = time.process_time()
 import reactloop.tools.plain as plain
 if sys.argv[1] == "pydantic":
     plain._plain_params = lambda fn: None  # every built-in tool through make_tool
-from reactloop.tools.calculator import calculator_tool
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import calculator_tool
+from reactloop.tools.families.lookup import lookup_tool
 calc, look = calculator_tool(), lookup_tool({"a": "1"})
 specs = [calc.spec, look.spec]
 calc.validate({"expression": "1+1"}), look.validate({"key": "a"})

@@ -47,7 +47,7 @@ def measure(name: str, root: Path, repeat: int, scratch: Path) -> None:
     recorded = median_ms(lambda: record_workspace(root), repeat)
     size = len(json.dumps(record)) / 1024
     line = f"{name:<24} {record['kind']:<9} record {recorded:8.1f} ms  {size:8.0f} KiB in run_start"
-    start = StartRecord.of({"workspace": record})
+    start = StartRecord.of(record)
     assert start is not None
     if start.kind == "snapshot":
 

@@ -14,8 +14,8 @@ import pytest
 
 from helpers import CHECKOUT_RUNS, new_in_checkout_runs
 from reactloop import Agent, Limits, ScriptedModel, Tool
-from reactloop.tools.calculator import calculator_tool
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import calculator_tool
+from reactloop.tools.families.lookup import lookup_tool
 
 SEED_NOTES = {"цена_чая": "35", "число_гостей": "12"}
 

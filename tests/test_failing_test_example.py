@@ -104,7 +104,7 @@ def test_without_pytest_the_scripted_answer_does_not_pass_verify(
 
 
 def test_agent_in_weak_mode_makes_the_test_pass(project: Path) -> None:
-    context = ToolContext(workspace=project, extra={"sandbox_mode": "weak"})
+    context = ToolContext(workspace=project, sandbox_mode="weak")
     tools = build_tools(("files", "bash"), context)
     result = Agent(ScriptedModel.from_file(SCRIPT), tools).run("Make the failing test pass")
     assert result.stop_reason == "final_answer", result.error

@@ -45,6 +45,8 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.run_agent", "reactloop.usage"): "reactloop run --prices",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",
     ("reactloop.cli.checks_record", "reactloop.loop.command_check"): "a resumed run's --verify",
+    ("reactloop.cli.record_place", "reactloop.sandbox.command"): "bash's sandbox, probed for bash",
+    ("reactloop.cli.trace", "reactloop.cli.resume_trust"): "replay's checks, not view's or cost's",
     ("reactloop.cli.checks_record", "reactloop.output.json_schema"): "a resumed --output-schema",
     ("reactloop.cli.checks_record", "reactloop.usage.prices"): "a resumed run's --prices",
 }

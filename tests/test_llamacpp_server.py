@@ -24,7 +24,7 @@ import pytest
 from local_servers import llama_server
 from reactloop import Agent, Event, Limits, RunResult, StopReason
 from reactloop.models.openai import OpenAIChatModel
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from typing import Any
 from fake_apis import serve  # beside this file: python puts the script's folder on sys.path
 
 from reactloop import Agent, FunctionModel, Limits, ModelRequest, RunResult, resolve_model
-from reactloop.tools.web import web_tools
+from reactloop.tools.families.web import web_tools
 
 QUESTION = (
     "I bet my friend 100 EUR that it would rain in Athens today. If I won, how many USD is that?"

@@ -8,7 +8,8 @@ from typing import Any
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal
 from reactloop.eval.health import HealthTally, journal_stats
-from reactloop.tools.calculator import calculator_tool
+from reactloop.journal.reader import read_events
+from reactloop.tools.families.calculator import calculator_tool
 
 SUM = {"name": "calculator", "arguments": {"expression": "2 + 2"}}
 TURNS: list[Any] = [
@@ -44,6 +45,7 @@ def test_the_tally_of_the_events_is_the_journal_read_back(tmp_path: Path) -> Non
     assert not any(w.startswith("observer_failed") for w in result.warnings)
     live, read = tally.stats(), journal_stats(read_journal(trace))
     assert without_seconds(live) == without_seconds(read)
+    assert journal_stats(read_events(trace)) == read  # its typed events: the same figures
     health = live["health"]
     assert health["parallel_turns"] == health["unknown_tools"] == 1
     assert health["invalid_arguments"] == health["format_errors"] == 1

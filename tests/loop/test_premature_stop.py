@@ -99,7 +99,7 @@ def test_the_checklist_is_shown_once_before_the_first_answer_is_accepted() -> No
         "done, both items checked",
     ]
     model = ScriptedModel(script)
-    from reactloop.tools.calculator import calculator_tool
+    from reactloop.tools.families.calculator import calculator_tool
 
     result = Agent(model, [calculator_tool()], checklist=items).run("fix calc")
     assert result.stop_reason is StopReason.FINAL_ANSWER

@@ -352,7 +352,9 @@ def test_replay_in_a_given_workspace_edits_that_one(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     (fresh / "calc.py").write_text("a = 1\n", encoding="utf-8")
-    result = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(fresh)])
+    result = CliRunner().invoke(
+        replay_command, [str(trace), "--workspace", str(fresh), "--tools", "files"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("identical")  # the plan goes first, to stderr
     assert "runs 1 call(s) with side effects again:" in result.stderr
@@ -369,7 +371,7 @@ def test_a_replay_refuses_when_the_recorded_workspace_is_gone(tmp_path: Path) ->
     workspace.rmdir()
     with pytest.raises(UsageError, match=r"is gone.*--workspace DIR"):
         replay(trace)
-    gone = CliRunner().invoke(replay_command, [str(trace)])
+    gone = CliRunner().invoke(replay_command, [str(trace), "--tools", "files"])
     assert gone.exit_code == 2 and "is gone" in gone.stderr
 
 
@@ -457,6 +459,10 @@ def test_a_conversation_journal_replays_its_first_run_and_says_so(tmp_path: Path
     assert report.identical, report.describe()
     assert report.result is not None and report.result.answer == "5"
     assert any("holds 2 runs" in note for note in report.notes)
+    # a damaged line in the second run is not read: the first run replays as it did
+    with trace.open("a", encoding="utf-8") as file:
+        file.write('{"type": "turn", "step": 9, "turn": "not an object"}\n')
+    assert replay(trace).identical
 
 
 def test_a_run_whose_tools_use_no_workspace_says_so_and_checks_nothing(tmp_path: Path) -> None:

@@ -47,17 +47,19 @@ def test_the_recorded_coding_example_replays_identical(tmp_path: Path) -> None:
     ]
     assert [re.search(r"passed in \d+\.\d+s", o) is not None for o in outputs] == [True, True]
 
-    replayed = reactloop("replay", str(trace), "--json")
+    replayed = reactloop("replay", str(trace), "--tools", "files,bash", "--json")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     report = json.loads(replayed.stdout)
     assert report["identical"] is True and report["compared"] == 5
     assert report["plan"]["workspace_is"] == "snapshot"
     assert "restored from the journal's snapshot" in replayed.stderr
-    plain = reactloop("replay", str(trace))
+    plain = reactloop("replay", str(trace), "--tools", "files,bash")
     assert plain.returncode == 0 and plain.stdout.startswith("identical (5 tool results compared)")
 
     # The workspace as the run left it (calc.py fixed) is not where the run started.
-    refused = reactloop("replay", str(trace), "--workspace", str(workspace))
+    refused = reactloop(
+        "replay", str(trace), "--tools", "files,bash", "--workspace", str(workspace)
+    )
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith(f"reactloop: error: the given workspace {workspace}")

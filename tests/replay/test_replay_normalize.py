@@ -246,11 +246,13 @@ def test_the_cli_takes_patterns_to_normalise_and_refuses_one_that_is_no_regex(
         tools = build_tools(("bash",), ToolContext(workspace=workspace))
         Agent(ScriptedModel(turns), tools, journal=journal, config=config).run("a token")
     runner = CliRunner()
-    differs = runner.invoke(replay_command, [str(trace)])
+    differs = runner.invoke(replay_command, [str(trace), "--tools", "bash"])
     assert differs.exit_code == 1 and "token=" in differs.stdout  # a new random token
-    same = runner.invoke(replay_command, [str(trace), "--normalize", "token=[0-9a-f]+"])
+    same = runner.invoke(
+        replay_command, [str(trace), "--tools", "bash", "--normalize", "token=[0-9a-f]+"]
+    )
     assert same.exit_code == 0 and same.stdout.startswith("identical"), same.output
-    bad = runner.invoke(replay_command, [str(trace), "--normalize", "token=("])
+    bad = runner.invoke(replay_command, [str(trace), "--tools", "bash", "--normalize", "token=("])
     assert bad.exit_code == 2
     assert bad.stderr.strip() == (
         "reactloop: error: --normalize 'token=(' is not a regular expression: "

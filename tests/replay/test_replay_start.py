@@ -103,7 +103,7 @@ def test_the_replay_restores_the_snapshot_with_links_modes_and_empty_folders(
     report = replay(trace, announce=plans.append)
     assert report.identical, report.describe()
     assert plans[0].site.how == "snapshot" and report.compared == 4
-    record = StartRecord.of(run_start(trace))
+    record = StartRecord.of(run_start(trace)["workspace"])
     assert record is not None
     assert differences(record, workspace) == ["notes.txt was not there"]
     restored = tmp_path / "restored"
@@ -131,12 +131,13 @@ def test_a_given_workspace_that_differs_from_the_start_is_refused_in_one_line(
     (workspace / "data.txt").write_text("changed\n", encoding="utf-8")
     (workspace / "__pycache__").mkdir()  # caches and .git are not compared
     (workspace / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    refused = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(workspace)])
+    given = [str(trace), "--workspace", str(workspace), "--tools", "files"]
+    refused = CliRunner().invoke(replay_command, given)
     assert refused.exit_code == 2
     (line,) = refused.stderr.strip().splitlines()
     assert "differs from the workspace the recorded run started in (data.txt changed)" in line
     (workspace / "data.txt").write_text("one\ntwo\n", encoding="utf-8")
-    same = CliRunner().invoke(replay_command, [str(trace), "--workspace", str(workspace)])
+    same = CliRunner().invoke(replay_command, given)
     assert same.exit_code == 0, same.output
 
 
@@ -236,7 +237,7 @@ def test_version_control_and_caches_are_in_a_snapshot_but_never_compared(
     (workspace / "__pycache__").mkdir()
     (workspace / "__pycache__" / "calc.pyc").write_bytes(b"\x00pyc")
     (workspace / "calc.py").write_text("a = 1\n", encoding="utf-8")
-    snapshot = StartRecord.of({"workspace": recording.record_workspace(workspace)})
+    snapshot = StartRecord.of(recording.record_workspace(workspace))
     assert snapshot is not None and snapshot.kind == "snapshot"
     assert ".git/HEAD" in snapshot.entries  # restored with the rest: git commands replay
     restored = tmp_path / "restored"
@@ -248,7 +249,7 @@ def test_version_control_and_caches_are_in_a_snapshot_but_never_compared(
     (clone / "calc.py").write_text("a = 1\n", encoding="utf-8")
     assert differences(snapshot, clone) == []
     monkeypatch.setattr(recording, "SNAPSHOT_MAX_BYTES", 1)
-    digests = StartRecord.of({"workspace": recording.record_workspace(workspace)})
+    digests = StartRecord.of(recording.record_workspace(workspace))
     assert digests is not None and digests.kind == "digests"
     assert list(digests.entries) == ["calc.py"]  # neither read nor counted
     assert differences(digests, clone) == []

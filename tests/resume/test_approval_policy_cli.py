@@ -34,8 +34,13 @@ def deferred_run(tmp_path: Path, turns: list[Any]) -> tuple[Path, Path]:
     return trace, workspace
 
 
+def again(trace: Path) -> tuple[str, ...]:
+    """The run's tools and workspace, given again (resume never takes them from a journal)."""
+    return ("--tools", "files", "--workspace", str(trace.parent / "ws"))
+
+
 def resume(trace: Path, *options: str) -> tuple[int, dict[str, Any], str]:
-    code, out, err = invoke("resume", str(trace), "--json", *options)
+    code, out, err = invoke("resume", str(trace), "--json", *again(trace), *options)
     return code, json.loads(out) if out.strip() else {}, err
 
 
@@ -97,11 +102,13 @@ def test_approve_pending_keeps_asking_in_the_recorded_way(tmp_path: Path) -> Non
     turns = [{"tool_calls": [write("a.txt", "A", "w_a")]}, {"content": "done"}]
     trace, workspace = deferred_run(tmp_path, turns)
     before = trace.read_bytes()
-    code, _, err = invoke("resume", str(trace), "--approve-pending")
+    code, _, err = invoke("resume", str(trace), *again(trace), "--approve-pending")
     assert code == 2 and "give --approve or --defer-approval again" in err, err
-    code, _, err = invoke("resume", str(trace), "--allow", "tool:write_file")
+    code, _, err = invoke("resume", str(trace), *again(trace), "--allow", "tool:write_file")
     assert code == 2 and "--allow needs --approve or --defer-approval" in err, err
-    code, _, err = invoke("resume", str(trace), "--defer-approval", "--allow", "re:(")
+    code, _, err = invoke(
+        "resume", str(trace), *again(trace), "--defer-approval", "--allow", "re:("
+    )
     assert code == 2 and "not a valid regex" in err, err
     assert trace.read_bytes() == before and not (workspace / "a.txt").exists()
 
@@ -154,7 +161,7 @@ def test_a_refused_resume_writes_no_decision(tmp_path: Path) -> None:
     other.write_text(json.dumps(turns), encoding="utf-8")
     before = trace.read_bytes()
     code, _, err = invoke(
-        "resume", str(trace), "--model", f"scripted:{other}", "--approve-pending",
+        "resume", str(trace), *again(trace), "--model", f"scripted:{other}", "--approve-pending",
         "--defer-approval", "--allow", "tool:write_file",
     )  # fmt: skip
     assert code == 2 and "recorded with model" in err and "approved:" not in err, err

@@ -101,7 +101,7 @@ def test_a_run_ctrl_c_ed_while_a_tool_ran_resumes_to_one_stop(tmp_path: Path) ->
     assert "interrupted while it ran" in results["c_one"]["error"]
     assert results["c_two"]["error"] == "not executed: cancelled"
 
-    resumed = reactloop("resume", str(trace), "--json", cwd=tmp_path)
+    resumed = reactloop("resume", str(trace), *common, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "counted"
     assert count.read_text() == "one\ntwo\nthree\n"  # each once: c_one was not run again
@@ -170,6 +170,7 @@ def test_a_run_ctrl_c_ed_during_a_model_call_makes_that_call_again(tmp_path: Pat
         assert [e["type"] for e in events].count("request") == 2
 
         given = ["--base-url", held.server.base_url, "--json"]
+        given += ["--tools", "bash", "--workspace", str(workspace)]
         resumed = reactloop("resume", str(trace), *given, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "counted"

@@ -79,7 +79,8 @@ def test_a_resumed_answer_is_refused_by_the_runs_verify_command(tmp_path: Path) 
     assert first.returncode == 1, first.stderr
     assert read_journal(trace)[0]["config"]["checks"]["verify"] == "test -f done.txt"
 
-    resumed = reactloop("resume", str(trace), "--max-steps", "6", "--json", cwd=tmp_path)
+    given = ["--tools", "files", "--workspace", "ws", "--verify", "test -f done.txt"]
+    resumed = reactloop("resume", str(trace), *given, "--max-steps", "6", "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "finished"
     checks = [(e["kind"], e["passed"]) for e in read_journal(trace) if e["type"] == "check"]

@@ -32,6 +32,7 @@ def write(path: str, content: str, call_id: str) -> dict[str, Any]:
 
 def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
+    again = ["--tools", "files", "--workspace", str(workspace)]  # never from the journal
     workspace.mkdir()
     script = tmp_path / "script.json"
     turns = [
@@ -71,7 +72,7 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     ]
     assert decisions[0]["who"] == "alice" and decisions[0]["at"]
 
-    resumed = reactloop("resume", str(trace), "--defer-approval", "--json", cwd=tmp_path)
+    resumed = reactloop("resume", str(trace), "--defer-approval", *again, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["answer"] == "wrote what I was allowed to"
     assert (workspace / "a.txt").read_text() == "A" and not (workspace / "b.txt").exists()
@@ -82,7 +83,7 @@ def test_deferred_approval_across_processes(tmp_path: Path) -> None:
     assert events[-1]["type"] == "stop" and events[-1]["stop_reason"] == "final_answer"
 
     (workspace / "a.txt").write_text("changed after the run")
-    again = reactloop("resume", str(trace), "--defer-approval", cwd=tmp_path)
+    again = reactloop("resume", str(trace), "--defer-approval", *again, cwd=tmp_path)
     assert again.returncode == 2 and "finished" in again.stderr
     assert (workspace / "a.txt").read_text() == "changed after the run"  # nothing ran again
     assert read_journal(trace) == events
@@ -114,6 +115,7 @@ def test_a_cli_run_stopped_by_its_step_limit_resumes_with_a_raised_one(tmp_path:
 
 def test_resume_keeps_the_recorded_way_of_approving(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
+    again = ["--tools", "files", "--workspace", str(workspace)]  # never from the journal
     workspace.mkdir()
     script = tmp_path / "script.json"
     turns = [
@@ -129,13 +131,13 @@ def test_resume_keeps_the_recorded_way_of_approving(tmp_path: Path) -> None:
     )  # fmt: skip
     assert first.returncode == 1 and "pending: w_a write_file" in first.stderr, first.stderr
     assert reactloop("approve", str(trace), cwd=tmp_path).returncode == 0  # every pending call
-    second = reactloop("resume", str(trace), "--defer-approval", "--json", cwd=tmp_path)
+    second = reactloop("resume", str(trace), "--defer-approval", *again, "--json", cwd=tmp_path)
     payload = json.loads(second.stdout)
     assert payload["stop_reason"] == "awaiting_approval", second.stderr  # w_b waits in its turn
     assert [c["call_id"] for c in payload["pending"]] == ["w_b"]
     assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
     assert reactloop("approve", str(trace), "w_b", cwd=tmp_path).returncode == 0
-    third = reactloop("resume", str(trace), "--defer-approval", cwd=tmp_path)
+    third = reactloop("resume", str(trace), "--defer-approval", *again, cwd=tmp_path)
     assert third.returncode == 0 and third.stdout.strip() == "both written", third.stderr
     assert (workspace / "b.txt").read_text() == "B"
 
@@ -170,6 +172,10 @@ def test_a_cli_resume_sends_the_request_the_uninterrupted_run_sends(tmp_path: Pa
                     "resume",
                     "run.jsonl",
                     "--defer-approval",
+                    "--tools",
+                    "files",
+                    "--workspace",
+                    "ws",
                     "--base-url",
                     server.base_url,
                     cwd=folder,
@@ -185,6 +191,7 @@ def test_a_cli_resume_sends_the_request_the_uninterrupted_run_sends(tmp_path: Pa
 
 def test_a_resume_whose_workspace_is_gone_says_so_and_force_cannot_help(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
+    again = ["--tools", "files", "--workspace", str(workspace)]  # never from the journal
     workspace.mkdir()
     script = tmp_path / "script.json"
     turns = [{"tool_calls": [write("a.txt", "A", "w_a")]}, {"content": "wrote"}]
@@ -199,7 +206,7 @@ def test_a_resume_whose_workspace_is_gone_says_so_and_force_cannot_help(tmp_path
     workspace.rmdir()
     before = trace.read_bytes()
     for force in ([], ["--force"]):
-        resumed = reactloop("resume", str(trace), "--max-steps", "3", *force, cwd=tmp_path)
+        resumed = reactloop("resume", str(trace), *again, "--max-steps", "3", *force, cwd=tmp_path)
         assert resumed.returncode == 2
         (line,) = resumed.stderr.splitlines()
         assert f"cannot resume {trace}: the workspace {workspace} is gone" in line

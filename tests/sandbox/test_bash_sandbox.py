@@ -33,7 +33,7 @@ from reactloop.sandbox.command_output import OutputCapture, fit_json
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
 from reactloop.sandbox.weak import pid_namespace_problem, weak_problem
 from reactloop.tools.base import ToolContext
-from reactloop.tools.bash import tools
+from reactloop.tools.families.bash import tools
 from reactloop.tools.toolbox import Toolbox
 
 MODES = [
@@ -413,7 +413,7 @@ def test_bash_tool_needs_a_workspace(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not a folder"):
         tools(ToolContext(workspace=tmp_path / "missing"))
     with pytest.raises(UsageError, match="sandbox mode"):
-        tools(ToolContext(workspace=tmp_path, extra={"sandbox_mode": "none"}))
+        tools(ToolContext(workspace=tmp_path, sandbox_mode="none"))
 
 
 def test_read_only_context_keeps_the_workspace_unchanged(workspace: Path) -> None:

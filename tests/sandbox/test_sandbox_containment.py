@@ -24,7 +24,7 @@ from reactloop.sandbox.cgroup import PidsCgroup
 from reactloop.sandbox.command import CommandResult, Mode, run_command
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
 from reactloop.tools.base import ToolContext, run_deadline_scope
-from reactloop.tools.bash import tools
+from reactloop.tools.families.bash import tools
 from reactloop.tools.toolbox import Toolbox
 
 NO_BWRAP = pytest.mark.skipif(bwrap_problem() is not None, reason=str(bwrap_problem()))
@@ -241,7 +241,7 @@ def test_weak_mode_that_cannot_contain_processes_is_refused(
     monkeypatch.setattr(command, "bwrap_problem", lambda: "bwrap is not installed")
     with pytest.raises(ToolError, match="install bubblewrap"):
         command.sandbox_mode("auto", use_landlock=False)
-    box = Toolbox(tools(ToolContext(workspace=tmp_path, extra={"sandbox_mode": "weak"})))
+    box = Toolbox(tools(ToolContext(workspace=tmp_path, sandbox_mode="weak")))
     if landlock.abi_version() >= 6:
         return  # weak+landlock still contains processes: scoped signals
     result = box.execute(ToolCall(id="c", name="bash", arguments='{"command": "true"}'))

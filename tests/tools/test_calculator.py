@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import ToolError
-from reactloop.tools.calculator import calculate
+from reactloop.tools.families.calculator import calculate
 
 
 @pytest.mark.parametrize(

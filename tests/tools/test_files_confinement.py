@@ -22,7 +22,7 @@ from helpers import executed
 from reactloop.errors import ToolError, UsageError
 from reactloop.messages import ToolResult
 from reactloop.sandbox.paths import Workspace
-from reactloop.tools.files import file_tools
+from reactloop.tools.families.files import file_tools
 from reactloop.tools.toolbox import Toolbox
 
 SECRET = "SECRET outside the workspace"

@@ -13,9 +13,9 @@ from helpers import executed
 from reactloop.errors import UsageError
 from reactloop.messages import ToolResult
 from reactloop.sandbox.paths import Workspace
-from reactloop.tools import file_search, files
 from reactloop.tools.base import ToolContext
-from reactloop.tools.files import file_tools
+from reactloop.tools.families import file_search, files
+from reactloop.tools.families.files import file_tools
 from reactloop.tools.registry import build_tools, parse_families
 from reactloop.tools.toolbox import Toolbox
 
@@ -204,10 +204,11 @@ def test_search_caps_matches(box: Toolbox, ws: Path) -> None:
 def test_search_stops_a_catastrophic_pattern(
     box: Toolbox, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(file_search, "SEARCH_SECONDS", 0.2)
+    # 2 s: the worker process starts within it even on a loaded machine; the pattern never ends
+    monkeypatch.setattr(file_search, "SEARCH_SECONDS", 2.0)
     (ws / "evil.txt").write_text("a" * 5000 + "!\n")
     text = output(executed(box, "search", pattern=r"(a|aa)+$x"))
-    assert "stopped in evil.txt: the search took over 0.2 s" in text
+    assert "stopped in evil.txt: the search took over 2 s" in text
 
 
 # --- write_file -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from reactloop import Agent, Limits, ScriptedModel
 from reactloop.tools.base import ToolContext
-from reactloop.tools.bash import tools as bash_tools
+from reactloop.tools.families.bash import tools as bash_tools
 
 
 def test_a_bash_command_ends_at_the_runs_time_limit(tmp_path: Path) -> None:

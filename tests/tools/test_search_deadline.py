@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from reactloop.errors import ToolError
 from reactloop.messages import ToolCall
 from reactloop.sandbox.paths import Workspace
-from reactloop.tools import file_search
 from reactloop.tools.base import run_deadline_scope
-from reactloop.tools.files import file_tools
-from reactloop.tools.regex_process import RegexProcess
-from reactloop.tools.regex_worker import compile_pattern, matching_lines
+from reactloop.tools.families import file_search
+from reactloop.tools.families.files import file_tools
+from reactloop.tools.families.regex_process import RegexProcess
+from reactloop.tools.families.regex_worker import compile_pattern, matching_lines
 from reactloop.tools.toolbox import Toolbox
 
 EVIL = r"(a|aa)+$"
@@ -111,7 +111,7 @@ def test_matching_lines_numbers_each_matching_line_once(lines: list[str], limit:
 def test_the_worker_dies_with_the_harness() -> None:
     script = (
         "import os, signal, time\n"
-        "from reactloop.tools.regex_process import RegexProcess\n"
+        "from reactloop.tools.families.regex_process import RegexProcess\n"
         f"m = RegexProcess({EVIL!r}, time.monotonic() + 600)\n"
         "print(m._process.pid, flush=True)\n"
         f"m._send(len(b'50\\n{EVIL_TEXT}').to_bytes(4, 'big') + b'50\\n{EVIL_TEXT}')\n"

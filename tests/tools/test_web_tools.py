@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from reactloop import Agent, Journal, ScriptedModel, Toolbox, ToolCall, read_journal
 from reactloop.errors import ToolError
 from reactloop.eval.bet_tools import bet_tools
-from reactloop.tools import web
 from reactloop.tools.base import ToolContext
+from reactloop.tools.families import web
 from reactloop.tools.registry import build_tools
 
 PLACES = {"athens": (37.98, 23.72), "oslo": (59.91, 10.75)}

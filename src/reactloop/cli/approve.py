@@ -10,8 +10,10 @@ import click
 
 from reactloop.cli.approval_policy import user
 from reactloop.cli.decisions import record_decisions
+from reactloop.cli.resume_trust import check_reach
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
+from reactloop.resume.resume_run import prepare_resume
 
 
 @click.command()
@@ -19,17 +21,24 @@ from reactloop.errors import UsageError
 @click.argument("call_ids", nargs=-1)
 @click.option("--deny", metavar="REASON", help="Deny the calls; the model is told REASON.")
 @click.option("--who", help="Who decides [default: the user name].")
-def approve(trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str | None) -> None:
+@click.option(
+    "--force", is_flag=True, help="Decide though the journal lies in its run's workspace."
+)
+def approve(
+    trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str | None, force: bool
+) -> None:
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
 
     The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
     and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
     approves and goes on in one command). A denial stands. Exit 0, or 2 on a usage error (a
-    run not awaiting approval, an id that is not pending): nothing is written then.
+    run not awaiting approval, an id that is not pending, a journal inside its run's written
+    workspace without --force): nothing is written then.
     """
     if deny is not None and not deny.strip():
         raise CliError("--deny needs a reason the model can read")
     try:
+        _check_out_of_reach(trace, force)
         events = record_decisions(trace, call_ids, deny=deny, who=who or user())
     except UsageError as exc:  # the journal's checks are resume's: say what was refused
         raise CliError(_approve_error(str(exc))) from None
@@ -41,3 +50,14 @@ def approve(trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str |
 def _approve_error(message: str) -> str:
     prefix = "cannot resume "
     return "cannot approve " + message[len(prefix) :] if message.startswith(prefix) else message
+
+
+def _check_out_of_reach(trace: Path, force: bool) -> None:
+    """The calls approved are the journal's: one its run's tools could have rewritten (an
+    older reactloop's ``./runs``) is refused without ``--force``, as ``resume`` refuses it."""
+    _, state = prepare_resume(trace)
+    config = state.run_start.get("config")
+    try:
+        check_reach(trace, config if isinstance(config, dict) else {}, force=force, verb="approve")
+    except UsageError as exc:
+        raise UsageError(f"cannot approve {trace}: {exc}") from None

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from reactloop.cli.waiting import WaitingLine
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
+from reactloop.journal.reader import event_of
+from reactloop.journal.schema import (
+    CheckEvent,
+    RequestEvent,
+    RunStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEvent,
+    WarningEvent,
+)
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
 from reactloop.messages import Usage
 from reactloop.models.redacted import redacted_reasoning
@@ -46,35 +59,42 @@ class ConsoleObserver:
         self.console.print(escape(fragment), end="")
 
     def __call__(self, event: Event) -> None:
-        if event.type != "request":
+        typed = event_of(event)
+        if typed is not None:
+            self.show(typed)
+
+    def show(self, event: JournalEvent) -> None:
+        """One event of a run, live or read back from its journal (``reactloop logs``)."""
+        asked = isinstance(event, RequestEvent)
+        if not asked:
             self.waiting.stop()
-        handler = getattr(self, f"_on_{event.type}", None)
+        handler = _HANDLERS.get(type(event))
         if handler is not None:
-            handler(event.step, event.data)
-        if event.type == "request":
+            handler(self, event)
+        if asked:
             self.waiting.start()
 
-    def _on_run_start(self, step: int, data: dict[str, Any]) -> None:
+    def _on_run_start(self, event: RunStartEvent) -> None:
         self.reasoning_is_thought = False
-        names = ", ".join(t["name"] for t in data.get("tools", [])) or "none"
+        names = ", ".join(t["name"] for t in event.tools or []) or "none"
         self.console.print(
-            f"[dim]model {escape(str(data.get('model')))} · {data.get('protocol')} protocol · "
+            f"[dim]model {escape(str(event.model))} · {event.protocol} protocol · "
             f"tools: {escape(names)}[/]"
         )
-        limits = data.get("limits") or {}
+        limits = event.limits or {}
         if names != "none" and limits.get("max_model_calls") == 1 and limits.get("wind_down"):
             self.console.print(
                 "[dim]note: with one model call (--max-steps 1) that call is asked for the "
                 "answer, so no tool can run; tools need 2 or more[/]"
             )
 
-    def _on_request(self, step: int, data: dict[str, Any]) -> None:
-        self.console.print(f"[bold]Step {step}[/]")
+    def _on_request(self, event: RequestEvent) -> None:
+        self.console.print(f"[bold]Step {event.step}[/]")
 
-    def _on_turn(self, step: int, data: dict[str, Any]) -> None:
+    def _on_turn(self, event: TurnEvent) -> None:
         """The model's reasoning (``reasoning_content``, Anthropic's thinking blocks), then its
         thought; a streamed text was printed as it came, so its reasoning follows it."""
-        turn = data["turn"]
+        turn = event.turn
         thought = _thought(turn.get("text") or "")
         reasoning = (turn.get("reasoning") or "").strip()
         if turn.get("tool_calls") and reasoning and reasoning == thought:
@@ -102,14 +122,14 @@ class ConsoleObserver:
         if redacted is not None:
             self.console.print(f"  [dim]thinking: {escape(redacted.describe())}[/]")
 
-    def _on_tool_call(self, step: int, data: dict[str, Any]) -> None:
-        call = data["call"]
+    def _on_tool_call(self, event: ToolCallEvent) -> None:
+        call = event.call
         self.console.print(
             f"  [magenta]Act    [/] {escape(call['name'])}({escape(_short(call['arguments']))})"
         )
 
-    def _on_tool_result(self, step: int, data: dict[str, Any]) -> None:
-        result = data["result"]
+    def _on_tool_result(self, event: ToolResultEvent) -> None:
+        result = event.result
         if result["ok"]:
             output = result["output"]
             text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
@@ -117,11 +137,11 @@ class ConsoleObserver:
         else:
             self.console.print(f"  [red]Observe[/] error: {escape(_short(str(result['error'])))}")
 
-    def _on_check(self, step: int, data: dict[str, Any]) -> None:
+    def _on_check(self, event: CheckEvent) -> None:
         """A refused ``--verify``: its first line and the tail of its output."""
-        if data.get("kind") != "verify" or data.get("passed") or not data.get("output"):
+        if event.kind != "verify" or event.passed or not event.output:
             return
-        head, _, rest = str(data["output"]).partition("\n")
+        head, _, rest = event.output.partition("\n")
         lines = rest.strip().splitlines()
         tail = lines[-CHECK_TAIL_LINES:]
         self.console.print(f"  [yellow]! verify_failed:[/] {escape(_short(head))}")
@@ -130,10 +150,26 @@ class ConsoleObserver:
         for line in tail:
             self.console.print(f"    {escape(_short(line))}")
 
-    def _on_warning(self, step: int, data: dict[str, Any]) -> None:
-        if data.get("kind") in ("internal_error", "model_error", "verify_failed"):
-            return  # the summary says it; a refused check is shown by its ``check`` event
-        self.console.print(f"  [yellow]! {data.get('kind')}:[/] {escape(_short(data['message']))}")
+    def _on_warning(self, event: WarningEvent) -> None:
+        if event.kind in _SAID_ELSEWHERE:
+            return
+        self.console.print(f"  [yellow]! {event.kind}:[/] {escape(_short(event.message))}")
+
+
+# The warnings the console does not print: the summary says them; a refused check is shown
+# by its ``check`` event.
+_SAID_ELSEWHERE = frozenset(
+    {WarningKind.INTERNAL_ERROR, WarningKind.MODEL_ERROR, WarningKind.VERIFY_FAILED}
+)
+_HANDLERS: dict[type[JournalEvent], Callable[[ConsoleObserver, Any], None]] = {
+    RunStartEvent: ConsoleObserver._on_run_start,
+    RequestEvent: ConsoleObserver._on_request,
+    TurnEvent: ConsoleObserver._on_turn,
+    ToolCallEvent: ConsoleObserver._on_tool_call,
+    ToolResultEvent: ConsoleObserver._on_tool_result,
+    CheckEvent: ConsoleObserver._on_check,
+    WarningEvent: ConsoleObserver._on_warning,
+}
 
 
 def print_result(console: Console, result: RunResult) -> None:

@@ -18,7 +18,6 @@ from reactloop.cli.record_place import RUNS_DIR_ENV, runs_dir
 from reactloop.cli.run_log import Entry, RunSummary, Unreadable, journals, modified, read_entry
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import JournalError
-from reactloop.journal.events import Event
 from reactloop.journal.reader import iter_events
 from reactloop.journal.schema import StopEvent
 
@@ -135,7 +134,7 @@ def show_steps(path: Path, console: Console) -> None:
     observer = ConsoleObserver(console)
     try:
         for event in iter_events(path):
-            observer(Event(event.type, event.step, event.to_dict()))
+            observer.show(event)
             if isinstance(event, StopEvent):
                 _print_stop(console, event)
     except JournalError as exc:  # changed since it was listed

@@ -5,13 +5,16 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactloop.cli.unloaded import UnloadedModel
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
 from reactloop.models import PROVIDERS, Model, ModelSettings, resolve_model, split_spec
 from reactloop.models.default import choose_default_model
+
+if TYPE_CHECKING:
+    from reactloop.sandbox.command import Mode
 
 MAX_SECONDS = 365 * 24 * 3600.0  # a year; far longer deadlines overflow the platform's time_t
 
@@ -33,7 +36,7 @@ class RunOptions:
     seed: int | None
     temperature: float | None
     max_output_tokens: int | None
-    sandbox: str
+    sandbox: Mode
     system: str | None
     max_steps: int
     max_tool_calls: int

@@ -7,7 +7,9 @@ default folder is a per-user state folder, outside any workspace the user is lik
 that would lie beneath the workspace of a run whose tools write there (``files`` or ``bash``
 without ``--read-only``) is refused in one line. A sandboxed ``bash`` cannot write outside
 its workspace (bwrap: ``/`` read-only, ``/tmp`` private; ``weak+landlock``: Landlock), so
-the record is beyond it; the plain weak mode confines nothing on disk (docs/security.md).
+the record is beyond it. The plain weak mode confines nothing on disk: a ``bash`` that
+``--sandbox auto`` would run in it (no bubblewrap, no Landlock here) is refused for a journaled
+run, unless the user asks for that mode with ``--sandbox weak`` (docs/security.md).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from reactloop.errors import UsageError
+from reactloop.errors import ToolError, UsageError
 
 RUNS_DIR_ENV = "REACTLOOP_RUNS_DIR"
 WRITING_FAMILIES = ("files", "bash")  # the tool families that write in the workspace
@@ -52,3 +54,22 @@ def check_out_of_reach(
         f"the journal {trace} would be inside the workspace {workspace}, where the model's "
         f"{' and '.join(writers)} tools can rewrite it: {how}, or use --read-only"
     )
+
+
+def check_sandbox_keeps_record(families: Iterable[str], sandbox: str) -> None:
+    """Refuse ``bash`` under ``--sandbox auto`` where auto means the plain weak mode, in
+    which a command can write every file the user can, its own journal included."""
+    if "bash" not in families or sandbox != "auto":
+        return
+    from reactloop.sandbox.command import sandbox_mode  # probes bwrap: only for bash
+
+    try:
+        mode = sandbox_mode("auto")
+    except ToolError:  # no mode works here: the bash tool says so at its first call
+        return
+    if mode == "weak":
+        raise UsageError(
+            "no sandbox here keeps bash from rewriting its journal (no bubblewrap, no "
+            "Landlock: the plain weak mode confines nothing on disk): install bubblewrap, or "
+            "give --sandbox weak to run it unconfined anyway"
+        )

@@ -1,13 +1,14 @@
 """``reactloop resume TRACE``: continue a run from its journal, in the same journal.
 
-The agent is rebuilt from the journal's ``run_start``: the tools of its config (in the
-recorded workspace: resume continues the work there), its protocol and tool choice, its
+The agent is rebuilt from the journal's ``run_start``: its protocol and tool choice, its
 instructions and limits (raised by the options given), what it accepted as an answer and
-counted (``--verify``, ``--checklist``, ``--output-schema``, the price of ``--max-cost``,
+counted (``--checklist``, ``--output-schema``, the price of ``--max-cost``,
 ``--exit-zero-on-forced``: ``checks_record.py``), and the model of ``--model``, else the spec
 ``reactloop run`` recorded. What starts a process, widens a permission or sends the
-conversation elsewhere comes from the command line (``resume_trust.py``): the MCP servers,
-the approval, ``--sandbox``, ``--base-url``. Exit codes are ``run``'s.
+conversation elsewhere comes from the command line (``resume_trust.py``), and must be what the
+run recorded: the MCP servers, the approval, ``--sandbox``, ``--base-url``, the tools that
+write, run commands or reach the network (``--tools``, ``--read-only``, ``--workspace``,
+``--notes``) and the ``--verify`` command. Exit codes are ``run``'s.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from reactloop.cli.file_checks import check_input_file
 from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.model_record import recorded_model
 from reactloop.cli.options import MAX_SECONDS
+from reactloop.cli.record_place import check_sandbox_keeps_record
 from reactloop.cli.resume_trust import (
     check_reach,
     confirmed_mcp,
     resume_approver,
     resume_base_url,
     resume_spec,
+    trusted_config,
 )
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
@@ -101,6 +104,24 @@ _RAISED = {
     show_default=True,
     help="How the bash tool and --verify isolate commands (never taken from the journal).",
 )
+@click.option(
+    "--tools",
+    help="The run's tool families, given again: a journal never chooses tools that write, "
+    "run commands or reach the network (files, bash, web).",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The run's workspace, given again [default: the current folder].",
+)
+@click.option("--read-only", is_flag=True, help="The run was --read-only: give it again.")
+@click.option(
+    "--notes", type=click.Path(dir_okay=False, path_type=Path), help="The run's notes file."
+)
+@click.option(
+    "--verify",
+    help="The run's --verify command, given again: reactloop runs no command from a journal.",
+)
 @mcp_options
 @click.option("--force", is_flag=True, help="Resume though the model, tools or workspace differ.")
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
@@ -131,9 +152,11 @@ def resume(trace: Path, **options: Any) -> None:
 def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     _, state = prepare_resume(trace)
-    config = _config_of(state)
+    recorded = _config_of(state)
     try:  # what the command line must give again: refused before anything starts
-        check_reach(trace, config, force=options["force"])
+        check_reach(trace, recorded, force=options["force"])
+        config = trusted_config(options, recorded)
+        check_sandbox_keeps_record(config["tools"], options["sandbox"])
         servers_given = confirmed_mcp(options, config)
         given_policy(options)
         approver = resume_approver(options, config)
@@ -149,7 +172,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
         except UsageError as exc:  # a server that does not start: the journal is untouched
             raise UsageError(f"cannot resume {trace}: {exc}") from None
         tools = defer_as_recorded([*builtin, *mcp], config)
-        result = _resumed(trace, options, state, (model, approver), tools, stderr)
+        result = _resumed(trace, options, (state, config), (model, approver), tools, stderr)
     if options["as_json"]:
         payload = result.to_dict()
         if state.run_start.get("output_schema") is not None:
@@ -190,12 +213,13 @@ def _builtin_tools(
 def _resumed(
     trace: Path,
     options: Mapping[str, Any],
-    state: ResumeState,
+    recorded: tuple[ResumeState, Mapping[str, Any]],
     chosen: tuple[Any, Any],
     tools: list[Tool],
     stderr: Console,
 ) -> RunResult:
-    config = _config_of(state)
+    """``recorded``: the journal's state, and its config as the command line confirmed it."""
+    state, config = recorded
     model, approver = chosen
     console = None if options["as_json"] else ConsoleObserver(stderr)
 

@@ -1,32 +1,56 @@
-"""What ``reactloop resume`` takes from the command line, never from the journal alone.
+"""What ``reactloop resume`` (and ``replay``) take from the command line, never from the
+journal alone.
 
 A journal is the model's record, and a model that could reach it could rewrite it. So the
 journal may narrow what a resumed run does (its limits, its checks, the calls it declined),
 but what starts a process, widens a permission or picks where the conversation goes comes from
 the command line and the user's environment: the MCP servers are given again and must be the
 recorded ones, the approval is given again, the sandbox is ``--sandbox`` (``auto``: the
-strongest here), and a recorded base URL is sent to only when ``--base-url`` names it again.
-A journal that disagrees is refused in one line, before anything starts.
+strongest here), a recorded base URL is sent to only when ``--base-url`` names it again, and
+the tools (``trusted_config``: the families that write, run commands or reach the network,
+``--read-only``, the workspace they write in, the notes file, the ``--verify`` command) are
+the options given, which must be the recorded ones. A journal that disagrees is refused in
+one line, before anything starts.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from reactloop.approval import TerminalApprover, defer_approval
 from reactloop.cli.approval_policy import AllowOrDefer
-from reactloop.cli.record_place import check_out_of_reach
+from reactloop.cli.record_place import check_out_of_reach, check_sandbox_keeps_record
 from reactloop.errors import UsageError
+from reactloop.journal.reader import events_of
+from reactloop.journal.writer import read_journal
 from reactloop.models import split_spec
 from reactloop.models.registry import PROVIDERS
-from reactloop.replay.rebuild import families_of, recorded_mcp, recorded_workspace
+from reactloop.replay.rebuild import (
+    families_of,
+    first_run,
+    object_or_empty,
+    recorded_mcp,
+    recorded_workspace,
+    run_start_of,
+)
+from reactloop.tools.registry import parse_families
+
+# The tool families a journal never chooses on its own word: they write, run commands or
+# reach the network. ``calculator`` and ``lookup`` (which reads the notes file) it may.
+REACHING_FAMILIES = ("files", "bash", "web")
+_IN_WORKSPACE = ("files", "bash")  # the families that work in the workspace
 
 
-def check_reach(trace: Path, config: Mapping[str, Any], *, force: bool) -> None:
+def check_reach(
+    trace: Path, config: Mapping[str, Any], *, force: bool, verb: str = "resume"
+) -> None:
     """A journal that lies where its own run's tools could write (an older reactloop's
-    ``./runs``) may have been rewritten by the model: refused unless ``--force``."""
+    ``./runs``) may have been rewritten by the model: refused unless ``--force`` (``verb``:
+    the command that would go on, ``resume`` or ``approve``)."""
     workspace = recorded_workspace(config)
     if force or workspace is None:
         return
@@ -36,7 +60,7 @@ def check_reach(trace: Path, config: Mapping[str, Any], *, force: bool) -> None:
     except UsageError:
         raise UsageError(
             f"the journal lies inside the run's workspace {workspace}, where its tools could "
-            "have rewritten it: read it, then resume with --force"
+            f"have rewritten it: read it, then {verb} with --force"
         ) from None
 
 
@@ -122,3 +146,116 @@ def resume_base_url(options: Mapping[str, Any], config: Mapping[str, Any]) -> st
             "send the conversation there"
         )
     return given if isinstance(given, str) else None
+
+
+def trusted_config(options: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's config with what the command line decides put in: the tool families
+    (``--tools``), ``--read-only``, the workspace (``--workspace``, else the current folder),
+    ``--notes``, ``--verify`` and ``--sandbox``; each must be what the run recorded, or the
+    journal is refused. ``output_dir`` (a folder the harness would write in) is never taken."""
+    families = confirmed_families(options["tools"], config)
+    verify = confirmed_verify(options["verify"], config)
+    trusted = {key: value for key, value in config.items() if key != "output_dir"}
+    trusted["tools"] = list(families)
+    trusted["read_only"] = confirmed_read_only(options["read_only"], config, families)
+    trusted["notes"] = confirmed_notes(options["notes"], config, families)
+    trusted["sandbox"] = options["sandbox"]
+    if verify is not None or any(family in _IN_WORKSPACE for family in families):
+        trusted["workspace"] = str(confirmed_workspace(options["workspace"], config))
+    checks = config.get("checks")
+    if isinstance(checks, Mapping):
+        trusted["checks"] = {**checks, "verify": verify}
+    return trusted
+
+
+def check_replay_tools(trace: Path, tools: str | None, read_only: bool, sandbox: str) -> None:
+    """``reactloop replay`` runs the recorded calls again: only with the tool families and
+    ``--read-only`` the command line gives (the run's), never on the journal's word alone."""
+    recorded, _ = first_run(read_journal(trace))
+    config = object_or_empty(run_start_of(events_of(recorded, str(trace)), trace).config, "config")
+    try:
+        families = confirmed_families(tools, config)
+        confirmed_read_only(read_only, config, families)
+        check_sandbox_keeps_record(families, sandbox)
+    except UsageError as exc:
+        raise UsageError(f"cannot replay {trace}: {exc}") from None
+
+
+def confirmed_families(given: str | None, config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The recorded tool families, when ``--tools`` names them again; without ``--tools``
+    only a journal naming no family that writes, runs commands or reaches the network."""
+    recorded = families_of(config)
+    flag = f"--tools {','.join(recorded) or 'none'}"
+    if given is None:
+        reaching = [family for family in recorded if family in REACHING_FAMILIES]
+        if reaching:
+            raise UsageError(
+                f"the run used the {' and '.join(reaching)} tools; a journal does not choose "
+                f"tools that write, run commands or reach the network: give {flag} again"
+            )
+        return recorded
+    if set(parse_families(given)) != set(recorded):
+        raise UsageError(f"the tools given differ from the run's ({flag})")
+    return recorded
+
+
+def confirmed_read_only(given: bool, config: Mapping[str, Any], families: tuple[str, ...]) -> bool:
+    """``--read-only``, which must be the run's when its tools work in the workspace."""
+    recorded = bool(config.get("read_only"))
+    if given == recorded or not any(family in _IN_WORKSPACE for family in families):
+        return given
+    if recorded:
+        raise UsageError("the run's tools were read-only: give --read-only again")
+    raise UsageError("the run's tools wrote in its workspace: go on without --read-only")
+
+
+def confirmed_workspace(given: Path | None, config: Mapping[str, Any]) -> Path:
+    """``--workspace``, else the current folder (as ``reactloop run``); it must be the folder
+    the run worked in."""
+    used = (given or Path.cwd()).resolve()
+    recorded = recorded_workspace(config)
+    if recorded is None or Path(os.path.realpath(recorded)) == used:
+        return used
+    flag = f"--workspace {shlex.quote(str(recorded))}"
+    if given is None:
+        raise UsageError(
+            f"the run worked in {recorded}; a journal does not choose where tools work: "
+            f"go on from there or give {flag}"
+        )
+    raise UsageError(f"the workspace given differs from the run's ({flag})")
+
+
+def confirmed_notes(
+    given: Path | None, config: Mapping[str, Any], families: tuple[str, ...]
+) -> str | None:
+    """``--notes`` (resolved), which must be the run's when it had ``lookup``."""
+    used = str(given.resolve()) if given is not None else None
+    recorded = config.get("notes") or None
+    if "lookup" not in families or used == recorded:
+        return used
+    if recorded is None:
+        raise UsageError("the run had no notes file: go on without --notes")
+    flag = f"--notes {shlex.quote(str(recorded))}"
+    if used is None:
+        raise UsageError(f"the run looked up notes in {recorded}: give {flag} again")
+    raise UsageError(f"the notes given differ from the run's ({flag})")
+
+
+def confirmed_verify(given: str | None, config: Mapping[str, Any]) -> str | None:
+    """``--verify``, which must be the run's: a journal's command is never run on its own
+    word, since the model could have written it."""
+    checks = config.get("checks")
+    recorded = checks.get("verify") if isinstance(checks, Mapping) else None
+    if given == recorded:
+        return given
+    if recorded is None:
+        raise UsageError("the run had no --verify command: go on without --verify")
+    if not isinstance(recorded, str):
+        raise UsageError(f"the journal's verify command is not a string: {recorded!r:.80}")
+    flag = f"--verify {shlex.quote(recorded)}"
+    if given is None:
+        raise UsageError(
+            f"the run checked its answers with {flag}; reactloop runs no command from a "
+            "journal: give it again"
+        )
+    raise UsageError(f"the --verify given differs from the run's ({flag})")

@@ -31,7 +31,7 @@ from reactloop.cli.file_checks import (
     model_file,
 )
 from reactloop.cli.options import RunOptions, build_limits, pick_model
-from reactloop.cli.record_place import check_out_of_reach
+from reactloop.cli.record_place import check_out_of_reach, check_sandbox_keeps_record
 from reactloop.cli.run_record import run_config
 from reactloop.cli.telemetry import otel_observer
 from reactloop.cli.unloaded import UnloadedModel, unstarted_run
@@ -78,7 +78,7 @@ def _run(
         workspace=(options.workspace or Path.cwd()).resolve(),
         read_only=options.read_only,
         output_dir=output_dir,
-        extra={"sandbox_mode": options.sandbox},
+        sandbox_mode=options.sandbox,
     )
     builtin = build_tools(families, context)
     if options.mcp_config is not None:
@@ -201,7 +201,7 @@ def _answer_checks(options: RunOptions) -> dict[str, Any]:
         checks["verify"] = CommandCheck(
             options.verify,
             workspace=workspace,
-            mode=options.sandbox,  # type: ignore[arg-type]
+            mode=options.sandbox,
         )
     return checks
 
@@ -231,6 +231,7 @@ def _trace_path(options: RunOptions, families: tuple[str, ...]) -> Path | None:
     check_out_of_reach(
         path, workspace, families, read_only=options.read_only, default=options.trace is None
     )
+    check_sandbox_keeps_record(families, options.sandbox)
     return path
 
 

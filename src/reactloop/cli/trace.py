@@ -72,6 +72,12 @@ _PRICES = click.option(
     help="Folder for file tools and bash, instead of a temporary copy of the recorded one.",
 )
 @click.option(
+    "--tools",
+    help="The recorded run's tool families, given again: a replay runs no tool that writes, "
+    "runs commands or reaches the network (files, bash, web) on the journal's word alone.",
+)
+@click.option("--read-only", is_flag=True, help="The recorded run was --read-only.")
+@click.option(
     "--sandbox",
     type=click.Choice(["auto", "bwrap", "weak"]),
     help="How the bash tool isolates commands, as for run. [default: auto]",
@@ -95,6 +101,8 @@ def replay(
     replay_journal: Path | None,
     notes: Path | None,
     workspace: Path | None,
+    tools: str | None,
+    read_only: bool,
     sandbox: str | None,
     patterns: tuple[str, ...],
     no_default_normalize: bool,
@@ -105,11 +113,14 @@ def replay(
     snapshot, or a copy checked against its digests), or in --workspace DIR (refused when it
     differs from that start); never in the recorded workspace when they write. What runs again
     is printed first (on stderr). Exit 0 when identical, 1 when the replay diverged, 2 on a
-    usage error.
+    usage error. The tools that write, run commands or reach the network run again only when
+    --tools names them (and --read-only when the run was), as the run had them.
     """
+    from reactloop.cli.resume_trust import check_replay_tools  # only replay needs it
 
     try:
         check_input_file(trace, "journal")
+        check_replay_tools(trace, tools, read_only, sandbox or "auto")
         if notes is not None:
             check_input_file(notes, "notes file")
         if replay_journal is not None:
@@ -203,11 +214,21 @@ def _resumes(trace: Path) -> list[dict[str, Any]]:
 
 
 def _print_cost(report: UsageReport, *, priced: bool) -> None:
-
     console = Console(emoji=False)
     incomplete = report.incomplete_line()
     if incomplete is not None:  # first: every figure below is short of the whole run
         console.print(Text(incomplete, style="yellow"), soft_wrap=True)
+    console.print(_token_table(report))
+    for line in _tree_lines(report) + _price_lines(report, priced=priced):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for issue in report.prefix_issues:
+        console.print(
+            Text.assemble((f"prefix changed at step {issue.step}: ", "yellow"), issue.message)
+        )
+
+
+def _token_table(report: UsageReport) -> Table:
+    """Each model call's tokens, and the total (a conversation adds each call's turn)."""
     conversation = len(report.runs) > 1  # a ``reactloop chat`` journal: one run per turn
     table = Table(title=f"tokens — {report.model or 'unknown model'}")
     for column in ("call", *(("turn",) if conversation else ()), "step", *report.count_columns()):
@@ -217,34 +238,36 @@ def _print_cost(report: UsageReport, *, priced: bool) -> None:
         table.add_row(label, *([str(turn)] if conversation else []), str(step_number), *counts)
     blank = ["", ""] if conversation else [""]
     table.add_row("total", *blank, *(f"{n:,}" for n in report.counts(report.total)), style="bold")
-    console.print(table)
-    if conversation:
-        for run in report.runs:
-            console.print(_turn_line(run), markup=False, highlight=False, soft_wrap=True)
-    for child in report.children:  # each with its own children's tokens
-        console.print(child.describe(), markup=False, highlight=False, soft_wrap=True)
+    return table
+
+
+def _tree_lines(report: UsageReport) -> list[str]:
+    """A conversation's turns, then the sub-agents (each with its own children's tokens)."""
+    lines = [_turn_line(run) for run in report.runs] if len(report.runs) > 1 else []
+    lines += [child.describe() for child in report.children]
     if report.children:
         tree = report.tree_total
-        console.print(
+        lines.append(
             f"tree total (this run and its sub-agents): input {tree.input_tokens:,} · "
-            f"output {tree.output_tokens:,}",
-            markup=False,
+            f"output {tree.output_tokens:,}"
         )
+    return lines
+
+
+def _price_lines(report: UsageReport, *, priced: bool) -> list[str]:
+    """What the tokens are worth, how they were counted, and the compactions' cache cost."""
+    lines = []
     if report.estimated:
-        console.print("the provider reported no usage: tokens estimated from text (~4 chars/token)")
+        lines.append("the provider reported no usage: tokens estimated from text (~4 chars/token)")
     if report.cost_model is not None:
-        console.print(report.cost_model.describe(), markup=False)
+        lines.append(report.cost_model.describe())
     if report.money is not None:
-        console.print(f"cost: ${report.money:.6f} (price {report.price_name})", markup=False)
+        lines.append(f"cost: ${report.money:.6f} (price {report.price_name})")
     elif priced:
-        console.print(f"no price for model {report.model!r} in the price table", markup=False)
+        lines.append(f"no price for model {report.model!r} in the price table")
     for compaction in report.compactions:  # an expected prefix change, with its cache cost
-        for line in compaction.describe():
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-    for issue in report.prefix_issues:
-        console.print(
-            Text.assemble((f"prefix changed at step {issue.step}: ", "yellow"), issue.message)
-        )
+        lines.extend(compaction.describe())
+    return lines
 
 
 def _turn_line(run: RunUsage) -> str:

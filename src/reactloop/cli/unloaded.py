@@ -29,8 +29,8 @@ class UnloadedModel:
 
     @property
     def kind(self) -> str:
-        kind = getattr(self.error, "kind", None)
-        return kind if isinstance(kind, str) and kind in ERROR_KINDS else "other"
+        error_kind = getattr(self.error, "kind", None)
+        return error_kind if isinstance(error_kind, str) and error_kind in ERROR_KINDS else "other"
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         raise ModelError(self.message, kind=self.kind)  # never asked: the run stops first

@@ -31,8 +31,11 @@ from typing import TYPE_CHECKING, Any
 from reactloop import Agent, Journal, Limits, RunResult, StopReason, Tool
 from reactloop.errors import UsageError
 from reactloop.eval.toolset import make_workspace, needs_workspace
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Observer
 from reactloop.journal.one_run import as_one_run
+from reactloop.journal.reader import readable_events
+from reactloop.journal.schema import ToolCallEvent, TurnEvent
 from reactloop.resume.resume_run import mismatch, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
@@ -175,18 +178,17 @@ def set_aside(trace: Path) -> Path:
     return aside
 
 
-def one_run(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def one_run(events: Iterable[Mapping[str, Any]]) -> list[JournalEvent]:
     """A continued journal's events as the one run they make, for the episode's counts: the
     resumes and superseded stops and results left out (``as_one_run``), and each call asked
     for once (a call run again on resume is journaled again)."""
     seen: set[str] = set()  # the calls of the current turn (ids are unique within one)
-    kept = []
-    for event in as_one_run(list(events)):
-        if event.get("type") == "turn":
+    kept: list[JournalEvent] = []
+    for event in readable_events(as_one_run(list(events))):
+        if isinstance(event, TurnEvent):
             seen = set()
-        elif event.get("type") == "tool_call":
-            call = event.get("call")
-            call_id = str(call.get("id")) if isinstance(call, Mapping) else ""
+        elif isinstance(event, ToolCallEvent):
+            call_id = str(event.call.get("id"))
             if call_id in seen:
                 continue
             seen.add(call_id)

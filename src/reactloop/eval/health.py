@@ -11,10 +11,21 @@ loop stops and wind-downs.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
+from reactloop.journal.reader import Records, event_of, readable_events
+from reactloop.journal.schema import (
+    RequestEvent,
+    ResponseEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEvent,
+    WarningEvent,
+)
+from reactloop.journal.warning_kinds import WarningKind
 
 HEALTH_COUNTS = (
     "turns",
@@ -27,7 +38,8 @@ HEALTH_COUNTS = (
     "parallel_turns",
     "wind_downs",
 )
-_LOOP_KINDS = frozenset({"repeat", "pingpong", "cycle"})
+_LOOP_KINDS = frozenset({WarningKind.REPEAT, WarningKind.PINGPONG, WarningKind.CYCLE})
+_FORMAT_KINDS = frozenset({WarningKind.FORMAT_ERROR, WarningKind.EMPTY_REPLY})
 _BAD_ARGUMENTS = ("invalid arguments", "arguments are ", "arguments must be ")
 
 
@@ -35,8 +47,8 @@ class HealthTally:
     """``journal_stats`` counted as the run goes: an observer of its events
     (``Agent(..., observers=[tally])``), so that an episode's record needs no read-back of its
     journal. A step's seconds are timed by the tally's own clock, from its ``request`` to its
-    ``turn``, as the journal times them. ``add`` takes a journal record instead (a dict with
-    ``type``, ``step`` and ``t``)."""
+    ``turn``, as the journal times them. ``add`` takes a journal's event instead (typed, or
+    its line: a dict with ``type``, ``step`` and ``t``), timed by its ``t``."""
 
     def __init__(self) -> None:
         self.health = dict.fromkeys(HEALTH_COUNTS, 0)
@@ -48,28 +60,29 @@ class HealthTally:
         self._started = time.monotonic()
 
     def __call__(self, event: Event) -> None:
-        self._count(event.type, event.step, time.monotonic() - self._started, event.data)
+        typed = event_of(event)
+        if typed is not None:
+            self._count(typed, time.monotonic() - self._started)
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        step, t = int(record.get("step", 0)), float(record.get("t", 0.0))
-        self._count(str(record.get("type")), step, t, record)
+    def add(self, record: Mapping[str, Any] | JournalEvent) -> None:
+        for event in readable_events((record,)):
+            self._count(event, event.t or 0.0)
 
-    def _count(self, kind: str, step: int, t: float, data: Mapping[str, Any]) -> None:
-        if kind == "request":
-            self._requested_at[step] = t
-        elif kind == "turn":
-            turn = data.get("turn") or {}
-            self.steps.append(_step(step, t, turn, self._requested_at))
-            _count_turn(self.health, turn)
-        elif kind == "tool_call":
+    def _count(self, event: JournalEvent, t: float) -> None:
+        if isinstance(event, RequestEvent):
+            self._requested_at[event.step] = t
+        elif isinstance(event, TurnEvent):
+            self.steps.append(_step(event.step, t, event.turn, self._requested_at))
+            _count_turn(self.health, event.turn)
+        elif isinstance(event, ToolCallEvent):
             self.health["tool_calls"] += 1
-            self.attempted.append(str((data.get("call") or {}).get("name", "")))
-        elif kind == "tool_result":
-            _count_result(self.health, self.called, data.get("result") or {})
-        elif kind == "warning":
-            _count_warning(self.health, str(data.get("kind", "")))
-        elif kind == "response" and self.server_model is None:
-            self.server_model = _reported_model(data.get("raw"))
+            self.attempted.append(str(event.call.get("name", "")))
+        elif isinstance(event, ToolResultEvent):
+            _count_result(self.health, self.called, event.result)
+        elif isinstance(event, WarningEvent):
+            _count_warning(self.health, event)
+        elif isinstance(event, ResponseEvent) and self.server_model is None:
+            self.server_model = _reported_model(event.raw)
 
     def stats(self) -> dict[str, Any]:
         """``health`` (counts), ``steps`` (per model call: input, cached, output tokens and
@@ -84,8 +97,8 @@ class HealthTally:
         }
 
 
-def journal_stats(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """``HealthTally.stats`` of a journal's records (``read_journal``)."""
+def journal_stats(events: Records) -> dict[str, Any]:
+    """``HealthTally.stats`` of a journal's events (typed, or its lines: ``read_journal``)."""
     tally = HealthTally()
     for event in events:
         tally.add(event)
@@ -125,12 +138,12 @@ def _count_result(health: dict[str, int], called: list[str], result: Mapping[str
         health["invalid_arguments"] += 1
 
 
-def _count_warning(health: dict[str, int], kind: str) -> None:
-    if kind in _LOOP_KINDS:
+def _count_warning(health: dict[str, int], warning: WarningEvent) -> None:
+    if warning.kind in _LOOP_KINDS:
         health["loop_refused"] += 1
-    elif kind in ("format_error", "empty_reply"):
+    elif warning.kind in _FORMAT_KINDS:
         health["format_errors"] += 1
-    elif kind == "wind_down":
+    elif warning.kind == WarningKind.WIND_DOWN:
         health["wind_downs"] += 1
 
 

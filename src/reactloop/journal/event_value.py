@@ -44,6 +44,14 @@ class JournalEvent:
         data.update(self.extra)
         return data
 
+    def given(self, name: str) -> Any:
+        """The field ``name`` as the event's line gave it; None when its line had no such
+        field (a journal written before it existed), where the attribute has its default.
+        An event made in code gives every field."""
+        if self.written is not None and name not in self.written:
+            return None
+        return getattr(self, name)
+
     def data(self) -> dict[str, Any]:
         """The event's own fields (its line without ``type``, ``step`` and ``t``)."""
         line = self.to_dict()
@@ -54,18 +62,34 @@ class JournalEvent:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The event of a journal line; ``ValueError`` names the field that is wrong."""
+        return cls._read(data, salvage=False)
+
+    @classmethod
+    def salvaged(cls, data: Mapping[str, Any]) -> Self:
+        """The event of a damaged line, as the readers that count and show read it: a field
+        that is not of its kind reads as absent (``given`` is None, the attribute its
+        default; its value is kept in ``extra``, so the line reads back as it was). A
+        required field missing or wrong is still a ``ValueError``."""
+        return cls._read(data, salvage=True)
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any], *, salvage: bool) -> Self:
         values: dict[str, Any] = {}
-        for name, (required, check, what) in spec(cls).items():
+        known = spec(cls)
+        extra: dict[str, Any] = {}
+        for name, (required, check, what) in known.items():
             if name not in data:
                 if required:
                     raise ValueError(f"a {cls.TYPE} event without its {name!r}")
                 continue
             value = data[name]
-            if not check(value):
+            if check(value):
+                values[name] = value
+            elif salvage and not required:
+                extra[name] = value
+            else:
                 raise ValueError(f"{cls.TYPE}'s {name!r} is not {what}: {short(value)}")
-            values[name] = value
-        known = spec(cls)
-        extra = {k: v for k, v in data.items() if k not in known and k != "type"}
+        extra.update((k, v) for k, v in data.items() if k not in known and k != "type")
         return cls._build(values, extra, frozenset(values))
 
     @classmethod

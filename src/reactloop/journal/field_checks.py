@@ -68,10 +68,19 @@ def _check_for(hint: Any) -> tuple[Callable[[Any], bool], str]:
         parts = [_check_for(arg) for arg in args if arg is not type(None)]
         nullable = type(None) in args
         what = " or ".join(dict.fromkeys(p[1] for p in parts)) + (" or null" if nullable else "")
-        return (lambda v: (nullable and v is None) or any(p[0](v) for p in parts)), what
+        return _either([p[0] for p in parts], nullable=nullable), what
     if isinstance(hint, type) and issubclass(hint, str):  # a StrEnum: read as its string
         return _SIMPLE[str]
     return _SIMPLE[hint]
+
+
+def _either(checks: list[Callable[[Any], bool]], *, nullable: bool) -> Callable[[Any], bool]:
+    """One check of a union (most are ``X | None``: one check and null, the reader's most
+    frequent, so without a loop)."""
+    if len(checks) == 1:
+        (only,) = checks
+        return (lambda v: v is None or only(v)) if nullable else only
+    return lambda v: (nullable and v is None) or any(check(v) for check in checks)
 
 
 def short(value: Any) -> str:

@@ -13,10 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import StopEvent, ToolCallEvent, ToolResultEvent
 from reactloop.messages import not_executed
 from reactloop.replay.difference import first_difference, lines_of
 from reactloop.replay.normalize import Normalizer
-from reactloop.usage.steps import step_of
 
 # Keys of a tool result's JSON that depend on where a run spilled output, not on the tool.
 _UNSTABLE_CONTENT_KEYS = ("full_output",)
@@ -62,28 +64,31 @@ class Divergence:
 
 
 def compare(
-    recorded: Sequence[Mapping[str, Any]],
-    replayed: Sequence[Mapping[str, Any]],
-    normalizer: Normalizer | None = None,
+    recorded: Records, replayed: Records, normalizer: Normalizer | None = None
 ) -> tuple[Divergence | None, int]:
-    """The first divergence between two runs' events, and how many tool results matched.
+    """The first divergence between two runs' events (typed, or journal lines), and how many
+    tool results matched.
 
     Tool results are compared after ``normalizer`` (default: ``Normalizer()``, the default
     rules). A recorded run without a ``stop`` event was interrupted: the replay may go further.
     """
     normal = normalizer if normalizer is not None else Normalizer()
-    old = _tool_results(recorded)
-    new = _tool_results(replayed)
+    recorded_events, replayed_events = (
+        list(readable_events(recorded)),
+        list(readable_events(replayed)),
+    )
+    old = _tool_results(recorded_events)
+    new = _tool_results(replayed_events)
     for count, (before, after) in enumerate(zip(old, new, strict=False)):
         if _comparable(before, normal) != _comparable(after, normal):
             return _result_divergence(before, after, normal), count
-    interrupted = not any(e.get("type") == "stop" for e in recorded)
+    interrupted = not any(isinstance(e, StopEvent) for e in recorded_events)
     matched = min(len(old), len(new))
     if len(old) > matched:
         return _unmatched("missing_result", old[matched], recorded_side=True), matched
     if len(new) > matched and not interrupted:
         return _unmatched("extra_result", new[matched], recorded_side=False), matched
-    return _stop_divergence(recorded, replayed), matched
+    return _stop_divergence(recorded_events, replayed_events), matched
 
 
 def _unmatched(kind: str, item: Mapping[str, Any], *, recorded_side: bool) -> Divergence:
@@ -98,19 +103,19 @@ def _unmatched(kind: str, item: Mapping[str, Any], *, recorded_side: bool) -> Di
     )
 
 
-def _tool_results(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _tool_results(events: Sequence[JournalEvent]) -> list[dict[str, Any]]:
     arguments: dict[str, str] = {}
     results = []
     for event in events:
-        if event.get("type") == "tool_call":
-            call = _mapping(event.get("call"))
+        if isinstance(event, ToolCallEvent):
+            call = event.call
             arguments[str(call.get("id"))] = str(call.get("arguments") or "")
-        elif event.get("type") == "tool_result":
-            result = _mapping(event.get("result"))
+        elif isinstance(event, ToolResultEvent):
+            result = event.result
             call_id = str(result.get("call_id"))
             results.append(
                 {
-                    "step": step_of(event),
+                    "step": event.step,
                     "tool": str(result.get("name") or ""),
                     "call_id": call_id,
                     "arguments": arguments.get(call_id, ""),
@@ -120,8 +125,8 @@ def _tool_results(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return results
 
 
-def _content_value(event: Mapping[str, Any]) -> Any:
-    text = event.get("content")
+def _content_value(event: ToolResultEvent) -> Any:
+    text = event.given("content")
     try:
         value = json.loads(text) if isinstance(text, str) else text
     except json.JSONDecodeError:
@@ -170,28 +175,23 @@ def difference_of(expected: Any, actual: Any, normal: Normalizer) -> tuple[str, 
 
 
 def _stop_divergence(
-    recorded: Sequence[Mapping[str, Any]], replayed: Sequence[Mapping[str, Any]]
+    recorded: Sequence[JournalEvent], replayed: Sequence[JournalEvent]
 ) -> Divergence | None:
-    old = next((e for e in reversed(recorded) if e.get("type") == "stop"), None)
-    new = next((e for e in reversed(replayed) if e.get("type") == "stop"), None)
+    old = next((e for e in reversed(recorded) if isinstance(e, StopEvent)), None)
+    new = next((e for e in reversed(replayed) if isinstance(e, StopEvent)), None)
     if old is None or new is None:
         return None
-    keys = ("stop_reason", "answer")
-    expected = {k: old.get(k) for k in keys}
-    actual = {k: new.get(k) for k in keys}
+    expected = {"stop_reason": old.stop_reason, "answer": old.answer}
+    actual = {"stop_reason": new.stop_reason, "answer": new.answer}
     if expected == actual:
         return None
     return Divergence(
         kind="stop",
-        step=int(new.get("step") or 0),
+        step=new.step,
         expected=expected,
         actual=actual,
         difference=difference_of(expected, actual, Normalizer(defaults=False)),
     )
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _show(value: Any) -> str:

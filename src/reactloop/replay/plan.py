@@ -9,14 +9,23 @@ again: the replay is cancelled at that call, as the recorded run was, so its res
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.schema import (
+    StopEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEvent,
+    WarningEvent,
+)
+from reactloop.journal.warning_kinds import WarningKind
+from reactloop.limits import StopReason
 from reactloop.replay.compare import is_cancellation
 from reactloop.replay.workspace import ReplaySite
 from reactloop.tools.base import Tool
-from reactloop.usage.steps import step_of
 
 MAX_SHOWN = 120
 
@@ -65,18 +74,18 @@ class ReplayPlan:
 
 
 def plan(
-    events: Sequence[Mapping[str, Any]], tools: Iterable[Tool], site: ReplaySite | None
+    events: Sequence[JournalEvent], tools: Iterable[Tool], site: ReplaySite | None
 ) -> ReplayPlan:
     writers = {tool.name for tool in tools if not tool.read_only}
     declined = declined_calls(events)
     cancelled = cancelled_calls(events)
     will_run, not_again = [], []
     for event in events:
-        if event.get("type") != "tool_call":
+        if not isinstance(event, ToolCallEvent):
             continue
-        call = _mapping(event.get("call"))
+        call = event.call
         call_id, name = str(call.get("id")), str(call.get("name"))
-        planned = PlannedCall(step_of(event), name, str(call.get("arguments") or ""))
+        planned = PlannedCall(event.step, name, str(call.get("arguments") or ""))
         if call_id in cancelled:
             not_again.append(planned)
         elif name in writers and call_id not in declined:
@@ -96,48 +105,62 @@ class CancelPoints:
         return self.after is not None and (turns, results) == self.after
 
 
-def cancel_points(events: Sequence[Mapping[str, Any]]) -> CancelPoints:
+@dataclass
+class CancelWatch:
+    """The replay's events as they come, against where the recorded run was cancelled:
+    ``turns`` replayed, and the tool ``results`` since the last one."""
+
+    points: CancelPoints
+    turns: int = 0
+    results: int = 0
+
+    def at(self, event: JournalEvent) -> bool:
+        """Whether the replay, at ``event``, is where the recorded run was cancelled."""
+        if isinstance(event, ToolCallEvent):
+            return str(event.call.get("id")) in self.points.calls
+        if isinstance(event, TurnEvent):
+            self.turns, self.results = self.turns + 1, 0
+        elif isinstance(event, ToolResultEvent):
+            self.results += 1
+        return self.points.reached(self.turns, self.results)
+
+
+def cancel_points(events: Sequence[JournalEvent]) -> CancelPoints:
     calls = frozenset(cancelled_calls(events))
-    stop = next((e for e in reversed(events) if e.get("type") == "stop"), None)
-    if calls or stop is None or stop.get("stop_reason") != "cancelled":
+    stop = next((e for e in reversed(events) if isinstance(e, StopEvent)), None)
+    if calls or stop is None or stop.stop_reason != StopReason.CANCELLED:
         return CancelPoints(calls, None)
-    turns = [i for i, e in enumerate(events) if e.get("type") == "turn"]
+    turns = [i for i, e in enumerate(events) if isinstance(e, TurnEvent)]
     since = events[turns[-1] :] if turns else events
-    results = sum(e.get("type") == "tool_result" for e in since)
+    results = sum(isinstance(e, ToolResultEvent) for e in since)
     return CancelPoints(calls, (len(turns), results))
 
 
-def declined_calls(events: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def declined_calls(events: Iterable[JournalEvent]) -> dict[str, str]:
     """The calls the recorded run's approver declined, with its reasons."""
     return {
-        str(e.get("call_id")): str(e.get("message") or "")
+        str(e.call_id): e.message
         for e in events
-        if e.get("type") == "warning" and e.get("kind") == "declined"
+        if isinstance(e, WarningEvent) and e.kind == WarningKind.DECLINED
     }
 
 
-def unrun_calls(events: Iterable[Mapping[str, Any]]) -> set[str]:
+def unrun_calls(events: Iterable[JournalEvent]) -> set[str]:
     """The calls the recorded run never ran nor answered (left waiting for an approval that
     never came): a replay does not run them either, whatever the journal says of them."""
     asked, answered = set(), set()
     for event in events:
-        if event.get("type") == "tool_call":
-            asked.add(str(_mapping(event.get("call")).get("id")))
-        elif event.get("type") == "tool_result":
-            answered.add(str(_mapping(event.get("result")).get("call_id")))
+        if isinstance(event, ToolCallEvent):
+            asked.add(str(event.call.get("id")))
+        elif isinstance(event, ToolResultEvent):
+            answered.add(str(event.result.get("call_id")))
     return asked - answered
 
 
-def cancelled_calls(events: Iterable[Mapping[str, Any]]) -> set[str]:
+def cancelled_calls(events: Iterable[JournalEvent]) -> set[str]:
     """The calls whose recorded result says the run was cancelled during or before them."""
-    found = set()
-    for event in events:
-        if event.get("type") == "tool_result":
-            result = _mapping(event.get("result"))
-            if is_cancellation(result.get("error")):
-                found.add(str(result.get("call_id")))
-    return found
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return {
+        str(e.result.get("call_id"))
+        for e in events
+        if isinstance(e, ToolResultEvent) and is_cancellation(e.result.get("error"))
+    }

@@ -13,30 +13,33 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.reader import named_type
+from reactloop.journal.schema import RunStartEvent
 from reactloop.limits import Limits
 from reactloop.tools.base import Tool, ToolContext
 from reactloop.tools.registry import DEFAULT_FAMILIES, build_tools, parse_families
 
 
-def run_start_of(events: Sequence[Mapping[str, Any]], path: Path) -> Mapping[str, Any]:
-    for event in events:
-        if event.get("type") == "run_start":
-            return event
-    raise UsageError(f"{path} has no run_start event; it cannot be replayed")
+def run_start_of(events: Sequence[JournalEvent], path: Path) -> RunStartEvent:
+    start = next((e for e in events if isinstance(e, RunStartEvent)), None)
+    if start is None:
+        raise UsageError(f"{path} has no run_start event; it cannot be replayed")
+    return start
 
 
-def first_run(events: Sequence[Mapping[str, Any]]) -> tuple[Sequence[Mapping[str, Any]], int]:
-    """The events of a journal's first run, and how many runs it holds (a ``reactloop chat``
+def first_run(lines: Sequence[Mapping[str, Any]]) -> tuple[Sequence[Mapping[str, Any]], int]:
+    """The lines of a journal's first run, and how many runs it holds (a ``reactloop chat``
     session, or ``Conversation(journal=...)``, writes one run per turn to one file)."""
-    starts = [i for i, event in enumerate(events) if event.get("type") == "run_start"]
+    starts = [i for i, line in enumerate(lines) if named_type(line) is RunStartEvent]
     if len(starts) < 2:
-        return events, len(starts)
-    return events[: starts[1]], len(starts)
+        return lines, len(starts)
+    return lines[: starts[1]], len(starts)
 
 
-def object_or_empty(start: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``run_start``'s ``key`` (absent: empty); anything but an object is a usage error."""
-    value = start.get(key)
+def object_or_empty(value: Any, key: str) -> Mapping[str, Any]:
+    """``run_start``'s ``key``, its ``value`` (absent: empty); anything but an object is a
+    usage error."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -64,7 +67,8 @@ def tools_from_config(
     """The tools a CLI run used, rebuilt from ``run_start``'s config.
 
     Reads ``tools`` (family names, a list or ``"a,b"``), ``notes``, ``workspace`` (default:
-    the current folder, as ``reactloop run`` does), ``read_only`` and ``output_dir``.
+    the current folder, as ``reactloop run`` does) and ``read_only``; never a folder for the
+    harness to write in (``reactloop run`` records none: one in a journal was put there).
     Relative paths are taken from the current folder. ``extra`` goes to
     ``ToolContext.extra`` (``sandbox_mode``).
     """
@@ -72,7 +76,6 @@ def tools_from_config(
         notes=_notes_path(config.get("notes")),
         workspace=recorded_workspace(config) or Path.cwd(),
         read_only=bool(config.get("read_only")),
-        output_dir=_path_or_none(config.get("output_dir")),
         extra=dict(extra or {}),
     )
     return build_tools(families_of(config), context)

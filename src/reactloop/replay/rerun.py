@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.agent import Agent
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
 from reactloop.journal.one_run import as_one_run, last_limits
-from reactloop.journal.reader import events_of
+from reactloop.journal.reader import event_of, events_of
+from reactloop.journal.schema import RunStartEvent, StopEvent
 from reactloop.journal.writer import open_journal, read_journal
 from reactloop.limits import Limits
 from reactloop.messages import ToolCall
@@ -31,7 +33,7 @@ from reactloop.models.replay import ReplayModel, turns_from_events
 from reactloop.replay.compare import Divergence, compare
 from reactloop.replay.normalize import Normalizer
 from reactloop.replay.plan import (
-    CancelPoints,
+    CancelWatch,
     ReplayPlan,
     cancel_points,
     declined_calls,
@@ -118,17 +120,17 @@ def replay(
     """
     normalizer = Normalizer(normalize, defaults=default_normalize)
     path = Path(trace_path)
-    recorded, runs = first_run(read_journal(path))
-    limits_data = last_limits(recorded, None)  # a resumed run: the limits it went on under
-    recorded = as_one_run(recorded)
+    lines, runs = first_run(read_journal(path))
+    limits_data = last_limits(lines, None)  # a resumed run: the limits it went on under
+    recorded = events_of(as_one_run(lines), str(path))  # a malformed event: a JournalError
     start = run_start_of(recorded, path)
-    config = dict(object_or_empty(start, "config"))
+    config = dict(object_or_empty(start.config, "config"))
     if notes is not None:
         config["notes"] = str(Path(notes).resolve())
     families = families_of(config)
-    limits = limits_from(limits_data or object_or_empty(start, "limits"))  # checked first
-    turns = turns_from_events(events_of(recorded, str(path)), path)
-    model = ReplayModel(turns, name=str(start.get("model") or "replay"))
+    limits = limits_from(limits_data or object_or_empty(start.limits, "limits"))
+    turns = turns_from_events(recorded, path)
+    model = ReplayModel(turns, name=str(start.model or "replay"))
     with _site(start, config, families, tools_given=tools is not None, workspace=workspace) as site:
         if site.path is not None:
             config["workspace"] = str(site.path)
@@ -139,14 +141,14 @@ def replay(
         if announce is not None:
             announce(chosen)
         agent, replayed = _replay_agent(model, limits, start, recorded, tool_list, config)
-        result = _run_journaled(agent, str(start.get("task") or ""), journal)
+        result = _run_journaled(agent, str(start.task or ""), journal)
         normalizer = normalizer.with_workspaces(*_workspace_paths(site))
     report = _report(path, start, recorded, tool_list, result, replayed, chosen, normalizer)
     return _with_runs_note(report, runs)
 
 
 def _site(
-    start: Mapping[str, Any],
+    start: RunStartEvent,
     config: Mapping[str, Any],
     families: tuple[str, ...],
     *,
@@ -159,7 +161,7 @@ def _site(
         recorded_workspace(config),
         Path(workspace) if workspace is not None else None,
         writes=not tools_given and writes_workspace(config, families),
-        record=None if tools_given else StartRecord.of(start),
+        record=None if tools_given else StartRecord.of(start.workspace),
         uses=any(family in WRITING_FAMILIES for family in families),
     )
 
@@ -182,48 +184,37 @@ def _workspace_paths(site: ReplaySite) -> list[str]:
 def _replay_agent(
     model: ReplayModel,
     limits: Limits,
-    start: Mapping[str, Any],
-    recorded: Sequence[Mapping[str, Any]],
+    start: RunStartEvent,
+    recorded: Sequence[JournalEvent],
     tool_list: list[Tool],
     config: dict[str, Any],
-) -> tuple[Agent, list[dict[str, Any]]]:
+) -> tuple[Agent, list[JournalEvent]]:
     """The agent that replays, and the list its observer fills with the replay's events.
 
     It declines what the recorded run declined, and is cancelled where the recorded run was
     (``plan.cancel_points``)."""
-    replayed: list[dict[str, Any]] = []
-    points = cancel_points(recorded)
-    seen = {"turn": 0, "tool_result": 0}
+    replayed: list[JournalEvent] = []
+    watch = CancelWatch(cancel_points(recorded))
 
-    def observe(event: Event) -> None:
-        replayed.append(_as_record(event))
-        if _at_cancel_point(event, points, seen):
-            agent.cancel()
+    def observe(live: Event) -> None:
+        event = event_of(live)
+        if event is not None:
+            replayed.append(event)
+            if watch.at(event):
+                agent.cancel()
 
     agent = Agent(
         model,
         tool_list,
         limits=limits,
         observers=(observe,),
-        instructions=start.get("instructions"),
+        instructions=start.instructions,
         protocol="native",
         approve=_recorded_approvals(recorded),
         config=config,
         skills=recorded_skills(config),  # as the run trusted them
     )
     return agent, replayed
-
-
-def _at_cancel_point(event: Event, points: CancelPoints, seen: dict[str, int]) -> bool:
-    """Whether the replay is where the recorded run was cancelled; ``seen`` counts the turns
-    replayed and the tool results since the last one."""
-    if event.type == "tool_call":
-        return str(event.data["call"].get("id")) in points.calls
-    if event.type == "turn":
-        seen["turn"], seen["tool_result"] = seen["turn"] + 1, 0
-    elif event.type == "tool_result":
-        seen["tool_result"] += 1
-    return points.reached(seen["turn"], seen["tool_result"])
 
 
 def _with_runs_note(report: ReplayReport, runs: int) -> ReplayReport:
@@ -235,17 +226,17 @@ def _with_runs_note(report: ReplayReport, runs: int) -> ReplayReport:
 
 def _report(
     path: Path,
-    start: Mapping[str, Any],
-    recorded: Sequence[Mapping[str, Any]],
+    start: RunStartEvent,
+    recorded: Sequence[JournalEvent],
     tool_list: Sequence[Tool],
     result: RunResult,
-    replayed: Sequence[Mapping[str, Any]],
+    replayed: Sequence[JournalEvent],
     chosen: ReplayPlan,
     normalizer: Normalizer,
 ) -> ReplayReport:
     divergence, compared = compare(recorded, replayed, normalizer)
-    notes = _tool_notes(start, tool_list) + limit_notes(object_or_empty(start, "limits"))
-    if not any(e.get("type") == "stop" for e in recorded):
+    notes = _tool_notes(start, tool_list) + limit_notes(object_or_empty(start.limits, "limits"))
+    if not any(isinstance(e, StopEvent) for e in recorded):
         notes.append(
             "the recorded run has no stop event (it was interrupted); compared up to its end"
         )
@@ -260,7 +251,7 @@ def _report(
     )
 
 
-def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:
+def _recorded_approvals(events: Sequence[JournalEvent]) -> Any:
     """An approver that declines exactly the calls the recorded run declined, with its
     reasons, and those it never ran (a replay widens no approval)."""
     declined = declined_calls(events)
@@ -273,8 +264,8 @@ def _recorded_approvals(events: Sequence[Mapping[str, Any]]) -> Any:
     return approve
 
 
-def _tool_notes(start: Mapping[str, Any], tools: Sequence[Tool]) -> list[str]:
-    specs = start.get("tools")
+def _tool_notes(start: RunStartEvent, tools: Sequence[Tool]) -> list[str]:
+    specs = start.tools
     specs = specs if isinstance(specs, list) else []
     recorded = {str(t.get("name")) for t in specs if isinstance(t, Mapping)}
     present = {t.name for t in tools}
@@ -287,7 +278,3 @@ def _tool_notes(start: Mapping[str, Any], tools: Sequence[Tool]) -> list[str]:
         for name in sorted(present - recorded)
     ]
     return notes
-
-
-def _as_record(event: Event) -> dict[str, Any]:
-    return {"type": event.type, "step": event.step, **event.data}

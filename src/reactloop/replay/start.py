@@ -44,24 +44,27 @@ class StartRecord:
     reason: str | None = None
 
     @classmethod
-    def of(cls, start: Mapping[str, Any]) -> StartRecord | None:
-        """The record in ``run_start``; None when it has none; a malformed one is refused."""
-        data = start.get("workspace")
-        if data is None:
-            return None
-        if not isinstance(data, Mapping) or data.get("kind") not in KINDS:
-            raise UsageError("the journal's workspace record is malformed (no known kind)")
+    def of(cls, data: Any) -> StartRecord | None:
+        """The record ``run_start`` holds (its ``workspace``); None when it has none; a
+        malformed one is refused."""
+        match data:
+            case None:
+                return None
+            case {"kind": str(how)} if how in KINDS:
+                pass
+            case _:
+                raise UsageError("the journal's workspace record is malformed (no known kind)")
         entries = data.get("entries", {})
         if not isinstance(entries, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in entries.items()
         ):
             raise UsageError("the journal's workspace record is malformed (entries)")
         snapshot = data.get("snapshot")
-        if data["kind"] == "snapshot" and not isinstance(snapshot, str):
+        if how == "snapshot" and not isinstance(snapshot, str):
             raise UsageError("the journal's workspace record is malformed (no snapshot)")
         return cls(
             path=str(data.get("path") or ""),
-            kind=str(data["kind"]),
+            kind=how,
             entries=dict(entries),
             snapshot=snapshot if isinstance(snapshot, str) else None,
             reason=str(data.get("reason") or "") or None,

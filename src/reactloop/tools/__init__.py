@@ -1,11 +1,18 @@
-"""Tools: ``@tool`` (``base``), the ``Toolbox`` that runs calls, and the built-in families.
+"""Tools: what a tool is, the ``Toolbox`` that prepares and runs calls, and the families.
 
-Built-in families by name (``--tools a,b``): ``calculator``, ``lookup`` (a notes file),
-``files`` (read, list, search, write, edit beneath a workspace), ``bash`` (sandboxed
-commands), ``web`` (the weather and currency tools); ``reactloop.tools.mcp`` brings tools
-from MCP servers. Family modules are imported when a family is asked for. Big registries:
-deferred tools found with ``search_tools`` (``search``, ranked by ``bm25``); Agent Skills
-(``skills``).
+In reading order:
+
+- ``base.py``: ``Tool``, ``@tool``, ``ToolContext``; ``plain.py``: a plain function as a tool
+- ``prepared.py``: ``PreparedCall``, a call decoded and validated once (``schemacheck.py``,
+  ``schema_coerce.py``: untyped strings read by the schema)
+- ``toolbox.py``: ``Toolbox``, a run's tools by name; results shaped, long outputs cut and
+  kept (``read_output.py``)
+- ``execution.py``: ``ToolExecutor``, the call runtime (inline, ``workers.py``,
+  ``async_calls.py``), under the run's time limit (``custody.py``)
+- ``search.py`` (+ ``bm25.py``): deferred tools found with ``search_tools``; ``skills.py``:
+  Agent Skills
+- ``registry.py``: the families by name; ``families/``: the built-in families;
+  ``mcp/``: tools from MCP servers
 """
 
 from __future__ import annotations
@@ -16,8 +23,8 @@ from reactloop.support import lazy_names
 
 if TYPE_CHECKING:  # loaded on first use, below: ``@tool`` alone needs none of them
     from reactloop.tools.base import ToolContext
-    from reactloop.tools.calculator import calculator_tool
-    from reactloop.tools.lookup import lookup_tool
+    from reactloop.tools.families.calculator import calculator_tool
+    from reactloop.tools.families.lookup import lookup_tool
     from reactloop.tools.registry import FAMILIES, build_tools, parse_families
 
 _LAZY = {
@@ -25,8 +32,8 @@ _LAZY = {
     "ToolContext": "reactloop.tools.registry",
     "build_tools": "reactloop.tools.registry",
     "parse_families": "reactloop.tools.registry",
-    "calculator_tool": "reactloop.tools.calculator",
-    "lookup_tool": "reactloop.tools.lookup",
+    "calculator_tool": "reactloop.tools.families.calculator",
+    "lookup_tool": "reactloop.tools.families.lookup",
 }
 
 __getattr__ = lazy_names.lazy_getattr(__name__, _LAZY)

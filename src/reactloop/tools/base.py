@@ -31,6 +31,9 @@ from reactloop.tools.schemacheck import checked_arguments, schema_checker
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from reactloop.sandbox.command import Mode
+    from reactloop.sandbox.rlimits import ResourceLimits
+
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
 _GOOGLE_PARAM = re.compile(r"^\s+\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _REST_PARAM = re.compile(r"^\s*:param\s+(?:[\w\[\], ]+\s+)?(\w+)\s*:\s*(.*)$")
@@ -315,10 +318,30 @@ def run_deadline_scope(deadline: float | None) -> Iterator[None]:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolContext:
-    """What tool families may need to know about the run they serve."""
+    """What tool families may need to know about the run they serve.
+
+    ``sandbox_mode``, ``bash_limits`` and ``bash_max_output_chars`` are the ``bash`` family's;
+    ``extra`` is for families of the user's own. The same settings given in ``extra`` under
+    their names (before they were fields) are read into the fields."""
 
     notes: Path | None = None
     workspace: Path | None = None
     read_only: bool = False
     output_dir: Path | None = None
+    sandbox_mode: Mode = "auto"
+    bash_limits: ResourceLimits | None = None
+    bash_max_output_chars: int = 3000
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in _CONTEXT_FIELDS_ONCE_EXTRA:
+            if name in self.extra and getattr(self, name) == _CONTEXT_DEFAULTS[name]:
+                object.__setattr__(self, name, self.extra[name])
+
+
+_CONTEXT_FIELDS_ONCE_EXTRA = ("sandbox_mode", "bash_limits", "bash_max_output_chars")
+_CONTEXT_DEFAULTS: dict[str, Any] = {
+    "sandbox_mode": "auto",
+    "bash_limits": None,
+    "bash_max_output_chars": 3000,
+}

@@ -95,7 +95,7 @@ class ToolExecutor:
             except KeyboardInterrupt:
                 return self._interrupted(prepared, "the run was interrupted while it ran")
         if tool.is_async and OwnLoop.usable():
-            return self._async_here(prepared, deadline, custody)
+            return self._run_here([prepared], deadline)[0]
         return self._collect([prepared], [self._submit(prepared, deadline)], deadline)[0]
 
     def _inline(self, prepared: PreparedCall, deadline: float, custody: Custody) -> ToolResult:
@@ -108,32 +108,6 @@ class ToolExecutor:
         finally:
             custody.leave()
         return self._abandoned(prepared) if _late(prepared, deadline) else result
-
-    def _async_here(
-        self, prepared: PreparedCall, deadline: float | None, custody: Custody | None
-    ) -> ToolResult:
-        """``_run_here`` for one call, without its lists (0.6 µs of the ~5 µs a call); a
-        KeyboardInterrupt out of the task stops this thread's wait, as Ctrl-C does."""
-        own = self._own
-        if custody is not None:
-            custody.enter_tools((prepared,), ASYNC_GRACE)
-        try:
-            tasks, unfinished, interrupted = own.run(
-                (self._invoker.ainvoke(prepared),), deadline, self.cancel
-            )
-        finally:
-            if custody is not None:
-                _leave(custody, own)
-        if interrupted:
-            self.interrupted = True
-        task = tasks[0]
-        if unfinished:
-            return self._give_up(prepared, task)
-        return (
-            self._abandoned(prepared)
-            if _late(prepared, deadline)
-            else self._outcome(prepared, task)
-        )
 
     def run_batch(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
         """Concurrently when every call is read-only, else one after another, in order."""
@@ -180,9 +154,20 @@ class ToolExecutor:
                 _leave(custody, own)
         self.interrupted = self.interrupted or interrupted
         return [
-            self._give_up(p, t) if t in unfinished else self._outcome(p, t)
+            self._give_up(p, t) if t in unfinished else self._finished(p, t, deadline)
             for p, t in zip(batch, tasks, strict=True)
         ]
+
+    def _finished(
+        self, prepared: PreparedCall, task: _Pending, deadline: float | None
+    ) -> ToolResult:
+        """An async call's outcome, discarded when it ended after the deadline (as a sync
+        call's is, ``_invoke_until``)."""
+        return (
+            self._abandoned(prepared)
+            if _late(prepared, deadline)
+            else self._outcome(prepared, task)
+        )
 
     def _submit(self, prepared: PreparedCall, deadline: float | None) -> Future[ToolResult]:
         from concurrent.futures import Future  # loaded by the first call on a thread

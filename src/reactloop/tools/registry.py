@@ -12,11 +12,11 @@ from reactloop.errors import UsageError
 from reactloop.tools.base import Tool, ToolContext
 
 FAMILIES: dict[str, str] = {
-    "calculator": "reactloop.tools.calculator:tools",
-    "lookup": "reactloop.tools.lookup:tools",
-    "files": "reactloop.tools.files:tools",
-    "bash": "reactloop.tools.bash:tools",
-    "web": "reactloop.tools.web:tools",
+    "calculator": "reactloop.tools.families.calculator:tools",
+    "lookup": "reactloop.tools.families.lookup:tools",
+    "files": "reactloop.tools.families.files:tools",
+    "bash": "reactloop.tools.families.bash:tools",
+    "web": "reactloop.tools.families.web:tools",
 }
 DEFAULT_FAMILIES = ("calculator", "lookup")
 

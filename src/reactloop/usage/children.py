@@ -10,10 +10,11 @@ known here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import ChildStartEvent, ChildStopEvent
 from reactloop.messages import Usage
 from reactloop.usage.steps import usage_from
 
@@ -50,33 +51,23 @@ class ChildUsage:
         )
 
 
-def child_usages(events: Iterable[Mapping[str, Any]]) -> list[ChildUsage]:
+def child_usages(events: Records) -> list[ChildUsage]:
     """The children of the journal's runs, in the order they started."""
     children: dict[str, ChildUsage] = {}
-    for event in events:
-        kind = event.get("type")
-        path = event.get("agent_path")
-        if kind not in ("child_start", "child_stop") or not isinstance(path, str):
-            continue
-        if kind == "child_start":
+    for event in readable_events(events):
+        if isinstance(event, ChildStartEvent):
+            path = event.agent_path
+            children[path] = ChildUsage(agent_path=path, tool=event.tool, trace=event.trace)
+        elif isinstance(event, ChildStopEvent):
+            path = event.agent_path
+            started = children.get(path, ChildUsage(agent_path=path))
             children[path] = ChildUsage(
-                agent_path=path, tool=str(event.get("tool") or ""), trace=_text(event, "trace")
+                agent_path=path,
+                tool=started.tool,
+                trace=started.trace or event.trace,
+                stop_reason=event.stop_reason or "?",
+                forced=event.forced,
+                model_calls=event.model_calls,
+                usage=usage_from(event.usage),
             )
-            continue
-        started = children.get(path, ChildUsage(agent_path=path))
-        calls = event.get("model_calls")
-        children[path] = ChildUsage(
-            agent_path=path,
-            tool=started.tool,
-            trace=started.trace or _text(event, "trace"),
-            stop_reason=_text(event, "stop_reason") or "?",
-            forced=event.get("forced") is True,
-            model_calls=calls if type(calls) is int else 0,
-            usage=usage_from(event.get("usage")),
-        )
     return list(children.values())
-
-
-def _text(event: Mapping[str, Any], key: str) -> str | None:
-    value = event.get(key)
-    return value if isinstance(value, str) else None

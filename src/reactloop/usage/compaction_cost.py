@@ -12,13 +12,16 @@ else estimated from the journal) and what they cost beyond a cache hit (at the p
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import CompactionEvent, RunStartEvent, TurnEvent
 from reactloop.messages import Usage
 from reactloop.usage.prices import Price
-from reactloop.usage.steps import step_of, usage_from
+from reactloop.usage.steps import usage_from
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,44 +100,42 @@ class CompactionCost:
         return line
 
 
-def compaction_costs(
-    events: Sequence[Mapping[str, Any]], price: Price | None = None
-) -> list[CompactionCost]:
+def compaction_costs(events: Records, price: Price | None = None) -> list[CompactionCost]:
     """One ``CompactionCost`` per ``compaction`` event, in order."""
+    typed = list(readable_events(events))
     cached_reported = any(
-        usage_from(_turn(e).get("usage")).cached_tokens for e in events if e.get("type") == "turn"
+        usage_from(e.turn.get("usage")).cached_tokens for e in typed if isinstance(e, TurnEvent)
     )
     costs = []
     runs = 0
-    for index, event in enumerate(events):
-        runs += event.get("type") == "run_start"
-        if event.get("type") != "compaction":
+    for index, event in enumerate(typed):
+        runs += isinstance(event, RunStartEvent)
+        if not isinstance(event, CompactionEvent):
             continue
-        next_call = _next_turn_usage(events, index)
+        next_call = _next_turn_usage(typed, index)
         cost = _cost(event, next_call, cached_reported, price)
         costs.append(dataclasses.replace(cost, run=max(runs - 1, 0)))
     return costs
 
 
 def _cost(
-    event: Mapping[str, Any], next_call: Usage | None, cached_reported: bool, price: Price | None
+    event: CompactionEvent, next_call: Usage | None, cached_reported: bool, price: Price | None
 ) -> CompactionCost:
-    after, prefix = _count(event.get("tokens_after")), _count(event.get("prefix_tokens"))
+    after, prefix = _count(event.given("tokens_after")), _count(event.given("prefix_tokens"))
     rewritten = after - prefix if after is not None and prefix is not None else None
-    summary = event.get("summary_usage")
-    summary_usage = usage_from(summary) if isinstance(summary, Mapping) else None
+    summary = event.summary_usage
     measured = None
     if cached_reported and next_call is not None and next_call.input_tokens:
         measured = next_call.input_tokens - min(next_call.cached_tokens, next_call.input_tokens)
     cost = CompactionCost(
-        step=step_of(event),
-        policy=str(event.get("policy") or "?"),
-        start=_count(event.get("start")),
-        replaced=_count(event.get("replaced")),
-        tokens_before=_count(event.get("tokens_before")),
+        step=event.step,
+        policy=event.policy or "?",
+        start=_count(event.given("start")),
+        replaced=_count(event.given("replaced")),
+        tokens_before=_count(event.given("tokens_before")),
         tokens_after=after,
         rewritten_tokens=rewritten,
-        summary_usage=summary_usage,
+        summary_usage=usage_from(summary) if summary is not None else None,
         next_call=next_call,
         measured_miss=measured,
     )
@@ -158,18 +159,13 @@ def _priced(cost: CompactionCost, price: Price) -> CompactionCost:
     )
 
 
-def _next_turn_usage(events: Sequence[Mapping[str, Any]], index: int) -> Usage | None:
+def _next_turn_usage(events: Sequence[JournalEvent], index: int) -> Usage | None:
     for event in events[index + 1 :]:
-        if event.get("type") == "turn":
-            return usage_from(_turn(event).get("usage"))
-        if event.get("type") == "compaction":
+        if isinstance(event, TurnEvent):
+            return usage_from(event.turn.get("usage"))
+        if isinstance(event, CompactionEvent):
             return None  # another compaction before any call: that one's miss
     return None
-
-
-def _turn(event: Mapping[str, Any]) -> Mapping[str, Any]:
-    turn = event.get("turn")
-    return turn if isinstance(turn, Mapping) else {}
 
 
 def _count(value: Any) -> int | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reactloop.usage.steps import items, step_of
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import CompactionEvent, RequestEvent, RunStartEvent, WarningEvent
+from reactloop.journal.warning_kinds import WarningKind
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,7 +23,7 @@ class PrefixIssue:
         return {"step": self.step, "index": self.index, "message": self.message}
 
 
-def check_prefix(events: Iterable[Mapping[str, Any]]) -> list[PrefixIssue]:
+def check_prefix(events: Records) -> list[PrefixIssue]:
     """Steps whose prompt rewrote an earlier part of the history without saying so.
 
     Two sources: the loop's own ``prefix_changed`` warnings, and the requests themselves —
@@ -37,19 +39,16 @@ def check_prefix(events: Iterable[Mapping[str, Any]]) -> list[PrefixIssue]:
     """
     issues: list[PrefixIssue] = []
     prompt = _Prompt()
-    for event in events:
-        step = step_of(event)
-        kind = event.get("type")
-        if kind == "warning" and event.get("kind") == "prefix_changed":
-            index = event.get("index")
-            message = str(event.get("message") or "an earlier message was rewritten")
-            issues.append(PrefixIssue(step=step, index=_int_or_none(index), message=message))
-        elif kind == "run_start":
-            prompt.start_run(follow_up=isinstance(event.get("continues"), Mapping))
-        elif kind == "compaction":
+    for event in readable_events(events):
+        if isinstance(event, WarningEvent) and event.kind == WarningKind.PREFIX_CHANGED:
+            message = event.message or "an earlier message was rewritten"
+            issues.append(PrefixIssue(step=event.step, index=event.index, message=message))
+        elif isinstance(event, RunStartEvent):
+            prompt.start_run(follow_up=isinstance(event.continues, Mapping))
+        elif isinstance(event, CompactionEvent):
             prompt.compact(event)
-        elif kind == "request" and isinstance(event.get("n_messages"), int):
-            issue = prompt.request(step, event["n_messages"], items(event.get("messages_new")))
+        elif isinstance(event, RequestEvent):
+            issue = prompt.request(event.step, event.n_messages, event.messages_new)
             if issue is not None:
                 issues.append(issue)
     return issues
@@ -69,7 +68,7 @@ class _Prompt:
         if not self.follow_up:
             self.count, self.messages = None, []
 
-    def compact(self, event: Mapping[str, Any]) -> None:
+    def compact(self, event: CompactionEvent) -> None:
         if self.count is not None:
             self.count = compacted_count(self.count, event)
             self.messages = None
@@ -116,17 +115,17 @@ def _follow_up_issue(
     )
 
 
-def compacted_count(sent: int, event: Mapping[str, Any]) -> int:
+def compacted_count(sent: int, event: CompactionEvent) -> int:
     """The messages already sent that the next request still shares, after ``event``'s block
     (as ``ContextKeeper`` counts them): fewer when a summary replaced several; none after the
     block's start when the block reached past what was sent."""
-    start = _int_or_none(event.get("start"))
-    replaced = _int_or_none(event.get("replaced"))
+    start: int | None = event.given("start")
+    replaced: int | None = event.given("replaced")
     if start is None or replaced is None:
         return sent
-    block = _int_or_none(event.get("block"))
+    block: int | None = event.given("block")
     if block is None:  # journals before the field: trim keeps the count, a summary is one
-        block = replaced if event.get("policy") == "trim" else len(items(event.get("by")))
+        block = replaced if event.policy == "trim" else len(event.by)
     if sent >= start + replaced:
         return sent - replaced + block
     return min(sent, start)
@@ -151,7 +150,3 @@ def _request_issue(
             ),
         )
     return None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

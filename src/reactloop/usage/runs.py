@@ -7,10 +7,12 @@ conversation's are the sum.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import RunStartEvent, StopEvent
 from reactloop.messages import Usage
 from reactloop.usage.compaction_cost import CompactionCost
 from reactloop.usage.steps import StepUsage
@@ -45,7 +47,7 @@ class RunUsage:
 
 
 def run_usages(
-    events: Iterable[Mapping[str, Any]],
+    events: Records,
     steps: Sequence[StepUsage],
     compactions: Sequence[CompactionCost] = (),
 ) -> list[RunUsage]:
@@ -53,38 +55,39 @@ def run_usages(
     calls of ``compactions`` that are its own.
 
     A journal without any ``run_start`` (cut before it) is one run without a task or stop."""
-    runs: list[dict[str, Any]] = []
-    for event in events:
-        kind = event.get("type")
-        if kind == "run_start" or (kind == "stop" and not runs):
-            runs.append({"task": str(event.get("task") or ""), "stop": None})
-        if kind == "stop":
-            runs[-1]["stop"] = event
+    runs: list[tuple[str, StopEvent | None]] = []
+    for event in readable_events(events):
+        if isinstance(event, RunStartEvent):
+            runs.append((str(event.task or ""), None))
+        elif isinstance(event, StopEvent):
+            task = runs.pop()[0] if runs else ""  # (a run cut before its run_start)
+            runs.append((task, event))
     if not runs:
-        runs.append({"task": "", "stop": None})
+        runs.append(("", None))
     return [
         _run(
             n,
-            run,
+            task,
+            stop,
             [s for s in steps if s.run == n - 1],
             [c.summary_usage for c in compactions if c.run == n - 1 and c.summary_usage],
         )
-        for n, run in enumerate(runs, 1)
+        for n, (task, stop) in enumerate(runs, 1)
     ]
 
 
 def _run(
-    number: int, run: Mapping[str, Any], steps: Sequence[StepUsage], summaries: Sequence[Usage]
+    number: int,
+    task: str,
+    stop: StopEvent | None,
+    steps: Sequence[StepUsage],
+    summaries: Sequence[Usage],
 ) -> RunUsage:
-    stop = run["stop"]
-    reason = None
-    if isinstance(stop, Mapping):
-        reason = str(stop.get("stop_reason") or "?")
     return RunUsage(
         number=number,
-        task=run["task"],
-        stop_reason=reason,
-        forced=isinstance(stop, Mapping) and stop.get("forced") is True,
+        task=task,
+        stop_reason=None if stop is None else stop.stop_reason or "?",
+        forced=stop is not None and stop.forced,
         calls=len(steps),
         usage=sum((s.usage for s in steps), sum(summaries, Usage())),
     )

@@ -1,16 +1,19 @@
 """Count, from a journal, how well-formed a run's steps were and how much prefix was reused.
 
-Works on journal records (``read_journal`` / ``iter_journal`` dicts) or on live ``Event``s, so
-the same numbers come out of a finished trace and of an observer during a run.
+Works on a journal's events (typed, or ``read_journal`` / ``iter_journal`` dicts) or on live
+``Event``s, so the same numbers come out of a finished trace and of an observer during a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
+from reactloop.journal.reader import Records, event_of, readable_events
+from reactloop.journal.schema import ResponseEvent, ToolResultEvent, TurnEvent
 
 UNKNOWN_TOOL_PREFIX = "unknown tool "
 
@@ -25,30 +28,36 @@ class StepQuality:
     tool_calls: int = 0
     steps: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        kind = record.get("type")
-        if kind == "turn":
+    def add(self, record: Mapping[str, Any] | JournalEvent) -> None:
+        for event in readable_events((record,)):
+            self._count(event)
+
+    def _count(self, event: JournalEvent) -> None:
+        if isinstance(event, TurnEvent):
             self.turns += 1
-            turn = record.get("turn") or {}
-            if turn.get("format_error"):
+            if event.turn.get("format_error"):
                 self.format_errors += 1
-        elif kind == "tool_result":
+        elif isinstance(event, ToolResultEvent):
             self.tool_calls += 1
-            error = (record.get("result") or {}).get("error") or ""
+            error = event.result.get("error") or ""
             if isinstance(error, str) and error.startswith(UNKNOWN_TOOL_PREFIX):
                 self.unknown_tools += 1
-        elif kind == "response" and isinstance(record.get("raw"), Mapping):
-            raw = record["raw"]
-            if "evaluated_tokens" in raw:
-                self.steps.append(dict(raw))
+        elif isinstance(event, ResponseEvent) and _local_statistics(event.raw):
+            self.steps.append(dict(event.raw))
 
     def __call__(self, event: Event) -> None:
         """Use as an observer: ``Agent(..., observers=[quality])``."""
-        self.add({"type": event.type, **event.data})
+        typed = event_of(event)
+        if typed is not None:
+            self._count(typed)
 
 
-def step_quality(records: Iterable[Mapping[str, Any]]) -> StepQuality:
+def _local_statistics(raw: Any) -> bool:
+    return isinstance(raw, Mapping) and "evaluated_tokens" in raw
+
+
+def step_quality(records: Records) -> StepQuality:
     quality = StepQuality()
-    for record in records:
-        quality.add(record)
+    for event in readable_events(records):
+        quality._count(event)
     return quality

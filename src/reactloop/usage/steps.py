@@ -1,13 +1,22 @@
-"""Per-call token counts read from a journal, measured or estimated from its text."""
+"""Per-call token counts read from a journal, measured or estimated from its text.
+
+The readers of ``usage/`` take a journal's events typed (``journal/schema.py``) or as its
+lines (``read_journal``'s dicts, read here by ``readable_events``: in a damaged journal, a
+field of the wrong kind reads as unknown, a line without its type's required fields is left
+out of the accounting).
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import RequestEvent, RunStartEvent, TurnEvent
 from reactloop.messages import Usage, count_of
 
 CHARS_PER_TOKEN = 4
@@ -26,14 +35,14 @@ class StepUsage:
     without_tools: bool = False
 
 
-def step_usages(events: Iterable[Mapping[str, Any]]) -> list[StepUsage]:
+def step_usages(events: Records) -> list[StepUsage]:
     """One entry per ``turn`` event, with the usage the provider measured."""
     calls = _Calls()
     steps = []
-    for event in events:
-        if calls.see(event):
-            usage = usage_from(_turn_of(event).get("usage"))
-            steps.append(calls.step_usage(event, usage))
+    for event in readable_events(events):
+        turn = calls.see(event)
+        if turn is not None:
+            steps.append(calls.step_usage(turn, usage_from(turn.turn.get("usage"))))
     return steps
 
 
@@ -44,18 +53,17 @@ class _Calls:
         self.runs = 0
         self.tool_choice: Any = None
 
-    def see(self, event: Mapping[str, Any]) -> bool:
-        """Take in ``event``; True when it is a ``turn``."""
-        kind = event.get("type")
-        if kind == "run_start":
+    def see(self, event: JournalEvent) -> TurnEvent | None:
+        """Take in ``event``; itself when it is a ``turn``."""
+        if isinstance(event, RunStartEvent):
             self.runs += 1
-        elif kind == "request":
-            self.tool_choice = event.get("tool_choice")
-        return kind == "turn"
+        elif isinstance(event, RequestEvent):
+            self.tool_choice = event.tool_choice
+        return event if isinstance(event, TurnEvent) else None
 
-    def step_usage(self, event: Mapping[str, Any], usage: Usage) -> StepUsage:
+    def step_usage(self, event: TurnEvent, usage: Usage) -> StepUsage:
         return StepUsage(
-            step=step_of(event),
+            step=event.step,
             usage=usage,
             run=max(self.runs - 1, 0),
             without_tools=self.tool_choice == "none",
@@ -69,45 +77,37 @@ def usage_from(value: Any) -> Usage:
     return Usage(**{k: count_of(value, k) for k in Usage.__dataclass_fields__})
 
 
-def step_of(event: Mapping[str, Any]) -> int:
-    step = event.get("step")
-    return step if isinstance(step, int) and not isinstance(step, bool) else 0
-
-
 def items(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def estimated_step_usages(events: Sequence[Mapping[str, Any]]) -> list[StepUsage]:
+def estimated_step_usages(events: Records) -> list[StepUsage]:
     """Token counts guessed from the journal's text, for providers that report none."""
-    start = next((e for e in events if e.get("type") == "run_start"), {})
-    base = len(json.dumps(start.get("tools") or [], ensure_ascii=False, default=str))
-    base += len(str(start.get("instructions") or ""))
+    typed = list(readable_events(events))
+    start = next((e for e in typed if isinstance(e, RunStartEvent)), RunStartEvent())
+    base = len(json.dumps(start.tools or [], ensure_ascii=False, default=str))
+    base += len(str(start.instructions or ""))
     prompt_chars = base
     steps: list[StepUsage] = []
     calls = _Calls()
-    for event in events:
-        if event.get("type") == "request":
-            listed = items(event.get("messages_new"))
-            if listed and event.get("n_messages") == len(listed):
+    for event in typed:
+        if isinstance(event, RequestEvent):
+            listed = event.messages_new
+            if listed and event.n_messages == len(listed):
                 prompt_chars = base  # the whole prompt again: a follow-up run's first request
             for message in listed:
                 prompt_chars += len(json.dumps(message, ensure_ascii=False, default=str))
-        if calls.see(event):
-            turn = _turn_of(event)
+        turn_event = calls.see(event)
+        if turn_event is not None:
+            turn = turn_event.turn
             written = len(str(turn.get("text") or "")) + len(str(turn.get("reasoning") or ""))
             written += sum(
                 len(json.dumps(call, default=str)) for call in items(turn.get("tool_calls"))
             )
             usage = Usage(input_tokens=_tokens(prompt_chars), output_tokens=_tokens(written))
-            steps.append(calls.step_usage(event, usage))
+            steps.append(calls.step_usage(turn_event, usage))
     return steps
 
 
 def _tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
-
-
-def _turn_of(event: Mapping[str, Any]) -> Mapping[str, Any]:
-    turn = event.get("turn")
-    return turn if isinstance(turn, Mapping) else {}

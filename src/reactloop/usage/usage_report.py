@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import RunStartEvent
 from reactloop.journal.writer import read_journal
 from reactloop.messages import Usage
 from reactloop.usage.children import ChildUsage, child_usages
@@ -112,13 +113,12 @@ class UsageReport:
         }
 
 
-def usage_report(
-    source: str | Path | Sequence[Mapping[str, Any]], *, prices: PriceTable | None = None
-) -> UsageReport:
-    """Accounting of one journal (a path or its events)."""
-    events = read_journal(source) if isinstance(source, str | Path) else list(source)
-    start = next((e for e in events if e.get("type") == "run_start"), {})
-    model = str(start.get("model") or "")
+def usage_report(source: str | Path | Records, *, prices: PriceTable | None = None) -> UsageReport:
+    """Accounting of one journal (a path, or its events: typed or its lines)."""
+    lines = read_journal(source) if isinstance(source, str | Path) else source
+    events = list(readable_events(lines))
+    start = next((e for e in events if isinstance(e, RunStartEvent)), RunStartEvent())
+    model = str(start.model or "")
     steps = step_usages(events)
     estimated = bool(steps) and all(s.usage.total_tokens == 0 for s in steps)
     if estimated:
@@ -151,9 +151,9 @@ def usage_report(
     )
 
 
-def _schema_tokens(start: Mapping[str, Any]) -> float | None:
+def _schema_tokens(start: RunStartEvent) -> float | None:
     """The tool schemas' size in tokens, estimated from their text in ``run_start``."""
-    tools = start.get("tools")
+    tools = start.tools
     if not isinstance(tools, list) or not tools:
         return None
     text = json.dumps(tools, ensure_ascii=False, default=str)

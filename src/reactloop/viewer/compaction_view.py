@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from reactloop.journal.schema import CompactionEvent
 from reactloop.messages import Usage
 from reactloop.tools.toolbox import cut_head_tail
 from reactloop.usage import usage_from
@@ -41,25 +42,24 @@ class CompactionView:
     summary_money: float | None = None
 
 
-def compaction_view(event: Mapping[str, Any], raw: Any, number: int) -> CompactionView:
+def compaction_view(event: CompactionEvent, raw: Any, number: int) -> CompactionView:
     """The view of the ``number``-th ``compaction`` event; ``raw``: the reply of the
-    ``response`` event before it."""
-    by = event.get("by")
-    call_ids = event.get("call_ids")
-    usage = event.get("summary_usage")
-    policy = str(event.get("policy") or "?")
+    ``response`` event before it. A count its line does not hold (an older journal's) is
+    unknown, not its default."""
+    policy = event.policy or "?"
+    usage = event.summary_usage
     return CompactionView(
-        after_step=_count(event.get("step")) or 0,
+        after_step=_count(event.step) or 0,
         number=number,
         policy=policy,
-        start=_count(event.get("start")),
-        replaced=_count(event.get("replaced")),
-        call_ids=[str(c) for c in call_ids] if isinstance(call_ids, list) else [],
-        by=[_shown_text(m) for m in by] if isinstance(by, list) else [],
-        tokens_before=_count(event.get("tokens_before")),
-        tokens_after=_count(event.get("tokens_after")),
-        limit=_count(event.get("limit")),
-        summary_usage=usage_from(usage) if isinstance(usage, Mapping) else None,
+        start=_count(event.given("start")),
+        replaced=_count(event.given("replaced")),
+        call_ids=[str(c) for c in event.call_ids],
+        by=[_shown_text(m) for m in event.by],
+        tokens_before=_count(event.given("tokens_before")),
+        tokens_after=_count(event.given("tokens_after")),
+        limit=_count(event.limit),
+        summary_usage=usage_from(usage) if usage is not None else None,
         raw=raw if policy == "summarize" else None,
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.viewer.page_data import RunView
 
 
@@ -74,6 +75,6 @@ def _why_forced(view: RunView) -> str:
         return str(stop["error"])
     for step in reversed(view.steps):
         for warning in step.warnings:
-            if warning.kind == "wind_down":
+            if warning.kind == WarningKind.WIND_DOWN:
                 return warning.message.rstrip(".")
     return "its last allowed call"

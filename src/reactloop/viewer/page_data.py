@@ -7,6 +7,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.reader import Records, readable_events
+from reactloop.journal.schema import (
+    BudgetNoticeEvent,
+    CheckEvent,
+    CompactionEvent,
+    RequestEvent,
+    ResponseEvent,
+    ResumeEvent,
+    RunStartEvent,
+    StopEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEvent,
+    WarningEvent,
+)
 from reactloop.messages import Usage
 from reactloop.models.redacted import RedactedReasoning, redacted_reasoning
 from reactloop.support.json_decode import json_number
@@ -100,11 +116,12 @@ class RunView:
     steps: list[StepView] = field(default_factory=list)
 
 
-def build_views(events: Sequence[Mapping[str, Any]]) -> list[RunView]:
-    """The runs of a journal, each with its events grouped by step, in the order they
+def build_views(events: Records) -> list[RunView]:
+    """The runs of a journal (its typed events, or its lines: a damaged one read for what it
+    holds, ``readable_events``), each with its events grouped by step, in the order they
     happened; a journal cut before its first ``run_start`` is one run without a task."""
     reader = _Reader()
-    for event in events:
+    for event in readable_events(events):
         reader.add(event)
     return reader.views
 
@@ -125,19 +142,17 @@ class _Reader:
     def view(self) -> RunView:
         return self.views[-1]
 
-    def add(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        number = _int(event.get("step"))
-        if kind == "run_start":
+    def add(self, event: JournalEvent) -> None:
+        if isinstance(event, RunStartEvent):
             self._start_run(event)
-        elif kind == "stop":
-            self.view.stop = dict(event)
-        elif kind == "warning" and number == 0:
+        elif isinstance(event, StopEvent):
+            self.view.stop = event.to_dict()
+        elif isinstance(event, WarningEvent) and event.step == 0:
             self.view.run_warnings.append(_warning(event))
         else:
-            self._add_to_step(self._step(number), kind, event)
+            self._add_to_step(self._step(event.step), event)
 
-    def _start_run(self, event: Mapping[str, Any]) -> None:
+    def _start_run(self, event: RunStartEvent) -> None:
         view = self.view
         if self.started or view.steps or view.stop is not None or view.run_warnings:
             self.views.append(RunView(number=len(self.views) + 1))
@@ -152,54 +167,57 @@ class _Reader:
             self.view.steps.append(step)
         return step
 
-    def _add_to_step(self, step: StepView, kind: Any, event: Mapping[str, Any]) -> None:
-        if kind == "request":
-            self.request_time = json_number(event.get("t"))
-            step.wind_down = step.wind_down or bool(event.get("wind_down"))
-            step.n_messages = _int(event.get("n_messages"))
-        elif kind == "response":
-            self.pending_raw = event.get("raw")
-        elif kind == "turn":
+    def _add_to_step(self, step: StepView, event: JournalEvent) -> None:
+        """The model's side of a step here; what came of its calls in ``_add_outcome``."""
+        if isinstance(event, RequestEvent):
+            self.request_time = json_number(event.t)
+            step.wind_down = step.wind_down or event.wind_down
+            step.n_messages = event.n_messages
+        elif isinstance(event, ResponseEvent):
+            self.pending_raw = event.raw
+        elif isinstance(event, TurnEvent):
             turn = _turn(event, self.request_time, self.pending_raw)
             turn.ordinal = self.turn_count
             self.turn_count += 1
             self.pending_raw = None
             step.turns.append(turn)
-        elif kind == "tool_call":
-            call = _tool_call(event)
-            if not any(t.call_id == call.call_id and t.ok is None for t in step.tools):
-                step.tools.append(call)  # (a resumed run announces a call in flight again)
-        elif kind == "tool_result":
-            _attach_result(step, event)
-        elif kind == "warning":
-            step.warnings.append(_warning(event))
-        elif kind == "check":
-            step.checks.append(_check(event))
-        elif kind == "resume":  # the run goes on after a kill or a stop: marked where it did
-            step.warnings.append(WarningView(kind="resumed", message=resumed_line(event)))
-        elif kind == "budget_notice":
-            step.notices.append(str(event.get("line") or ""))
-        elif kind == "compaction":  # a summary's raw reply is its own, not the next turn's
+        elif isinstance(event, CompactionEvent):  # a summary's raw reply is its own
             self.compactions += 1
             step.compactions.append(compaction_view(event, self.pending_raw, self.compactions))
             self.pending_raw = None
+        else:
+            _add_outcome(step, event)
 
 
-def _read_start(view: RunView, event: Mapping[str, Any]) -> None:
-    view.task = str(event.get("task") or "")
-    view.model = str(event.get("model") or "")
-    view.protocol = str(event.get("protocol") or "")
-    tools = event.get("tools")
-    tools = tools if isinstance(tools, list) else []
+def _add_outcome(step: StepView, event: JournalEvent) -> None:
+    if isinstance(event, ToolCallEvent):
+        call = _tool_call(event)
+        if not any(t.call_id == call.call_id and t.ok is None for t in step.tools):
+            step.tools.append(call)  # (a resumed run announces a call in flight again)
+    elif isinstance(event, ToolResultEvent):
+        _attach_result(step, event)
+    elif isinstance(event, WarningEvent):
+        step.warnings.append(_warning(event))
+    elif isinstance(event, CheckEvent):
+        step.checks.append(_check(event))
+    elif isinstance(event, ResumeEvent):  # the run goes on after a kill or a stop: marked
+        step.warnings.append(WarningView(kind="resumed", message=resumed_line(event)))
+    elif isinstance(event, BudgetNoticeEvent):
+        step.notices.append(event.line)
+
+
+def _read_start(view: RunView, event: RunStartEvent) -> None:
+    view.task = str(event.task or "")
+    view.model = str(event.model or "")
+    view.protocol = str(event.protocol or "")
+    tools = event.tools if isinstance(event.tools, list) else []
     view.tool_names = [str(t.get("name")) for t in tools if isinstance(t, Mapping)]
 
 
-def _turn(event: Mapping[str, Any], request_time: float | None, raw: Any) -> TurnView:
-    data = event.get("turn")
-    turn: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
-    usage = turn.get("usage")
-    seconds = json_number(event.get("seconds"))
-    t = json_number(event.get("t"))
+def _turn(event: TurnEvent, request_time: float | None, raw: Any) -> TurnView:
+    turn = event.turn
+    seconds = json_number(event.seconds)
+    t = json_number(event.t)
     if seconds is None and t is not None and request_time is not None:
         seconds = max(t - request_time, 0.0)
     return TurnView(
@@ -209,15 +227,14 @@ def _turn(event: Mapping[str, Any], request_time: float | None, raw: Any) -> Tur
         finish_reason=str(turn.get("finish_reason") or ""),
         format_error=_str_or_none(turn.get("format_error")),
         final_answer=_str_or_none(turn.get("final_answer")),
-        usage=usage_from(usage),
+        usage=usage_from(turn.get("usage")),
         seconds=seconds,
         raw=raw,
     )
 
 
-def _tool_call(event: Mapping[str, Any]) -> ToolView:
-    data = event.get("call")
-    call: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+def _tool_call(event: ToolCallEvent) -> ToolView:
+    call = event.call
     return ToolView(
         call_id=str(call.get("id") or ""),
         name=str(call.get("name") or "?"),
@@ -225,9 +242,8 @@ def _tool_call(event: Mapping[str, Any]) -> ToolView:
     )
 
 
-def _attach_result(step: StepView, event: Mapping[str, Any]) -> None:
-    data = event.get("result")
-    result: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+def _attach_result(step: StepView, event: ToolResultEvent) -> None:
+    result = event.result
     call_id = str(result.get("call_id") or "")
     target = next((t for t in step.tools if t.call_id == call_id and t.ok is None), None)
     if target is None:
@@ -258,31 +274,26 @@ def command_status(output: Any) -> CommandStatus | None:
     )
 
 
-def _check(event: Mapping[str, Any]) -> CheckView:
-    items = event.get("items")
-    listed = "\n".join(f"- {item}" for item in items) if isinstance(items, list) else ""
-    output = event.get("output")
+def _check(event: CheckEvent) -> CheckView:
+    listed = "\n".join(f"- {item}" for item in event.items or ())
     return CheckView(
-        kind=str(event.get("kind") or "check"),
-        passed=event.get("passed") is True,
-        detail=listed or ("" if output is None else str(output)),
+        kind=event.kind or "check",
+        passed=event.passed,
+        detail=listed or ("" if event.output is None else event.output),
     )
 
 
-def resumed_line(event: Mapping[str, Any]) -> str:
+def resumed_line(event: ResumeEvent) -> str:
     """What a ``resume`` event says: why, and the calls that were in flight."""
-    why = event.get("why")
-    after = "its process died" if why == "no_stop" else f"it stopped {why}"
-    calls = [c for c in event.get("calls") or () if isinstance(c, Mapping)]
+    after = "its process died" if event.why == "no_stop" else f"it stopped {event.why}"
+    calls = [c for c in event.calls if isinstance(c, Mapping)]
     flight = ", ".join(f"{c.get('call_id')} {c.get('name')}: {c.get('state')}" for c in calls)
-    torn = " (a torn last line was set aside)" if event.get("torn") else ""
+    torn = " (a torn last line was set aside)" if event.torn else ""
     return f"resumed after {after}{torn}" + (f"; calls in flight: {flight}" if flight else "")
 
 
-def _warning(event: Mapping[str, Any]) -> WarningView:
-    return WarningView(
-        kind=str(event.get("kind") or "warning"), message=str(event.get("message") or "")
-    )
+def _warning(event: WarningEvent) -> WarningView:
+    return WarningView(kind=str(event.kind or "warning"), message=event.message)
 
 
 def apply_estimates(views: Sequence[RunView], usages: Sequence[Usage]) -> None:
@@ -300,10 +311,6 @@ def pretty_json_text(text: str) -> str:
     except (json.JSONDecodeError, ValueError):
         return text
     return json.dumps(value, ensure_ascii=False, indent=2)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -7,13 +7,13 @@ The page's Content-Security-Policy forbids scripts and any fetch, as a second li
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any
 
+from reactloop.journal.reader import Records, readable_events
 from reactloop.journal.writer import read_journal
 from reactloop.support.json_decode import json_number
 from reactloop.usage import PriceTable, UsageReport, usage_report
@@ -44,13 +44,12 @@ def render_html(trace_path: str | Path, *, prices: PriceTable | None = None) -> 
     return render_events(read_journal(path), prices=prices, source=path.name)
 
 
-def render_events(
-    events: Sequence[Mapping[str, Any]], *, prices: PriceTable | None = None, source: str = ""
-) -> str:
-    """The page of a journal's events: one run, or a conversation of several (``reactloop
-    chat``: one run per turn), each turn in a section of its own."""
-    views = build_views(events)
-    report = usage_report(events, prices=prices)
+def render_events(events: Records, *, prices: PriceTable | None = None, source: str = "") -> str:
+    """The page of a journal's events (typed, or its lines): one run, or a conversation of
+    several (``reactloop chat``: one run per turn), each turn in a section of its own."""
+    typed = list(readable_events(events))  # read once, for the steps and the accounting
+    views = build_views(typed)
+    report = usage_report(typed, prices=prices)
     if report.estimated:
         apply_estimates(views, [s.usage for s in report.steps])
     shown = [c for view in views for step in view.steps for c in step.compactions]

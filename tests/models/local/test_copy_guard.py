@@ -29,8 +29,8 @@ from reactloop.models.local.generation import Generation
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.session import Session
 from reactloop.models.local.turns import native_system_prompt
-from reactloop.tools.calculator import tools as calculator_tools
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import tools as calculator_tools
+from reactloop.tools.families.lookup import lookup_tool
 from reactloop.usage import step_quality
 
 SPECS = [tool.spec for tool in [*calculator_tools(), lookup_tool({"a": "1"})]]

@@ -23,7 +23,7 @@ from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import ModelRequest
 from reactloop.models.local import LocalLlamaModel, engines
 from reactloop.models.react import ReactTextModel
-from reactloop.tools.calculator import tools as calculator_tools
+from reactloop.tools.families.calculator import tools as calculator_tools
 
 QUESTION = "What is 35 * 12?"
 INTEL_FLAGS = "fpu sse2 avx avx2 fma f16c bmi2 avx512f amx_tile amx_int8 amx_bf16"

@@ -23,8 +23,8 @@ from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.copy_guard import COPIED_ANSWER
 from reactloop.models.local.session import step_plan
 from reactloop.models.react import ReactTextModel
-from reactloop.tools.calculator import tools as calculator_tools
-from reactloop.tools.lookup import lookup_tool
+from reactloop.tools.families.calculator import tools as calculator_tools
+from reactloop.tools.families.lookup import lookup_tool
 from reactloop.usage import step_quality
 
 if os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":  # in CI a missing extra must fail

@@ -14,7 +14,7 @@ from reactloop.limits import Limits
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.local.copy_guard import shown_strings
 from reactloop.models.local.examples import parroted
-from reactloop.tools.calculator import tools as calculator_tools
+from reactloop.tools.families.calculator import tools as calculator_tools
 
 if os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":  # in CI a missing extra must fail
     pytest.importorskip("xllamacpp")

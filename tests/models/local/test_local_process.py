@@ -23,7 +23,7 @@ from reactloop.models.base import ModelRequest
 from reactloop.models.local import LocalLlamaModel
 from reactloop.models.local.cpu import AMX_FLAGS, extra_buffer_types_allowed
 from reactloop.models.local.process import GRACE_SECONDS
-from reactloop.tools.calculator import tools as calculator_tools
+from reactloop.tools.families.calculator import tools as calculator_tools
 
 if os.environ.get("REACTLOOP_REQUIRE_SLOW") != "1":  # in CI a missing extra must fail
     pytest.importorskip("xllamacpp")

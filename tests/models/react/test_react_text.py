@@ -17,7 +17,7 @@ from reactloop import (
 )
 from reactloop.history import History
 from reactloop.models.react import ReactTextModel
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 
 def test_system_prompt_for_the_seed_tools_is_short(seed_tools):

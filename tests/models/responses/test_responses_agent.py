@@ -25,7 +25,7 @@ from reactloop.testing import (
     response_stream,
     responses_error,
 )
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 

@@ -18,7 +18,7 @@ from reactloop.testing import (
     response,
     responses_fixture_replies,
 )
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 WIRE = Path(__file__).resolve().parents[2] / "wire_formats" / "responses"
 RAN: list[str] = []

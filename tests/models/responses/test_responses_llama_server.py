@@ -26,7 +26,7 @@ from reactloop.cli import main
 from reactloop.messages import Message
 from reactloop.models.openai import OpenAIChatModel
 from reactloop.models.responses import OpenAIResponsesModel
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from reactloop.models.responses.reply import parse_response
 from reactloop.models.responses.request import render_input, render_tool_choice, render_tools
 from reactloop.models.responses.server_state import ServerState
 from reactloop.testing import FakeResponsesServer, function_call, reasoning_item, response
-from reactloop.tools.calculator import calculator_tool
+from reactloop.tools.families.calculator import calculator_tool
 
 NOT_EXECUTED = json.dumps({"ok": False, "error": "not executed: no result was recorded"})
 

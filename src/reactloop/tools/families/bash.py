@@ -3,7 +3,7 @@
 Each call runs in bubblewrap when it works here, else in the weak mode (supervisor, rlimits,
 Landlock when the kernel has it); the result names the mode. See docs/sandbox.md.
 
-Settings come from ``ToolContext.extra`` (all optional): ``sandbox_mode`` ("auto", "bwrap",
+Settings come from ``ToolContext`` (all optional): ``sandbox_mode`` ("auto", "bwrap",
 "weak"), ``bash_limits`` (a ``ResourceLimits``), ``bash_max_output_chars`` (int). A command's
 timeout never reaches past the run's deadline (``registry.run_deadline``).
 """
@@ -31,19 +31,19 @@ def tools(context: ToolContext) -> list[Tool]:
     workspace = Path(context.workspace)
     if not workspace.is_dir():
         raise UsageError(f"the workspace {workspace} is not a folder")
-    mode: Mode = context.extra.get("sandbox_mode", "auto")
+    mode: Mode = context.sandbox_mode
     if mode not in ("auto", "bwrap", "weak"):
         raise UsageError(f"unknown sandbox mode {mode!r}; use auto, bwrap or weak")
-    limits = context.extra.get("bash_limits") or ResourceLimits()
+    limits = context.bash_limits or ResourceLimits()
     if not isinstance(limits, ResourceLimits):
-        raise UsageError("ToolContext.extra['bash_limits'] must be a ResourceLimits")
+        raise UsageError("ToolContext.bash_limits must be a ResourceLimits")
     shell = Shell(
         workspace,
         mode=mode,
         limits=limits,
         output_dir=context.output_dir,
         read_only=context.read_only,
-        max_output_chars=int(context.extra.get("bash_max_output_chars", 3000)),
+        max_output_chars=int(context.bash_max_output_chars),
     )
     return [plain_tool(shell.bash, description=shell.description(), bounded=True)]
 

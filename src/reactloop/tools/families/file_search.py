@@ -17,8 +17,8 @@ from fnmatch import fnmatchcase
 from reactloop.errors import ToolError
 from reactloop.sandbox.paths import Workspace, open_entry
 from reactloop.tools.base import run_deadline
-from reactloop.tools.regex_process import RegexProcess
-from reactloop.tools.regex_worker import cut_line
+from reactloop.tools.families.regex_process import RegexProcess
+from reactloop.tools.families.regex_worker import cut_line
 
 __all__ = ["cut_line", "looks_binary", "search_workspace"]
 

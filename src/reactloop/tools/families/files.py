@@ -14,7 +14,7 @@ import stat
 from reactloop.errors import ToolError, UsageError
 from reactloop.sandbox.paths import Workspace, WorkspacePathError, file_kind
 from reactloop.tools.base import Tool, ToolContext
-from reactloop.tools.file_search import cut_line, looks_binary, search_workspace
+from reactloop.tools.families.file_search import cut_line, looks_binary, search_workspace
 from reactloop.tools.plain import plain_tool
 
 MAX_FILE_BYTES = 5_000_000
