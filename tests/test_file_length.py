@@ -13,7 +13,6 @@ OVER = {
     "models/local/json_schema_gbnf.py",  # vendored as is (llama.cpp's converter)
     "messages.py",  # the neutral messages: to split by value (calls, results, turns)
     "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
-    "resume/run_state.py",  # the second interpreter of the loop: goes with the one fold
     "tools/execution.py",  # the call runtime: to move beside the loop (loop/runtime/)
     "eval/runner.py",  # eval's scheduling: to its run/ sub-package
     "loop/run_loop.py",  # the loop itself

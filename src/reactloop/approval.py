@@ -14,17 +14,21 @@ Allow-list patterns let common commands through without a question:
 A bash command that contains shell control characters (``; & | ` $ < > ( )``, newlines) is
 never allowed by a command pattern: ``pytest*`` must not let ``pytest; rm -rf ~`` through.
 Without a terminal (stdin is not a TTY, or it is closed) every call is declined.
+
+``DecidingApprover`` is a resumed run's: the decisions given on its pending calls first.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import re
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from fnmatch import fnmatchcase
 from typing import Any, TextIO
 
@@ -32,6 +36,7 @@ from reactloop.errors import UsageError
 from reactloop.messages import ToolCall
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import (
+    Approver,
     ArgumentsError,
     Defer,
     PreparedCall,
@@ -195,3 +200,55 @@ def _is_terminal(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
+
+
+Decision = bool | str  # on a call a resumed run settles: True runs it; a reason denies it
+
+
+class DecidingApprover:
+    """The resumed run's approver: the decisions given first (True runs, a reason denies),
+    then the agent's approver (told, for an uncertain call, that it may already have run);
+    without one, a call nobody decided runs, as in any run without an approver."""
+
+    def __init__(
+        self,
+        approve: Approver | None,
+        decisions: Mapping[str, Decision],
+        notes: Mapping[str, str],
+    ) -> None:
+        self.approve = approve
+        self.decisions = decisions
+        self.notes = notes
+        self.takes_note = approve is not None and _takes_note(approve)
+
+    def __call__(self, call: PreparedCall, tool: Tool) -> bool | str | Defer:
+        decided = self.decisions.get(call.id)
+        if decided is not None:
+            return decided if decided is True or decided else "denied by the user"
+        if self.approve is None:
+            return True
+        note = self.notes.get(call.id)
+        if note is not None and self.takes_note:
+            answer: bool | str | Defer = self.approve(call, tool, note=note)  # type: ignore[call-arg]
+            return answer
+        return self.approve(call, tool)
+
+
+def _takes_note(approve: Approver) -> bool:
+    try:
+        parameters = inspect.signature(approve).parameters
+    except (TypeError, ValueError):
+        return False
+    return "note" in parameters
+
+
+def decision_data(call_id: str, decision: Decision, *, who: str) -> dict[str, Any]:
+    """The ``approval`` event: a person's decision on a pending call (who, when, as given)."""
+    approved = decision is True
+    return {
+        "call_id": call_id,
+        "decision": "approve" if approved else "deny",
+        "reason": None if approved else str(decision or "denied by the user"),
+        "who": who,
+        "at": datetime.now().astimezone().isoformat(timespec="seconds"),
+    }

@@ -41,9 +41,6 @@ PATTERN = re.compile(
 ALLOWED = {
     "eval/process_worker.py": 4,  # not an event's: the kinds of a worker's pipe messages
     "loop/model_call.py": 1,  # not an event's: an error kind (ERROR_KINDS)
-    "resume/decisions.py": 1,  # the approval policy event, merged beside the typed reader
-    "resume/one_run.py": 6,
-    "resume/run_state.py": 29,  # two more from the same merge: policy approvals, tool search
 }
 
 

@@ -18,7 +18,8 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 - ``logs.py``: ``reactloop logs``, the runs folder one line a run; ``run_log.py``: that line's
   facts, read from a journal of any kind;
 - ``resume.py``, ``approve.py``: ``reactloop resume | approve``; ``resume_trust.py``: what
-  ``resume`` takes from the command line, never from the journal alone.
+  ``resume`` takes from the command line, never from the journal alone; ``decisions.py``: the
+  decisions and the approval policy a person gives, appended to the journal.
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from typing import Any
 from rich.console import Console
 
 from reactloop.approval import AllowRule, bash_command
+from reactloop.cli.decisions import record_decisions, record_policy, recorded_policy
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
-from reactloop.resume.decisions import record_decisions, record_policy, recorded_policy
 from reactloop.resume.resume_run import mismatch, prepare_resume, resumed_settings
 from reactloop.resume.run_state import ResumeState
 from reactloop.tools.base import Tool

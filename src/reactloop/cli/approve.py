@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from reactloop.cli.approval_policy import user
+from reactloop.cli.decisions import record_decisions
 from reactloop.cli.resume_trust import check_reach
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
-from reactloop.resume.decisions import record_decisions
 from reactloop.resume.resume_run import prepare_resume
 
 

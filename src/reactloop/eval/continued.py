@@ -33,9 +33,9 @@ from reactloop.errors import UsageError
 from reactloop.eval.toolset import make_workspace, needs_workspace
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Observer
+from reactloop.journal.one_run import as_one_run
 from reactloop.journal.reader import readable_events
 from reactloop.journal.schema import ToolCallEvent, TurnEvent
-from reactloop.resume.one_run import as_one_run
 from reactloop.resume.resume_run import mismatch, prepare_resume
 from reactloop.resume.run_state import ResumeState
 

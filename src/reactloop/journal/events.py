@@ -38,6 +38,14 @@ EVENT_TYPES = (
 )
 
 
+# What the model is told after a ``truncated`` warning, whose message says less: the fold
+# (``fold.py``) places it where the loop did (``loop/notices.py`` says it). Kept here, which
+# ``import reactloop`` loads anyway, rather than beside ``WarningKind``, which it does not.
+TRUNCATED_NOTICE = (
+    "Your reply was cut off at the output limit and nothing in it was run. Reply again, shorter."
+)
+
+
 class Event(NamedTuple):
     """One event: immutable, and a tuple because the loop makes several every step."""
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from reactloop.limits import Limits, StopReason
 from reactloop.loop import notices
 from reactloop.messages import Usage
+
+if TYPE_CHECKING:
+    from reactloop.journal.run_state import RunState
 
 
 class Pricer(Protocol):
@@ -40,6 +43,14 @@ class Budget:
         self.usage = Usage()
         self.last_usage = Usage()  # of the latest model call
         self.last_cost = 0.0
+
+    def restore(self, state: RunState) -> None:
+        """The spending of the run a resumed run continues, carried over."""
+        self.model_calls, self.tool_calls = state.model_calls, state.tool_calls
+        self.usage, self.last_usage = state.usage, state.last_usage
+        self.started = time.monotonic() - state.seconds
+        if self.price is not None:
+            self.cost = self.price.cost(state.usage)
 
     @property
     def elapsed(self) -> float:
@@ -146,6 +157,15 @@ class BudgetNotices:
             "s": _three_quarters(limits.max_seconds),
             "$": _three_quarters(limits.max_cost),
         }
+
+    def restore(self, state: RunState) -> None:
+        """The budgets a resumed run's ``budget_notice`` events announced: not again."""
+        for model_calls, tool_calls, tokens in state.notices_at:
+            spent = {"model calls": model_calls, "tool calls": tool_calls, "tokens": tokens}
+            for name, used in spent.items():
+                if used > self._marks[name]:
+                    self._marks[name] = math.inf
+                    self.announced.add(name)
 
     def line(self) -> str | None:
         """The notice due before the next model call, or None (each budget at most once)."""

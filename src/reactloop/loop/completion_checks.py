@@ -17,13 +17,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import UsageError, describe_exception
 from reactloop.history import History
 from reactloop.loop import notices
 from reactloop.messages import Message
 from reactloop.result import Stop
+
+if TYPE_CHECKING:
+    from reactloop.journal.run_state import RunState
 
 Verify = Callable[[str], "bool | str | None"]
 Emit = Callable[..., None]
@@ -86,6 +89,9 @@ class FinishChecks:
         self.emit = emit
         self.warn = warn
         self.shown = False
+
+    def restore(self, state: RunState) -> None:
+        self.shown = self.shown or state.checklist_shown  # shown once, in the whole run
 
     @classmethod
     def for_run(

@@ -91,11 +91,11 @@ def ask(
     if isinstance(turn, ModelFailure):
         return _failed(budget, emit, turn, wire, started)
     turn = _sound_usage(turn, warn)
-    budget.record_model_call(turn.usage)
     if emit is not None and (turn.raw is not None or wire):
         emit("response", raw=turn.raw, request=wire[-1] if wire else None)
     if turn.notices:
         _pass_on(turn.notices, warn)
+    budget.record_model_call(turn.usage)  # after its events: counted with its turn's
     return Asked(turn, seconds)
 
 

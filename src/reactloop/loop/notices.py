@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from reactloop.journal.events import TRUNCATED_NOTICE
+
 DEFAULT_INSTRUCTIONS = (
     "Solve the task. Use the tools when they help; each result comes back as JSON with "
     '"ok" and "output", or "error". If a call fails, read the error and change your approach. '
@@ -36,10 +38,7 @@ def empty_reply_notice() -> str:
 
 
 def truncated_notice() -> str:
-    return (
-        "Your reply was cut off at the output limit and nothing in it was run. "
-        "Reply again, shorter."
-    )
+    return TRUNCATED_NOTICE  # kept beside its warning's kind: the journal's fold places it
 
 
 def trimmed_stub(name: str, chars: int) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from reactloop.history import History
 from reactloop.journal.events import Emitter, micros
+from reactloop.journal.fold import clears_format_errors
+from reactloop.journal.run_state import RunState
 from reactloop.limits import StopReason
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.notices import (
@@ -24,6 +26,7 @@ from reactloop.loop.notices import (
 from reactloop.loop.run_parts import (
     RunFlags,
     final_stop,
+    model_at,
     opening,
     refused,
     run_parts,
@@ -72,6 +75,23 @@ class RunLoop:
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
         self.done = False  # its ``stop`` is written: a child given up on writes no more here
+
+    def restore(self, state: RunState) -> None:
+        """Go on from ``state`` (a resumed run's): each part takes what is its own from it."""
+        self.step = self.events.step = state.step
+        self.sent = state.sent
+        self.budget.restore(state)
+        self.flags.restore(state)
+        self.calls.restore(state)
+        for part in (self.answers, self.checks, self.budget_notes):
+            if part is not None:
+                part.restore(state)
+        toolbox = self.settings.toolbox
+        if toolbox.search is not None:  # the tools the run's searches revealed
+            toolbox.search.reveal(state.revealed)
+        if toolbox.skills is not None:  # a skill activated is not sent again
+            toolbox.skills.restore(state.activated)
+        model_at(self.settings.model, state.turns)
 
     @property
     def journal_error(self) -> str | None:
@@ -166,17 +186,17 @@ class RunLoop:
             self.warn("prefix_changed", f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.settings.tool_choice
         flags.forced = wind_down
-        emit = None
+        emit, sent = None, self.sent
+        self.sent = len(history)
         if self.observed:
             emit = self.emit
             emit(
                 "request",
                 n_messages=len(history),
-                messages_new=[m.to_dict() for m in history[self.sent :]],
+                messages_new=[m.to_dict() for m in history[sent:]],
                 tool_choice=tool_choice,
                 wind_down=wind_down,
             )
-        self.sent = len(history)
         asked = ask(
             self.settings, history, tool_choice, budget, self.step, emit, self.events.warn_once
         )
@@ -185,11 +205,6 @@ class RunLoop:
 
     def record_turn(self, turn: ModelTurn) -> ModelTurn:
         turn = self.calls.take_turn(turn, self.step)
-        if self.observed:
-            self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
-        search = self.settings.toolbox.search
-        if turn.tool_searches and search is not None:  # the provider searched: it revealed
-            search.found_by_provider(turn.tool_searches)
         self.history.append(
             Message(
                 role="assistant",
@@ -199,10 +214,21 @@ class RunLoop:
                 raw=turn.raw_message,
             )
         )
+        if self.flags.format_errors and clears_format_errors(turn):
+            self.flags.format_errors = 0
+        if self.observed:
+            self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
+        search = self.settings.toolbox.search
+        if turn.tool_searches and search is not None:  # the provider searched: it revealed
+            search.found_by_provider(turn.tool_searches)
         return turn
 
     def handle_turn(self, turn: ModelTurn) -> Stop | None:
-        turn = self.record_turn(turn)
+        return self.react(self.record_turn(turn))
+
+    def react(self, turn: ModelTurn) -> Stop | None:
+        """What the loop does with a turn in its history: stop, or run its calls, or tell
+        the model what was wrong with it."""
         if turn.finish_reason == "content_filter":
             return Stop(StopReason.CONTENT_FILTER, None, refused(turn))
         if turn.finish_reason == "length":
@@ -217,7 +243,6 @@ class RunLoop:
                 return self.accept(stop) if stop is not None and valid else stop
         if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
             return self.on_format_error(turn)
-        self.flags.format_errors = 0
         if not turn.tool_calls:
             return self.accept(
                 Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=self.flags.forced)
@@ -282,8 +307,8 @@ class RunLoop:
             return Stop(reason, None, error)
         notice = loop_notice()
         self.history.append(Message(role="user", content=notice, kind="wind_down"))
-        self.warn("wind_down", notice)
         self.flags.wound_down = self.flags.answer_now = True
+        self.warn("wind_down", notice)
         self.step += 1
         self.events.step = self.step
         turn = self.ask_model()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.history import History
 from reactloop.journal.events import Emitter, Observer, micros
@@ -30,6 +30,9 @@ from reactloop.loop.tool_calls import CallRunner
 from reactloop.loop.typed_answers import AnswerGate
 from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
+
+if TYPE_CHECKING:
+    from reactloop.journal.run_state import RunState
 
 
 class RunParts(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
@@ -51,6 +54,22 @@ class RunFlags:
         self.wound_down = False  # the model was told to answer now
         self.answer_now = False  # every later call is told so too (after a loop)
         self.forced = False  # the latest model call was told to answer now, without tools
+
+    def restore(self, state: RunState) -> None:
+        self.format_errors, self.truncations = state.format_errors, state.truncations
+        self.wound_down = state.wound_down
+
+
+def model_at(model: Any, turns: int) -> None:
+    """A model with state of its own (``ScriptedModel``) continues from the turn a resumed
+    run had reached; a wrapping adapter (text ReAct) passes it on to the model it wraps."""
+    seen = 0
+    while model is not None and seen < 8:
+        resume_at = getattr(model, "resume_at", None)
+        if callable(resume_at):
+            resume_at(turns)
+            return
+        model, seen = getattr(model, "inner", None), seen + 1
 
 
 def run_parts(

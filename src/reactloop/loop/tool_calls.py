@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.loop.budget import Budget
@@ -34,6 +34,9 @@ from reactloop.tools.custody import current as current_custody
 from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from reactloop.journal.run_state import RunState
 
 Emit = Callable[..., None]
 
@@ -69,6 +72,26 @@ class CallRunner:
         self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
         self.deferred: list[PreparedCall] = []  # calls put off by the approver (``Defer``)
+        self._held: list[tuple[str, str, dict[str, Any]]] = []  # warnings said once counted
+
+    def restore(self, state: RunState) -> None:
+        """The loop guard as a resumed run's calls left it: each call it judged, judged again
+        in order, and each that ran recorded with its result (repeats across a resume count)."""
+        guard = self.guard
+        results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
+        for message in state.messages:
+            guard.start_turn()
+            for call in message.tool_calls:
+                content = results.get(call.id)
+                if content is None or state.not_run.get(call.id) in _UNJUDGED:
+                    continue
+                prepared = self.toolbox.prepare(call)
+                tool = prepared.tool
+                guard.check(call, prepared.arguments, key=prepared.key, effects=effects_of(tool))
+                if call.id in state.executed:
+                    side_effects = tool is None or not tool.read_only
+                    named = (call.name, prepared.arguments)
+                    guard.record(prepared.key, content, side_effects=side_effects, call=named)
 
     def take_turn(self, turn: ModelTurn, step: int) -> ModelTurn:
         """``turn`` with every call's id unique in the run (the provider's id stays in
@@ -133,6 +156,7 @@ class CallRunner:
             if self.deferred:  # a call put off: the rest of the turn waits with it
                 self._announce(prepared.call)
                 refusal = self._defer(prepared)
+                self._say_held()
             else:
                 refusal, loop = self._admit(prepared, loop)
             if refusal is None:
@@ -150,9 +174,9 @@ class CallRunner:
         for prepared in batch:
             refusal, loop = self._admit(prepared, loop)
             results.append(refusal)
+            if refusal is None:
+                self._start(prepared)
         to_run = [p for p, result in zip(batch, results, strict=True) if result is None]
-        for prepared in to_run:
-            self._start(prepared)
         executed = iter(self.executor.run_batch(to_run, self.budget.deadline))
         for prepared, result in zip(batch, results, strict=True):
             self._report(prepared, result if result is not None else next(executed))
@@ -177,7 +201,14 @@ class CallRunner:
         refusal, loop = self._judge(prepared)
         if refusal is not None:
             self.budget.give_back_tool_call()
+        if self._held:  # said once the count is right again, as the journal's fold counts
+            self._say_held()
         return refusal, loop
+
+    def _say_held(self) -> None:
+        for kind, message, data in self._held:
+            self.warn(kind, message, **data)
+        self._held.clear()
 
     def _start(self, prepared: PreparedCall) -> None:
         """The write-ahead record: the call is about to run (its result follows it)."""
@@ -222,7 +253,9 @@ class CallRunner:
         call = prepared.call
         if self.budget.timed_out():
             limit_s = self.budget.limits.max_seconds
-            self.warn("budget", f"time limit ({limit_s} s) reached; {call.name} not run")
+            self._held.append(
+                ("budget", f"time limit ({limit_s} s) reached; {call.name} not run", {})
+            )
             error = f"not run: the time limit ({limit_s} s) is reached"
             return _refused(call, error, "time_limit"), None
         verdict = self.guard.check(
@@ -231,7 +264,7 @@ class CallRunner:
         if verdict.action == "run":
             return (None if self.approve is None else self._ask_approval(prepared)), None
         evidence = {"evidence": verdict.evidence} if verdict.evidence else {}
-        self.warn(verdict.kind, verdict.message, call_id=call.id, **evidence)
+        self._held.append((verdict.kind, verdict.message, {"call_id": call.id, **evidence}))
         if verdict.action == "stop":
             error = f"not run: loop detected ({verdict.message})"
             return _refused(call, error, "loop_detected"), verdict.message
@@ -261,13 +294,14 @@ class CallRunner:
         if isinstance(answer, Defer):
             return self._defer(prepared)
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
-        self.warn("declined", reason, call_id=prepared.id)
+        self._held.append(("declined", reason, {"call_id": prepared.id}))
         return _refused(prepared.call, f"not run: {reason}", "declined")
 
     def _defer(self, prepared: PreparedCall) -> ToolResult:
         """Put a call off: it gets no result now (the run stops ``awaiting_approval``)."""
         self.deferred.append(prepared)
-        self.warn("deferred", f"{prepared.name} waits for approval", call_id=prepared.id)
+        said = f"{prepared.name} waits for approval"
+        self._held.append(("deferred", said, {"call_id": prepared.id}))
         return _refused(prepared.call, "deferred", "deferred")
 
     def pending(self) -> tuple[PendingCall, ...]:
@@ -295,9 +329,9 @@ class CallRunner:
             side_effects=tool is None or not tool.read_only,
             call=(call.name, prepared.arguments),
         )
+        self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         if self.observed:
             self.emit("tool_result", result=result.to_dict(), content=content)
-        self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         self._open.pop(call.id, None)
 
     def _report_call(self, call: ToolCall, result: ToolResult) -> None:
@@ -305,12 +339,16 @@ class CallRunner:
         if self.deferred and any(p.id == call.id for p in self.deferred):
             return  # no result: it waits for a decision
         content = result.to_content()
+        self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         if self.observed:
             self.emit("tool_result", result=result.to_dict(), content=content)
-        self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         self._open.pop(call.id, None)
 
 
+# The results the loop guard never saw: refused by a budget before it, or never run.
+_UNJUDGED: frozenset[str | None] = frozenset(
+    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
+)
 _RAN = Outcome()  # the common outcome, made once
 
 

@@ -21,6 +21,7 @@ from reactloop.output.spec import FINAL_TOOL, InvalidOutput, OutputSpec, invalid
 from reactloop.result import Stop
 
 if TYPE_CHECKING:
+    from reactloop.journal.run_state import RunState
     from reactloop.loop.tool_calls import CallRunner
 
 Warn = Callable[..., None]
@@ -56,6 +57,11 @@ class AnswerGate:
         self.record = record
         self.limit = limit
         self.invalid = 0  # invalid answers in a row
+
+    def restore(self, state: RunState) -> None:
+        """A resumed run's count; a last turn not handled yet is judged again: before it."""
+        handled = state.turn_handled
+        self.invalid = state.invalid_answers if handled else state.invalid_before_turn
 
     def judge(self, turn: ModelTurn) -> Judged | None:
         """The turn read as an answer; None when it is none (calls to other tools only, or

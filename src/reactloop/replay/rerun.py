@@ -22,6 +22,7 @@ from typing import Any
 from reactloop.agent import Agent
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Event
+from reactloop.journal.one_run import as_one_run, last_limits
 from reactloop.journal.reader import event_of, events_of
 from reactloop.journal.schema import RunStartEvent, StopEvent
 from reactloop.journal.writer import open_journal, read_journal
@@ -58,7 +59,6 @@ from reactloop.replay.workspace import (
     writes_workspace,
 )
 from reactloop.result import RunResult
-from reactloop.resume.one_run import as_one_run, last_limits
 from reactloop.tools.base import Tool
 from reactloop.tools.search import defer_as_recorded
 from reactloop.tools.skills import recorded_skills

@@ -1,11 +1,10 @@
 """``resume_run``: an agent's settings and a journal → the resumed run, to its ``stop``.
 
 Everything is checked before the journal is touched: the journal itself
-(``journal_file.py``), the state it holds (``run_state.py``), and that the agent is the one that
-recorded it (the model, the tools by name and schema, the protocol, the workspace, the output
-schema and the recorded checks; ``force``
-resumes all the same). Then the torn last line (if any) is set aside, the journal is opened
-to append, and the ``ResumedLoop`` runs.
+(``journal_file.py``), its last run's state (``run_state.py``), and that the agent is the one
+that recorded it (the model, the tools by name and schema, the protocol, the workspace, the
+output schema and the recorded checks; ``force`` resumes all the same). Then the torn last
+line (if any) is set aside, the journal is opened to append, and the ``ResumedLoop`` runs.
 """
 
 from __future__ import annotations
@@ -13,18 +12,19 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reactloop.approval import Decision, decision_data
 from reactloop.errors import JournalError, UsageError
+from reactloop.journal.resume_point import resume_record, uncertain_notes
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import ToolSpec
 from reactloop.result import RunResult
 from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_torn
-from reactloop.resume.resumed_loop import Decision, ResumedLoop
+from reactloop.resume.resumed_loop import ResumedLoop
 from reactloop.resume.run_state import ResumeState, rebuild
 from reactloop.support.json_encode import canonical
 
@@ -67,7 +67,7 @@ def resume_run(
         torn = set_aside_torn(recorded)
         settings = dataclasses.replace(settings, journal=journal)
         notes = uncertain_notes(state, recorded.created)
-        record = resume_record(state, torn, len(recorded.torn))
+        record = resume_record(state, state.why, torn, len(recorded.torn))
         record["limits"] = vars(settings.limits)
         loop = ResumedLoop(settings, state, record, decisions=known, notes=notes)
         for call_id, decision in given.items():
@@ -173,47 +173,3 @@ def tools_differ(recorded: Any, specs: Sequence[ToolSpec]) -> str | None:
     if not parts:
         return None
     return "the tools differ: " + "; ".join(f"{what} {', '.join(n)}" for what, n in parts)
-
-
-def uncertain_notes(state: ResumeState, created: datetime | None) -> dict[str, str]:
-    notes = {}
-    for open_call in state.calls:
-        if open_call.state == "uncertain":
-            when = _when(created, open_call.started_t)
-            notes[open_call.call.id] = (
-                f"this call may already have run (started at {when}, no result recorded)"
-            )
-    return notes
-
-
-def _when(created: datetime | None, t: float | None) -> str:
-    if created is None or t is None:
-        return f"{t or 0.0:.3f} s into the journal"
-    return (created + timedelta(seconds=t)).isoformat(timespec="seconds")
-
-
-def resume_record(state: ResumeState, torn: Path | None, torn_bytes: int) -> dict[str, Any]:
-    """The ``resume`` event: why, from which step, and what is known of the calls in flight."""
-    return {
-        "why": state.why,
-        "from_step": state.step,
-        "model_calls": state.model_calls,
-        "tool_calls": state.tool_calls,
-        "calls": [
-            {"call_id": c.call.id, "name": c.call.name, "state": c.state, "started_t": c.started_t}
-            for c in state.calls
-        ],
-        "torn": None if torn is None else {"file": str(torn), "bytes": torn_bytes},
-    }
-
-
-def decision_data(call_id: str, decision: Decision, *, who: str) -> dict[str, Any]:
-    """The ``approval`` event: a person's decision on a pending call (who, when, as given)."""
-    approved = decision is True
-    return {
-        "call_id": call_id,
-        "decision": "approve" if approved else "deny",
-        "reason": None if approved else str(decision or "denied by the user"),
-        "who": who,
-        "at": datetime.now().astimezone().isoformat(timespec="seconds"),
-    }

@@ -18,11 +18,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from reactloop.approval import decision_data
 from reactloop.errors import UsageError
 from reactloop.journal.events import Event
+from reactloop.journal.one_run import typed_or_none
+from reactloop.journal.schema import ApprovalEvent
 from reactloop.messages import ToolCall
 from reactloop.resume.journal_file import set_aside_torn
-from reactloop.resume.resume_run import decision_data, open_to_append, prepare_resume
+from reactloop.resume.resume_run import open_to_append, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
 
@@ -77,8 +80,7 @@ def record_policy(path: str | Path, policy: Mapping[str, Any], *, who: str) -> d
 
 def recorded_policy(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The last approval policy the journal records (``record_policy``), or None."""
-    for event in reversed(events):
-        policy = event.get("policy") if event.get("type") == "approval" else None
-        if isinstance(policy, Mapping):
-            return dict(policy)
+    for event in map(typed_or_none, reversed(events)):
+        if isinstance(event, ApprovalEvent) and event.policy is not None:
+            return dict(event.policy)
     return None

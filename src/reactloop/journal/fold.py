@@ -1,0 +1,297 @@
+"""``advance``: the one function that moves a ``RunState`` (``run_state.py``) on by an event,
+dispatched on the event's class (``schema.py``), a warning's on its ``WarningKind``; ``fold``
+folds many; ``LiveState``, an observer, a live run's as they come.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.events import TRUNCATED_NOTICE, Event
+from reactloop.journal.legacy import not_run_of
+from reactloop.journal.reader import event_from_dict
+from reactloop.journal.run_state import OpenCall, RunState
+from reactloop.journal.schema import (
+    ApprovalEvent,
+    BudgetNoticeEvent,
+    CheckEvent,
+    RequestEvent,
+    ResumeEvent,
+    RunStartEvent,
+    SkillActivationEvent,
+    StopEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolSearchEvent,
+    ToolStartEvent,
+    TurnEvent,
+    WarningEvent,
+)
+from reactloop.journal.warning_kinds import WarningKind
+from reactloop.messages import Message, ModelTurn, NotRun
+
+CHECKLIST = "checklist"  # a ``check`` event's kind: the checklist shown to the model
+
+
+def fold(events: Iterable[JournalEvent], state: RunState | None = None) -> RunState:
+    state = RunState() if state is None else state
+    for event in events:
+        advance(state, event)
+    return state
+
+
+class LiveState:
+    """An observer that folds a live run's events as they come: ``state`` is the run's state
+    at the latest one. Each event is read as the journal reads its line, then folded. Not on
+    the default path: folding costs about half of what a step costs (``docs/benchmarks.md``)."""
+
+    def __init__(self, state: RunState | None = None) -> None:
+        self.state = RunState() if state is None else state
+
+    def __call__(self, event: Event) -> None:
+        line = {"type": event.type, "step": event.step, **event.data}
+        advance(self.state, event_from_dict(line))
+
+
+def advance(state: RunState, event: JournalEvent) -> RunState:
+    """``state`` moved on by ``event`` (in place: the fold owns it), and returned."""
+    handler = _HANDLERS.get(type(event))
+    if handler is not None:
+        handler(state, event)
+    if event.step > state.step:
+        state.step = event.step
+    t = event.t
+    if t is not None:
+        if state.t0 is None:
+            state.t0 = t
+        state.seconds = max(0.0, t - state.t0)
+    return state
+
+
+def clears_format_errors(turn: ModelTurn) -> bool:
+    """A turn that ends a run of unusable replies: readable, with calls or an answer."""
+    if turn.format_error is not None or turn.finish_reason in ("length", "content_filter"):
+        return False
+    return bool(turn.tool_calls) or turn.answer is not None
+
+
+def place_notice(state: RunState) -> None:
+    """The notice a turn's warning announced, after the results of that turn's calls."""
+    if state.notice is not None:
+        state.messages.append(state.notice)
+        state.notice = None
+
+
+def _on_run_start(state: RunState, event: RunStartEvent) -> None:
+    opening = [Message(role="user", content=str(event.task or ""), kind="task")]
+    if isinstance(event.instructions, str) and event.instructions:
+        opening.insert(0, Message(role="system", content=event.instructions))
+    state.notices = opening
+
+
+def _on_request(state: RunState, event: RequestEvent) -> None:
+    state.notice, state.notices = None, []  # they are in the request, where they were put
+    new = [Message.from_dict(m) for m in event.messages_new]
+    state.messages[event.n_messages - len(new) :] = new
+    state.sent = event.n_messages
+
+
+def _on_turn(state: RunState, event: TurnEvent) -> None:
+    place_notice(state)
+    turn = ModelTurn.from_dict(event.turn)
+    if state.loop is not None:
+        state.last_word = turn
+    state.turns += 1
+    state.model_calls += 1
+    state.usage = state.usage + turn.usage
+    state.last_usage = turn.usage
+    state.messages.extend(state.notices)
+    state.notices = []
+    state.messages.append(
+        Message(
+            role="assistant",
+            content=turn.text,
+            tool_calls=turn.tool_calls,
+            reasoning=turn.reasoning,
+            raw=turn.raw_message,
+        )
+    )
+    state.calls = [OpenCall(call=call, state="not_started") for call in turn.tool_calls]
+    state.invalid_before_turn, state.invalid_answers = state.invalid_answers, 0
+    if clears_format_errors(turn):
+        state.format_errors = 0
+    state.last_turn, state.turn_handled = turn, False
+    answered = not turn.tool_calls and turn.answer is not None and turn.finish_reason == "stop"
+    state.final_turn = turn if answered else None
+
+
+def _on_handling(state: RunState, event: JournalEvent) -> None:
+    state.turn_handled = True
+
+
+def _on_start(state: RunState, event: ToolStartEvent) -> None:
+    state.turn_handled = True
+    if event.call_id not in state.started:  # a call run again on resume counts once
+        state.started.add(event.call_id)
+        state.tool_calls += 1
+    _set_call(state, event.call_id, "uncertain", event.t or 0.0)
+
+
+def _on_result(state: RunState, event: ToolResultEvent) -> None:
+    state.turn_handled = True
+    result = event.result
+    call_id, name = str(result["call_id"]), result.get("name")
+    if result.get("executed", True):
+        state.executed.add(call_id)
+    not_run = state.not_run[call_id] = not_run_of(result, event.content)
+    if not_run == "loop_detected":  # the guard's message was its warning's, just before
+        state.loop = state.warned.get(call_id, "the loop guard stopped the run")
+    state.messages.append(
+        Message(role="tool", content=event.content, tool_call_id=call_id, name=name)
+    )
+    _set_call(state, call_id, "done", None)
+
+
+def _on_warning(state: RunState, event: WarningEvent) -> None:
+    state.turn_handled = True
+    if event.call_id is not None:
+        state.warned[event.call_id] = event.message
+    kind = _WARNINGS.get(event.kind)
+    if kind is not None:
+        kind(state, event)
+
+
+def _on_model_error(state: RunState, event: WarningEvent) -> None:
+    state.model_calls += 1
+
+
+def _on_wind_down(state: RunState, event: WarningEvent) -> None:
+    place_notice(state)
+    state.wound_down = True
+    state.notices.append(Message(role="user", content=event.message, kind="wind_down"))
+
+
+def _on_truncated(state: RunState, event: WarningEvent) -> None:
+    state.truncations += 1  # its notice follows the refused calls' results
+    state.notice = Message(role="user", content=TRUNCATED_NOTICE, kind="truncated")
+
+
+def _on_invalid_output(state: RunState, event: WarningEvent) -> None:
+    state.invalid_answers = event.count or state.invalid_before_turn + 1
+
+
+def _on_format_error(state: RunState, event: WarningEvent) -> None:
+    state.format_errors += 1
+    state.notice = Message(role="user", content=event.message, kind="format_error")
+
+
+def _on_check(state: RunState, event: CheckEvent) -> None:
+    state.turn_handled = True
+    if event.kind == CHECKLIST:
+        state.checklist_shown = True
+
+
+def _on_search(state: RunState, event: ToolSearchEvent) -> None:
+    state.revealed.update(str(name) for name in event.revealed)
+
+
+def _on_skill(state: RunState, event: SkillActivationEvent) -> None:
+    state.activated.add(event.name)
+
+
+def _on_budget_notice(state: RunState, event: BudgetNoticeEvent) -> None:
+    place_notice(state)
+    state.notices_at.append((state.model_calls, state.tool_calls, state.usage.total_tokens))
+    state.notices.append(Message(role="user", content=event.line, kind="notice"))
+
+
+def _on_stop(state: RunState, event: StopEvent) -> None:
+    place_notice(state)
+    state.superseded = event.stop_reason
+
+
+def _on_resume(state: RunState, event: ResumeEvent) -> None:
+    state.notices = []  # the resumed loop made its own
+    if state.superseded is not None:
+        reopen(state, state.superseded)
+        state.superseded = None
+
+
+def _on_approval(state: RunState, event: ApprovalEvent) -> None:
+    """A decision on a pending call (not a policy): a denial stands, an approval after it
+    does not undo it."""
+    if event.call_id is None:
+        return
+    if event.decision == "approve":
+        state.decisions.setdefault(event.call_id, True)
+    else:
+        state.decisions[event.call_id] = event.reason or "denied by the user"
+
+
+def _set_call(state: RunState, call_id: str, value: str, started: float | None) -> None:
+    for index, open_call in enumerate(state.calls):
+        if open_call.call.id == call_id:
+            t = started if started is not None else open_call.started_t
+            state.calls[index] = OpenCall(call=open_call.call, state=value, started_t=t)
+
+
+def reopen(state: RunState, reason: str) -> None:
+    """A run that stopped answered its open calls ``not executed: <reason>``: with the stop
+    superseded by a resume, those calls are open again (their results are taken back out).
+
+    A cancel (Ctrl-C) also left unrun the call it stopped before it ran or at its approval:
+    those are open again too, and not counted (they count when they run). A call closed
+    ``not executed`` after its ``tool_start`` may have run (the Ctrl-C came between the tool's
+    return and its result): it is *uncertain*. A call interrupted while it ran keeps its
+    result (``cancelled: the run was interrupted while it ran``)."""
+    unrun: tuple[NotRun, ...] = ("stopped", "cancelled") if reason == "cancelled" else ("stopped",)
+    reopened: dict[str, str] = {}
+    for open_call in state.calls:
+        call_id = open_call.call.id
+        not_run = state.not_run.get(call_id) if open_call.state == "done" else None
+        if not_run not in unrun:
+            continue
+        if not_run == "stopped" and call_id in state.started:
+            reopened[call_id] = "uncertain"
+            continue
+        reopened[call_id] = "not_started"
+        if call_id in state.started:  # it had its tool_start, and did not run
+            state.started.discard(call_id)
+            state.tool_calls -= 1
+    if reopened:
+        state.messages = [
+            m for m in state.messages if not (m.role == "tool" and m.tool_call_id in reopened)
+        ]
+        state.calls = [
+            OpenCall(call=c.call, state=reopened.get(c.call.id, c.state), started_t=c.started_t)
+            for c in state.calls
+        ]
+
+
+_Handler = Callable[[RunState, Any], None]
+_HANDLERS: dict[type[JournalEvent], _Handler] = {
+    RunStartEvent: _on_run_start,
+    RequestEvent: _on_request,
+    TurnEvent: _on_turn,
+    ToolCallEvent: _on_handling,
+    ToolStartEvent: _on_start,
+    ToolResultEvent: _on_result,
+    WarningEvent: _on_warning,
+    CheckEvent: _on_check,
+    ToolSearchEvent: _on_search,
+    SkillActivationEvent: _on_skill,
+    BudgetNoticeEvent: _on_budget_notice,
+    StopEvent: _on_stop,
+    ResumeEvent: _on_resume,
+    ApprovalEvent: _on_approval,
+}
+_WARNINGS: dict[WarningKind | str, _Handler] = {
+    WarningKind.MODEL_ERROR: _on_model_error,
+    WarningKind.WIND_DOWN: _on_wind_down,
+    WarningKind.TRUNCATED: _on_truncated,
+    WarningKind.INVALID_OUTPUT: _on_invalid_output,
+    WarningKind.FORMAT_ERROR: _on_format_error,
+    WarningKind.EMPTY_REPLY: _on_format_error,
+}

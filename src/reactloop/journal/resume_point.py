@@ -1,0 +1,114 @@
+"""``fold_to_resume``: a run's events folded (``fold.py``) to the point a resume goes on from,
+its last completed point: the last turn, its calls and their results. The events after it
+are the preparation of a step that never got its turn (a budget notice, a wind-down, a
+request): the resumed loop makes them again, the same way, so they are left out; but for the
+decisions on pending calls, and a typed answer's verdict. The run's stop (``stop_reason``)
+reopens the calls it closed, as a ``resume`` event would. ``resume_record``: what the
+``resume`` event records of that state; ``uncertain_notes``: what a call that may have run
+is noted with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.fold import advance, place_notice, reopen
+from reactloop.journal.run_state import RunState
+from reactloop.journal.schema import (
+    ApprovalEvent,
+    RequestEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolStartEvent,
+    TurnEvent,
+    WarningEvent,
+)
+from reactloop.journal.warning_kinds import WarningKind
+from reactloop.messages import Message
+
+_DONE_POINTS = (TurnEvent, ToolCallEvent, ToolStartEvent, ToolResultEvent, ApprovalEvent)
+_NOTICE_WARNINGS = (WarningKind.FORMAT_ERROR, WarningKind.EMPTY_REPLY, WarningKind.TRUNCATED)
+
+
+def fold_to_resume(
+    run: Sequence[JournalEvent], state: RunState, stop_at: int, stop_reason: str | None
+) -> RunState:
+    """``run`` (from its ``run_start``; its last ``stop`` at ``stop_at``) folded into ``state``."""
+    done = _last_done_point(run, stop_at)
+    for event in run[: done + 1]:
+        advance(state, event)
+    place_notice(state)
+    seconds, state.notices = state.seconds, []
+    for event in run[done + 1 :]:
+        if isinstance(event, ApprovalEvent) or (state.turn_handled and _invalid_answer(event)):
+            advance(state, event)
+    if not state.messages:
+        state.messages = _opening(run)
+    if stop_reason is not None:
+        reopen(state, stop_reason)
+    # an uncertain call counts again when it runs again (or once it is answered without)
+    state.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
+    state.seconds = seconds
+    return state
+
+
+def _last_done_point(run: Sequence[JournalEvent], stop_at: int) -> int:
+    done = 0
+    for index, event in enumerate(run[:stop_at]):
+        if isinstance(event, _DONE_POINTS) or (
+            isinstance(event, WarningEvent) and event.kind in _NOTICE_WARNINGS
+        ):
+            done = index
+    return done
+
+
+def _invalid_answer(event: JournalEvent) -> bool:
+    return isinstance(event, WarningEvent) and event.kind is WarningKind.INVALID_OUTPUT
+
+
+def _opening(run: Sequence[JournalEvent]) -> list[Message]:
+    """A run killed before its first turn: the messages up to its task, as first sent (none
+    without a request: the resumed loop adds the task itself)."""
+    for event in run:
+        if isinstance(event, RequestEvent):
+            messages = [Message.from_dict(m) for m in event.messages_new]
+            tasks = [i for i, m in enumerate(messages) if m.kind == "task"]
+            return messages[: tasks[-1] + 1] if tasks else []
+    return []
+
+
+def uncertain_notes(state: RunState, created: datetime | None) -> dict[str, str]:
+    """For each uncertain call, the note its approver (or the model) is given: when it started."""
+    notes = {}
+    for open_call in state.calls:
+        if open_call.state == "uncertain":
+            when = _when(created, open_call.started_t)
+            notes[open_call.call.id] = (
+                f"this call may already have run (started at {when}, no result recorded)"
+            )
+    return notes
+
+
+def _when(created: datetime | None, t: float | None) -> str:
+    if created is None or t is None:
+        return f"{t or 0.0:.3f} s into the journal"
+    return (created + timedelta(seconds=t)).isoformat(timespec="seconds")
+
+
+def resume_record(state: RunState, why: str, torn: Path | None, torn_bytes: int) -> dict[str, Any]:
+    """The ``resume`` event: why, from which step, and what is known of the calls in flight."""
+    return {
+        "why": why,
+        "from_step": state.step,
+        "model_calls": state.model_calls,
+        "tool_calls": state.tool_calls,
+        "calls": [
+            {"call_id": c.call.id, "name": c.call.name, "state": c.state, "started_t": c.started_t}
+            for c in state.calls
+        ],
+        "torn": None if torn is None else {"file": str(torn), "bytes": torn_bytes},
+    }
