@@ -48,7 +48,7 @@ from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.settings import RunSettings
-from reactloop.loop.tree_budget import RunView, capped, current_run
+from reactloop.loop.tree_budget import RunView, capped, count_spent, current_run
 from reactloop.messages import Usage
 from reactloop.result import RunResult
 from reactloop.resume.resume_run import resume_run
@@ -128,8 +128,10 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         )
     call_id = current_call_id()
     left = _left_child(parent, call_id)  # by a killed run of the parent, now resumed
-    if left is not None and left.ended is not None:
-        return left.ended  # it ended before the kill: its outcome stands, nothing runs again
+    if left is not None and left.ended is not None:  # it ended before the kill: it stands,
+        e = left.ended  # nothing runs again, and what it spent counts in the tree
+        count_spent(parent.budget, e.model_calls, e.tool_calls, e.usage, e.cost or 0.0)
+        return e
     place = parent.place.child(name, parent.budget)
     journal = None if left is not None else _child_journal(parent, name, place.path)
     settings = dataclasses.replace(
@@ -236,14 +238,12 @@ def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
     number = int(path.rsplit("#", 1)[-1])
     with parent.place.lock:  # siblings on other threads look for a free name too
         while True:  # a journal left by an earlier run or process is never written over
-            beside = own.path.with_name(f"{_stem(own.path)}.{name}-{number}.jsonl")
+            beside = own.path.with_name(
+                f"{own.path.name.removesuffix('.jsonl')}.{name}-{number}.jsonl"
+            )
             if not beside.exists():
                 return Journal(beside)
             number += 1
-
-
-def _stem(path: Path) -> str:
-    return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
 
 
 def _emit(parent: RunView, event_type: str, **data: Any) -> None:

@@ -17,6 +17,7 @@ from reactloop.journal.schema import (
     ApprovalEvent,
     BudgetNoticeEvent,
     CheckEvent,
+    ChildStopEvent,
     RequestEvent,
     ResumeEvent,
     RunStartEvent,
@@ -30,7 +31,7 @@ from reactloop.journal.schema import (
     WarningEvent,
 )
 from reactloop.journal.warning_kinds import WarningKind
-from reactloop.messages import Message, ModelTurn, NotRun
+from reactloop.messages import Message, ModelTurn, NotRun, Usage
 
 CHECKLIST = "checklist"  # a ``check`` event's kind: the checklist shown to the model
 
@@ -109,15 +110,8 @@ def _on_turn(state: RunState, event: TurnEvent) -> None:
     state.last_usage = turn.usage
     state.messages.extend(state.notices)
     state.notices = []
-    state.messages.append(
-        Message(
-            role="assistant",
-            content=turn.text,
-            tool_calls=turn.tool_calls,
-            reasoning=turn.reasoning,
-            raw=turn.raw_message,
-        )
-    )
+    said = {"content": turn.text, "reasoning": turn.reasoning, "raw": turn.raw_message}
+    state.messages.append(Message(role="assistant", tool_calls=turn.tool_calls, **said))
     state.calls = [OpenCall(call=call, state="not_started") for call in turn.tool_calls]
     state.invalid_before_turn, state.invalid_answers = state.invalid_answers, 0
     if clears_format_errors(turn):
@@ -129,6 +123,14 @@ def _on_turn(state: RunState, event: TurnEvent) -> None:
 
 def _on_handling(state: RunState, event: JournalEvent) -> None:
     state.turn_handled = True
+
+
+def _on_child_stop(state: RunState, event: ChildStopEvent) -> None:
+    """A sub-agent's spending (its descendants' included), counted in its parent as it was
+    live (``loop/tree_budget.py``): a resumed root's limits hold for the whole tree."""
+    state.model_calls += event.model_calls
+    state.tool_calls += event.tool_calls
+    state.usage = state.usage + Usage.from_dict(event.usage or {})
 
 
 def _on_start(state: RunState, event: ToolStartEvent) -> None:
@@ -286,6 +288,7 @@ _HANDLERS: dict[type[JournalEvent], _Handler] = {
     StopEvent: _on_stop,
     ResumeEvent: _on_resume,
     ApprovalEvent: _on_approval,
+    ChildStopEvent: _on_child_stop,
 }
 _WARNINGS: dict[WarningKind | str, _Handler] = {
     WarningKind.MODEL_ERROR: _on_model_error,

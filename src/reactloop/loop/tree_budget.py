@@ -42,6 +42,7 @@ from reactloop.messages import Usage
 
 if TYPE_CHECKING:
     from reactloop.journal.events import Emitter
+    from reactloop.journal.run_state import RunState
     from reactloop.loop.settings import RunSettings
 
 _NO_USAGE = Usage()
@@ -217,6 +218,13 @@ class TreeBudget(Budget):
             for budget in self.ancestors():
                 _absorb(budget, usage, cost)
 
+    def restore(self, state: RunState) -> None:
+        """A child resumed after a kill: its spending before it, counted in every ancestor
+        too, as it was live (its tool calls reach them through ``tool_calls``)."""
+        with self.lock:
+            super().restore(state)
+            count_spent(self.parent, state.model_calls, 0, state.usage, self.cost or 0.0)
+
     def record_model_call_failed(self) -> None:
         with self.lock:
             self.release()
@@ -248,6 +256,21 @@ def _limit_reached(budget: Budget, kept: int) -> StopReason | None:
     if limits.max_cost is not None and (budget.cost or 0.0) >= limits.max_cost:
         return StopReason.MAX_COST
     return None
+
+
+def count_spent(
+    budget: Budget, model_calls: int, tool_calls: int, usage: Usage, cost: float
+) -> None:
+    """What a descendant spent where its own budget cannot count it (a child resumed, or one
+    whose recorded outcome stands), counted in ``budget`` and each of its ancestors."""
+    budget.tool_calls += tool_calls  # a tree budget passes its tool calls up itself
+    target: Budget | None = budget
+    while target is not None:
+        target.model_calls += model_calls
+        target.usage = target.usage + usage
+        if target.cost is not None:
+            target.cost += cost
+        target = target.parent if isinstance(target, TreeBudget) else None
 
 
 def _absorb(budget: Budget, usage: Usage, cost: float) -> None:
