@@ -49,4 +49,6 @@ def test_eval_help_describes_repeats_and_reads_the_protocol_default_plainly() ->
 
 
 def test_the_group_help_points_at_the_commands_exit_codes() -> None:
-    assert "Each command's --help states its exit codes" in help_of()
+    shown = help_of()
+    assert "Exit codes (every command: 2 a usage error; its --help says more)" in shown
+    assert "replay 0 identical, 1 diverged" in shown

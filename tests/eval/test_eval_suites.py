@@ -100,8 +100,15 @@ def test_coding_suite_checks_the_fix_by_running_the_tests(tmp_path: Path) -> Non
             fsync=False,
         )
     )
-    status = {r["task_id"]: (r["status"], r["check_detail"][:6]) for r in outcome.records}
-    assert status == {"coding-01": ("passed", "exit 0"), "coding-02": ("failed", "exit 1")}
+    records = {r["task_id"]: r for r in outcome.records}
+    assert (records["coding-01"]["status"], records["coding-01"]["check_detail"][:6]) == (
+        "passed",
+        "exit 0",
+    )
+    # the script's last turn expects "4 passed" (``expects``): on the variant it cannot fix,
+    # the tests it ran fail, so it gives no answer its observations contradict
+    assert records["coding-02"]["status"] == "errored"
+    assert "expects the last observation to contain '4 passed'" in records["coding-02"]["error"]
     assert (ROOT / "examples" / "failing_test" / "calc.py").read_text().count("+ 1)") == 1
 
 

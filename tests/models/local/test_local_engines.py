@@ -123,7 +123,7 @@ import sys
 from reactloop.messages import Message
 from reactloop.models import ModelSettings, resolve_model
 from reactloop.models.base import ModelRequest
-settings = ModelSettings(max_output_tokens=400, extra={"n_ctx": 1536, "grammar": False})
+settings = ModelSettings(max_output_tokens=400, extra={"n_ctx": 1536})  # streams its thought
 model = resolve_model("local:smollm2-135m", settings)
 print(model.info["socket_folder"], model.process.pid, flush=True)
 task = Message(role="user", content="Write a long story about a cat.", kind="task")
