@@ -25,6 +25,7 @@ from reactloop.tools.search import one_at_a_time, search_for
 from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
+_NONE: frozenset[str] = frozenset()
 
 
 class Toolbox:
@@ -95,7 +96,7 @@ class Toolbox:
     def deferred(self) -> frozenset[str]:
         """The tools sent marked deferred, for the provider's own search."""
         search = self.search
-        return frozenset(search.index.tools if search is not None and search.native else ())
+        return frozenset(search.index.tools) if search is not None and search.native else _NONE
 
     def bind_events(self, emit: Callable[..., None]) -> None:
         """Give the run's journal ``emit`` to what writes events of its own (a search, a
