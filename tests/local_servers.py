@@ -114,3 +114,36 @@ def _wait_until_ready(
             continue
     tail = log_path.read_text(errors="replace")[-2000:]
     pytest.fail(f"{name} did not answer {url} within {seconds:.0f}s:\n{tail}")
+
+
+def chat_template(example: str) -> str:
+    """A Hermes-style chat template for SmolLM2 on ``llama_server``: the tools in the system
+    prompt, with ``example`` (a worked exchange) after them, each result as a user line."""
+    EXAMPLE = example
+    return (
+        "{%- if tools %}{{- '<|im_start|>system\\n' }}"
+        "{%- if messages[0].role == 'system' %}{{- messages[0].content }}{%- endif %}"
+        "{{- '\\n\\n# Tools\\n\\nYou are provided with function signatures within <tools></tools>"
+        " XML tags:\\n<tools>' }}{%- for tool in tools %}{{- '\\n' }}{{- tool | tojson }}"
+        "{%- endfor %}{{- '\\n</tools>\\n\\nFor each function call, return a json object with"
+        " function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n"
+        '{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n'
+        f"{EXAMPLE}' }}}}"
+        "{%- elif messages[0].role == 'system' %}"
+        "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}{%- endif %}"
+        "{%- for message in messages %}"
+        "{%- if message.role == 'user' or "
+        "(message.role == 'assistant' and not message.tool_calls) %}"
+        "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+        "{%- elif message.role == 'assistant' %}{{- '<|im_start|>assistant' }}"
+        "{%- for tool_call in message.tool_calls %}"
+        "{%- if tool_call.function is defined %}"
+        "{%- set tool_call = tool_call.function %}{%- endif %}"
+        '{{- \'\\n<tool_call>\\n{"name": "\' + tool_call.name + \'", "arguments": \' }}'
+        "{{- tool_call.arguments | tojson }}{{- '}\\n</tool_call>' }}{%- endfor %}"
+        "{{- '<|im_end|>\\n' }}"
+        "{%- elif message.role == 'tool' %}{{- '<|im_start|>user\\nThe result was '"
+        " + message.content + '. Make the next call of the task.<|im_end|>\\n' }}"
+        "{%- endif %}{%- endfor %}"
+        "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+    )

@@ -46,7 +46,7 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
 import resume_kill_child as child  # noqa: E402
-from local_servers import llama_server  # noqa: E402
+from local_servers import chat_template, llama_server  # noqa: E402
 from reactloop import read_journal  # noqa: E402
 from reactloop.journal.writer import Journal as JournalClass  # noqa: E402
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, json_reply  # noqa: E402
@@ -67,31 +67,7 @@ EXAMPLE = (  # one worked exchange, in the template's own turns
     '<|im_start|>assistant\\n<tool_call>\\n{"name": "bump", "arguments": {"n": 6}}\\n'
     "</tool_call><|im_end|>\\n"
 )
-CHAT_TEMPLATE = (
-    "{%- if tools %}{{- '<|im_start|>system\\n' }}"
-    "{%- if messages[0].role == 'system' %}{{- messages[0].content }}{%- endif %}"
-    "{{- '\\n\\n# Tools\\n\\nYou are provided with function signatures within <tools></tools>"
-    " XML tags:\\n<tools>' }}{%- for tool in tools %}{{- '\\n' }}{{- tool | tojson }}"
-    "{%- endfor %}{{- '\\n</tools>\\n\\nFor each function call, return a json object with"
-    " function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n'
-    f"{EXAMPLE}' }}}}"
-    "{%- elif messages[0].role == 'system' %}"
-    "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}{%- endif %}"
-    "{%- for message in messages %}"
-    "{%- if message.role == 'user' or (message.role == 'assistant' and not message.tool_calls) %}"
-    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
-    "{%- elif message.role == 'assistant' %}{{- '<|im_start|>assistant' }}"
-    "{%- for tool_call in message.tool_calls %}"
-    "{%- if tool_call.function is defined %}{%- set tool_call = tool_call.function %}{%- endif %}"
-    '{{- \'\\n<tool_call>\\n{"name": "\' + tool_call.name + \'", "arguments": \' }}'
-    "{{- tool_call.arguments | tojson }}{{- '}\\n</tool_call>' }}{%- endfor %}"
-    "{{- '<|im_end|>\\n' }}"
-    "{%- elif message.role == 'tool' %}{{- '<|im_start|>user\\nThe result was '"
-    " + message.content + '. Make the next call of the task.<|im_end|>\\n' }}"
-    "{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
-)
+CHAT_TEMPLATE = chat_template(EXAMPLE)
 
 
 @pytest.fixture(scope="module")
