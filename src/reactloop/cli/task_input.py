@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
 from reactloop.cli.file_checks import check_input_file
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
@@ -39,7 +37,12 @@ def _stdin_is_terminal() -> bool:
 
 
 def _read_stdin() -> str:
-    data = click.get_binary_stream("stdin").read(MAX_TASK_BYTES + 1)
+    """Standard input's bytes (click's ``get_binary_stream`` is deprecated from Click 8.5)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream of its own (an embedding program's): its text, as bytes
+        text = sys.stdin.read(MAX_TASK_BYTES + 1)
+        return _text(text.encode("utf-8", "surrogateescape"), "stdin")
+    data: bytes = stream.read(MAX_TASK_BYTES + 1)
     return _text(data, "stdin")
 
 
