@@ -2,6 +2,7 @@
 import call``).
 
 - ``invoke``: the command line in this process, its exit code and both outputs;
+  ``reactloop``: the command line in a process of its own (``python -m reactloop``);
 - ``script``: a scripted model's turns written to a file, as a ``--model`` spec;
 - ``call``: a ``ToolCall`` whose arguments are the given keywords, as JSON; ``executed``:
   such a call run by a ``Toolbox``;
@@ -14,6 +15,9 @@ import call``).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,20 @@ def invoke(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout, result.stderr
+
+
+def reactloop(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``reactloop ARGS`` in a process of its own, in ``cwd``, without colour; ``env`` added
+    to this process's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "reactloop", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **env},
+        timeout=120,
+        check=False,
+    )
 
 
 def script(folder: Path, turns: list[Any]) -> str:

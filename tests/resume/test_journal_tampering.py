@@ -11,31 +11,19 @@ or call would create does not exist.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers import reactloop
 from reactloop.messages import ToolCall
 from reactloop.replay.rebuild import tools_from_config
 from reactloop.tools.base import ToolContext
 from reactloop.tools.registry import build_tools
 from reactloop.tools.toolbox import Toolbox
-
-
-def reactloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reactloop", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=120,
-    )
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:

@@ -8,15 +8,13 @@ files since. In the library a mismatch of the output type or the recorded checks
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers import reactloop
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal, tool
 from reactloop.errors import UsageError
 
@@ -33,17 +31,6 @@ def calculator(expression: str) -> str:
 
 USAGE = {"input_tokens": 1000, "output_tokens": 100}
 PRICE = {"input": 2.0, "output": 10.0}  # dollars per million tokens: 0.003 a turn
-
-
-def reactloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reactloop", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=120,
-    )
 
 
 def turn(**fields: Any) -> dict[str, Any]:

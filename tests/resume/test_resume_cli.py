@@ -5,25 +5,11 @@ exactly the approved one; a second resume runs nothing again."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from helpers import reactloop
 from reactloop import read_journal
-
-
-def reactloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "reactloop", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
 
 
 def write(path: str, content: str, call_id: str) -> dict[str, Any]:

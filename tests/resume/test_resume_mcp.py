@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from helpers import reactloop
+
 pytest.importorskip("mcp", reason="the MCP tests need the mcp extra: pip install 'reactloop[mcp]'")
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal
@@ -38,17 +40,6 @@ UNCERTAIN = "may already have run"
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 NOTE = {"type": "object", "properties": {"text": {"type": "string"}}}
 SUM = {"type": "object", "properties": {"a": {"type": "number"}}}
-
-
-def reactloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reactloop", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=120,
-    )
 
 
 def call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:

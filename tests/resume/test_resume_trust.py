@@ -9,26 +9,15 @@ file proves that no command ran; the fake server's request log that no request w
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from helpers import reactloop
 from reactloop import read_journal
 from reactloop.testing import FakeOpenAIServer, completion, json_reply
-
-
-def reactloop(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reactloop", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "NO_COLOR": "1", **env},
-        timeout=120,
-    )
 
 
 def stopped_run(tmp_path: Path, *options: str) -> Path:
