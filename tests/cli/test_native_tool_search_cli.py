@@ -11,7 +11,14 @@ from typing import Any
 
 from helpers import invoke, script
 from reactloop import read_journal
-from reactloop.testing import FakeAnthropicServer, message, tool_use
+from reactloop.testing import (
+    FakeAnthropicServer,
+    FakeResponsesServer,
+    function_call,
+    message,
+    response,
+    tool_use,
+)
 from reactloop.testing.anthropic_tool_search import search_blocks, searching
 
 MODEL = "anthropic:claude-test"
@@ -53,6 +60,30 @@ def test_run_sends_the_deferred_tools_to_the_providers_search(tmp_path: Path) ->
     assert search["by"] == "provider" and search["revealed"] == ["lookup"]
     result = next(e["result"] for e in events if e["type"] == "tool_result")
     assert result["name"] == "lookup" and result["output"] == "7"
+
+
+def test_run_sends_them_to_the_responses_apis_hosted_search(tmp_path: Path) -> None:
+    searched = response(calls=[function_call("lookup", {"key": "price"})])
+    loaded = {"type": "function", "name": "lookup", "parameters": {"type": "object"}}
+    searched["output"][:0] = [
+        {"type": "tool_search_call", "id": "tsc_1", "call_id": "ts_1", "execution": "server",
+         "arguments": {"query": "read a note"}, "status": "completed"},
+        {"type": "tool_search_output", "id": "tso_1", "call_id": "ts_1", "execution": "server",
+         "status": "completed", "tools": [loaded]},
+    ]  # fmt: skip
+    trace = tmp_path / "run.jsonl"
+    with FakeResponsesServer([searched, response("7")]) as server:
+        code, out, err = invoke(
+            "run", "What does tea cost?", "--model", "responses:gpt-test", "--base-url",
+            server.base_url, "--notes", str(notes(tmp_path)), "--trace", str(trace), *NATIVE,
+        )  # fmt: skip
+    assert code == 0 and out.strip() == "7", err
+    first, second = (r.json for r in server.requests)
+    assert [t.get("name") for t in first["tools"]] == ["calculator", "lookup", None]
+    assert first["tools"][1]["defer_loading"] is True
+    assert first["tools"][-1] == {"type": "tool_search"} and second["tools"] == first["tools"]
+    search = next(e for e in read_journal(trace) if e["type"] == "tool_search")
+    assert search["by"] == "provider" and search["revealed"] == ["lookup"]
 
 
 def test_the_default_is_the_harnesss_pair_on_anthropic_too(tmp_path: Path) -> None:
@@ -151,5 +182,27 @@ def test_tools_shows_the_providers_array(tmp_path: Path) -> None:
     code, out, err = invoke(*flags, "--model", "responses:gpt-test")
     assert code == 0, err
     assert json.loads(out)[-1] == {"type": "tool_search"}
+    code, out, err = invoke(*flags, "--model", "local:SmolLM2-135M-Instruct-Q8_0.gguf")
+    assert code == 0, err
+    assert [t["name"] for t in json.loads(out)] == ["calculator", "search_tools", "call_tool"]
+    assert "has no tool search of its own" in err and "wait for search_tools" in err
     code, _, err = invoke(*flags)
     assert code == 2 and "--tool-search native needs --model" in err
+
+
+def test_chat_takes_it_as_run_does(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reactloop.cli import main
+
+    responder = searching("read a note by its key", {"key": "price"}, answer="7")
+    with FakeAnthropicServer(responder=responder) as server:
+        done = CliRunner().invoke(
+            main,
+            ["chat", "--model", MODEL, "--base-url", server.base_url, "--notes",
+             str(notes(tmp_path)), "--no-trace", *NATIVE],
+            input="What does tea cost?\n",
+        )  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert tool_names(server.requests[0].json)[-1] == "tool_search_tool_bm25"
+    assert "7" in done.stdout

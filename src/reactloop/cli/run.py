@@ -76,7 +76,8 @@ _PROTOCOL_HELP = (
     multiple=True,
     metavar="PATTERN",
     help="Defer the tools whose names match (e.g. 'github_*'): the model finds them with "
-    "search_tools and calls them with call_tool (docs/tools.md).",
+    "search_tools and calls them with call_tool, or with the provider's own search "
+    "(--tool-search native; docs/tools.md).",
 )
 @click.option(
     "--tool-search",

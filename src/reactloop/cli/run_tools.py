@@ -72,7 +72,8 @@ def search_note(asked: str, model: Any, protocol: str, tools: Toolbox) -> str | 
     if tools.search.native:
         return None
     if getattr(model, "native_tool_search", False) is not True:
-        why = f"{model.name} has no tool search of its own (anthropic: and responses: models do)"
+        name = getattr(model, "name", model)  # ``reactloop tools``: a spec it did not build
+        why = f"{name} has no tool search of its own (anthropic: and responses: models do)"
     else:
         why = "tools are called in text (--protocol text)"
     return f"--tool-search native: {why}; the harness's search_tools and call_tool serve"

@@ -13,7 +13,7 @@ from reactloop.cli.mcp_options import mcp_options
 from reactloop.cli.run_tools import run_search_mode, search_note
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
-from reactloop.models import ModelRequest, ModelSettings, resolve_model
+from reactloop.models import ModelRequest, ModelSettings, resolve_model, split_spec
 from reactloop.tools.base import ToolContext
 from reactloop.tools.mcp import open_mcp_tools
 from reactloop.tools.registry import FAMILIES, build_tools, parse_families
@@ -115,6 +115,8 @@ def shown_model(tool_search: str, spec: str | None) -> Any:
             "--tool-search native needs --model: only a provider's own search (anthropic:NAME, "
             "responses:NAME) decides what it is sent"
         )
+    if split_spec(spec)[0] in ("local", "scripted"):  # a file to load, and no search of its own
+        return spec
     return resolve_model(spec, ModelSettings(api_key="unused"))
 
 
