@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import invoke, script
 from reactloop import read_journal
 from reactloop.testing import (
@@ -120,7 +122,17 @@ def test_native_with_nothing_deferred_says_so(tmp_path: Path) -> None:
     assert tool_names(server.requests[0].json) == ["calculator", "lookup"]
 
 
-def test_resume_rebuilds_the_providers_search_and_what_it_revealed(tmp_path: Path) -> None:
+def cut_after_first_result(trace: Path) -> None:
+    """The journal as a process killed right after the first tool result would leave it."""
+    lines = trace.read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if json.loads(line).get("type") == "tool_result")
+    trace.write_text("".join(lines[: first + 1]))
+
+
+@pytest.mark.parametrize("how", ["stopped", "killed"])
+def test_resume_rebuilds_the_providers_search_and_what_it_revealed(
+    tmp_path: Path, how: str
+) -> None:
     searched = [*search_blocks("read a note", ["lookup"]), tool_use("lookup", {"key": "price"})]
     replies = [
         message(content=searched),
@@ -131,6 +143,8 @@ def test_resume_rebuilds_the_providers_search_and_what_it_revealed(tmp_path: Pat
     with FakeAnthropicServer(replies) as server:
         code, out, err, trace = run(tmp_path, server, *NATIVE, "--max-tool-calls", "1", "--json")
         assert json.loads(out)["stop_reason"] == "max_tool_calls", err
+        if how == "killed":
+            cut_after_first_result(trace)
         sent = len(server.requests)
         code, out, err = invoke(
             "resume", str(trace), "--base-url", server.base_url, "--notes",
@@ -138,6 +152,8 @@ def test_resume_rebuilds_the_providers_search_and_what_it_revealed(tmp_path: Pat
             "--json",
         )  # fmt: skip
         assert code == 0 and json.loads(out)["answer"] == "70", err
+    resume = next(e for e in read_journal(trace) if e["type"] == "resume")
+    assert resume["why"] == ("no_stop" if how == "killed" else "max_tool_calls")
     resumed = server.requests[sent].json
     assert tool_names(resumed) == ["calculator", "lookup", "tool_search_tool_bm25"]
     assert "search_tools" not in tool_names(resumed)
