@@ -185,6 +185,11 @@ def test_resume_refuses_a_tool_search_other_than_the_runs(tmp_path: Path) -> Non
         code, _, err = invoke(*base, "--tool-search", "own")
         assert code == 2 and "(--tool-search native)" in err
         assert trace.read_bytes() == before
+        tampered = before.replace(b'"tool_search":"native"', b'"tool_search":["x"]', 1)
+        assert tampered != before
+        trace.write_bytes(tampered)
+        code, _, err = invoke(*base, "--tool-search", "native")
+        assert code == 2 and "the journal's tool search is not one of own, native" in err
 
 
 def test_tools_shows_the_providers_array(tmp_path: Path) -> None:
