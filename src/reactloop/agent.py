@@ -32,6 +32,7 @@ from reactloop.support.interrupts import guard_run
 from reactloop.support.text import text_problem
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver
+from reactloop.tools.search import search_mode
 from reactloop.tools.skills import Skill, load_skills
 from reactloop.tools.skills import prompt as skills_prompt
 from reactloop.tools.toolbox import Toolbox
@@ -90,13 +91,10 @@ class Agent:
     ) -> None:
         self.limits = limits or Limits()
         window = self.limits.context_tokens or getattr(model, "context_window", None)
-        self.protocol = _pick_protocol(model, protocol)
-        if tool_search not in ("own", "native"):
-            raise ValueError(f"tool_search must be own or native, not {tool_search!r}")
-        searches = self.protocol == "native" and getattr(model, "native_tool_search", 0) is True
-        searched = "native" if tool_search == "native" and searches else "own"  # else ours
+        self.protocol = pick_protocol(model, protocol)
+        searched = search_mode(tool_search, model, self.protocol)  # native: where it is the model's
         self.toolbox = _toolbox(tools, window, skills, searched)  # automatic search: a share
-        if self.toolbox.deferred and not searches:
+        if self.toolbox.deferred and search_mode("native", model, self.protocol) != "native":
             raise ValueError("the toolbox defers to the provider's search, which this model lacks")
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         if self.limits.max_cost is not None and price is None:
@@ -354,7 +352,7 @@ def _toolbox(
     return Toolbox(tools, context_tokens=context_tokens, skills=loaded, tool_search=search)
 
 
-def _pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "text"]:
+def pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "text"]:
     if protocol == "auto":
         return "native" if getattr(model, "native_tools", False) else "text"
     if protocol not in ("native", "text"):

@@ -7,7 +7,9 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
 - ``file_checks.py``: the checks on files commands read and write; ``record_place.py``: where
   journals go (out of the reach of the run's tools);
 - ``options.py``: ``run``'s options, and the limits and model they build;
-- ``run.py``: ``reactloop run``; ``runner.py``: what it does; ``console.py``: what it prints;
+- ``run.py``: ``reactloop run``; ``run_agent.py``: what it does (the model first, then
+  ``run_tools.py``: the toolbox, searched as ``--tool-search`` asks of that model;
+  ``run_settings.py``: the approver, checks and price); ``console.py``: what it prints;
   ``exitcodes.py``: its exit code; ``unloaded.py``: the run of a model that failed to load;
 - ``chat.py``: ``reactloop chat``, the same run as a conversation at a prompt;
 - ``tools.py``: ``reactloop tools``; ``doctor.py``: ``reactloop doctor``; ``models.py``:

@@ -69,6 +69,7 @@ class RunOptions:
     model_idle_timeout: float | None = None
     local_context: int | None = None
     defer_tools: tuple[str, ...] = ()
+    tool_search: str = "own"
     skills: tuple[Path, ...] = ()
     trust_skills: bool = False
 

@@ -8,7 +8,7 @@ counted (``--checklist``, ``--output-schema``, the price of ``--max-cost``,
 conversation elsewhere comes from the command line (``resume_trust.py``), and must be what the
 run recorded: the MCP servers, the approval, ``--sandbox``, ``--base-url``, the tools that
 write, run commands or reach the network (``--tools``, ``--read-only``, ``--workspace``,
-``--notes``) and the ``--verify`` command. Exit codes are ``run``'s.
+``--notes``), the ``--verify`` command and ``--tool-search``. Exit codes are ``run``'s.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from reactloop.cli.record_place import check_sandbox_keeps_record
 from reactloop.cli.resume_trust import (
     check_reach,
     confirmed_mcp,
+    confirmed_tool_search,
     resume_approver,
     resume_base_url,
     resume_spec,
@@ -50,7 +51,7 @@ from reactloop.result import RunResult
 from reactloop.resume.resume_run import prepare_resume, recorded_limits
 from reactloop.resume.run_state import ResumeState
 from reactloop.tools.base import Tool
-from reactloop.tools.search import defer_as_recorded
+from reactloop.tools.search import SEARCH_MODES, defer_as_recorded
 from reactloop.tools.skills import recorded_skills
 
 _RAISED = {
@@ -122,6 +123,11 @@ _RAISED = {
     "--verify",
     help="The run's --verify command, given again: reactloop runs no command from a journal.",
 )
+@click.option(
+    "--tool-search",
+    type=click.Choice(SEARCH_MODES),
+    help="The run's --tool-search, given again. [default: own]",
+)
 @mcp_options
 @click.option("--force", is_flag=True, help="Resume though the model, tools or workspace differ.")
 @click.option("--fsync", is_flag=True, help="fsync the journal after every line.")
@@ -162,6 +168,7 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
         approver = resume_approver(options, config)
         spec = resume_spec(options, config, state.run_start.get("model"))
         base_url = resume_base_url(options, config)
+        config["tool_search"] = confirmed_tool_search(options["tool_search"], config)
     except UsageError as exc:
         raise UsageError(f"cannot resume {trace}: {exc}") from None
     model = recorded_model(spec, config, base_url=base_url)
@@ -239,6 +246,7 @@ def _resumed(
         output_type=recorded_output_type(state.run_start),
         **recorded_checks(config, recorded_workspace(config), options["sandbox"]),
         skills=recorded_skills(config),
+        tool_search=config["tool_search"],
     )
     limits = _limits(state, options)
     if options["approve_pending"] or options["allow"]:  # journaled once resuming is sure to go

@@ -9,8 +9,9 @@ recorded ones, the approval is given again, the sandbox is ``--sandbox`` (``auto
 strongest here), a recorded base URL is sent to only when ``--base-url`` names it again, and
 the tools (``trusted_config``: the families that write, run commands or reach the network,
 ``--read-only``, the workspace they write in, the notes file, the ``--verify`` command) are
-the options given, which must be the recorded ones. A journal that disagrees is refused in
-one line, before anything starts.
+the options given, which must be the recorded ones; so is ``--tool-search`` (not a
+permission, but the tools array the run's history was made with). A journal that disagrees
+is refused in one line, before anything starts.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from reactloop.replay.rebuild import (
     run_start_of,
 )
 from reactloop.tools.registry import parse_families
+from reactloop.tools.search import SEARCH_MODES
 
 # The tool families a journal never chooses on its own word: they write, run commands or
 # reach the network. ``calculator`` and ``lookup`` (which reads the notes file) it may.
@@ -166,6 +168,22 @@ def trusted_config(options: Mapping[str, Any], config: Mapping[str, Any]) -> dic
     if isinstance(checks, Mapping):
         trusted["checks"] = {**checks, "verify": verify}
     return trusted
+
+
+def confirmed_tool_search(given: str | None, config: Mapping[str, Any]) -> str:
+    """``--tool-search``, which must be the run's (``config.tool_search``, else ``own``): the
+    tools array a resumed run sends is the one its history was made with."""
+    recorded = config.get("tool_search") or "own"
+    if recorded not in SEARCH_MODES:
+        raise UsageError(f"the journal's tool search is not one of {', '.join(SEARCH_MODES)}")
+    if (given or "own") == recorded:
+        return str(recorded)
+    if given is None:
+        raise UsageError(
+            f"the run chose its tool search with --tool-search {recorded}: give it again (the "
+            "tools array goes on as the run's history was made with it)"
+        )
+    raise UsageError(f"the --tool-search given differs from the run's (--tool-search {recorded})")
 
 
 def check_replay_tools(trace: Path, tools: str | None, read_only: bool, sandbox: str) -> None:

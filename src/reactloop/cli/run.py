@@ -16,6 +16,7 @@ from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.support.text import text_problem
 from reactloop.tools.registry import FAMILIES
+from reactloop.tools.search import SEARCH_MODES
 
 _PROTOCOL_HELP = (
     "How tools reach the model: native (the provider's tool calling), text (Thought / Action "
@@ -75,7 +76,17 @@ _PROTOCOL_HELP = (
     multiple=True,
     metavar="PATTERN",
     help="Defer the tools whose names match (e.g. 'github_*'): the model finds them with "
-    "search_tools and calls them with call_tool (docs/tools.md).",
+    "search_tools and calls them with call_tool, or with the provider's own search "
+    "(--tool-search native; docs/tools.md).",
+)
+@click.option(
+    "--tool-search",
+    type=click.Choice(SEARCH_MODES),
+    default="own",
+    show_default=True,
+    help="Who searches the deferred tools: own (the harness's search_tools and call_tool, on "
+    "every model) or native (the provider's own search where the model has one: anthropic:, "
+    "responses:; elsewhere own, and a line says so).",
 )
 @click.option(
     "--skills",

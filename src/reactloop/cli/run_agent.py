@@ -19,8 +19,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from reactloop.agent import Agent
-from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.approval_policy import AllowOrDefer
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -33,21 +31,25 @@ from reactloop.cli.file_checks import (
 from reactloop.cli.options import RunOptions, build_limits, pick_model
 from reactloop.cli.record_place import check_out_of_reach, check_sandbox_keeps_record
 from reactloop.cli.run_record import run_config
+from reactloop.cli.run_settings import (
+    answer_checks,
+    approver,
+    check_tool_choice,
+    price_of,
+    typed_answer,
+)
+from reactloop.cli.run_tools import mcp_tools, run_toolbox, search_note
 from reactloop.cli.telemetry import otel_observer
 from reactloop.cli.unloaded import UnloadedModel, unstarted_run
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal, open_journal
-from reactloop.loop.completion_checks import read_checklist
 from reactloop.models.default import choose_default_model
-from reactloop.output.json_schema import load_output_schema
 from reactloop.result import RunResult
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import ToolContext
 from reactloop.tools.registry import build_tools, parse_families
-from reactloop.tools.search import defer_matching
 from reactloop.tools.skills import trusted_skills
 from reactloop.tools.toolbox import Toolbox
 
-TOOL_CHOICES = ("auto", "none", "required")
 # What runs the built agent: one run (``reactloop run``), or a conversation (``chat``).
 Session = Callable[[Agent, Journal | None, Console], int]
 
@@ -71,7 +73,9 @@ def _run(
     output_dir: Path,
     session: Session | None,
 ) -> int:
-    """Build the run, then open the journal: a usage error found first leaves no file behind."""
+    """Build the run, then open the journal: a usage error found first leaves no file behind.
+    The model comes before the toolbox, whose search is the model's with ``--tool-search
+    native`` (``run_tools.py``), and before any MCP server starts."""
 
     context = ToolContext(
         notes=options.notes,
@@ -85,27 +89,12 @@ def _run(
         check_input_file(options.mcp_config, "MCP config")
     reserved = [item.name for item in builtin]
     skills = trusted_skills(options.skills, options.trust_skills)  # before a server starts
-    with _mcp_tools(options, reserved) as mcp, otel_observer(options.otel) as telemetry:
-        every = defer_matching([*builtin, *mcp], options.defer_tools)
-        tools = Toolbox(
-            every,
-            spill_dir=context.output_dir,
-            context_tokens=options.context_tokens,
-            skills=skills,
-        )
-        return _run_agent(options, families, trace_path, tools, telemetry, session)
-
-
-def _mcp_tools(
-    options: RunOptions, reserved: list[str]
-) -> contextlib.AbstractContextManager[list[Tool]]:
-    if not (options.mcp or options.mcp_url or options.mcp_config):
-        return contextlib.nullcontext([])
-    from reactloop.tools.mcp import ask_on_terminal, open_mcp_tools  # asyncio: only for --mcp
-
-    elicit = ask_on_terminal if options.approve and not options.defer_approval else None
-    configs = (options.mcp, options.mcp_url, options.mcp_config)
-    return open_mcp_tools(*configs, reserved=reserved, elicit=elicit)
+    chosen = _pick_model(options)
+    if isinstance(chosen[0], UnloadedModel) and session is not None:
+        raise ModelError(chosen[0].message, kind=chosen[0].kind)
+    with mcp_tools(options, reserved) as mcp, otel_observer(options.otel) as telemetry:
+        tools = run_toolbox([*builtin, *mcp], options, chosen[0], skills, output_dir)
+        return _run_agent(options, families, trace_path, tools, chosen, telemetry, session)
 
 
 def _run_agent(
@@ -113,22 +102,25 @@ def _run_agent(
     families: tuple[str, ...],
     trace_path: Path | None,
     tools: Toolbox,
+    chosen: tuple[Any, str, str],
     telemetry: Any,
     session: Session | None,
 ) -> int:
-    """``session`` None: one run (``reactloop run``), which a model that failed to load ends
-    ``model_error``; a conversation (``chat``) with such a model does not begin."""
+    """``chosen``: the model, why it was chosen, and its spec. ``session`` None: one run
+    (``reactloop run``), which a model that failed to load ends ``model_error``; a
+    conversation (``chat``) with such a model does not begin (``_run``)."""
+    model, reason, spec = chosen
     stderr = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-    _check_tool_choice(options.tool_choice, tools)
-    model, reason, spec = _pick_model(options)
-    if isinstance(model, UnloadedModel) and session is not None:
-        raise ModelError(model.message, kind=model.kind)
-    price = _price(options, model.name)
-    approve = _approver(options)
-    output_type = _output_type(options)
-    checks = _answer_checks(options)
+    check_tool_choice(options.tool_choice, tools)
+    price = price_of(options, model.name)
+    approve = approver(options)
+    output_type = typed_answer(options)
+    checks = answer_checks(options)
     if not options.as_json:
         stderr.print(f"[dim]model: {model.name} ({reason})[/]")
+    note = search_note(options.tool_search, model, options.protocol, tools)
+    if note is not None:
+        stderr.print(note, markup=False)
     new_runs_dir = trace_path is not None and not options.trace and not trace_path.parent.exists()
     if new_runs_dir and trace_path is not None:  # the user's own: journals hold the conversation
         trace_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -189,32 +181,6 @@ def _one_run(options: RunOptions, unloaded: UnloadedModel | None) -> Session:
     return run_once
 
 
-def _answer_checks(options: RunOptions) -> dict[str, Any]:
-    checks: dict[str, Any] = {}
-    if options.checklist is not None:
-        check_input_file(options.checklist, "checklist")
-        checks["checklist"] = read_checklist(options.checklist)
-    if options.verify is not None:
-        if not options.verify.strip():
-            raise UsageError("--verify is empty: give the command that must pass")
-        from reactloop.loop.command_check import CommandCheck  # with the sandbox: only for --verify
-
-        workspace = (options.workspace or Path.cwd()).resolve()
-        checks["verify"] = CommandCheck(
-            options.verify,
-            workspace=workspace,
-            mode=options.sandbox,
-        )
-    return checks
-
-
-def _output_type(options: RunOptions) -> Any:
-    if options.output_schema is None:
-        return None
-    check_input_file(options.output_schema, "output schema")
-    return load_output_schema(options.output_schema)
-
-
 def _families(options: RunOptions) -> tuple[str, ...]:
     if options.tools is not None:
         return parse_families(options.tools)
@@ -237,30 +203,6 @@ def _trace_path(options: RunOptions, families: tuple[str, ...]) -> Path | None:
     return path
 
 
-def _check_tool_choice(choice: str, tools: Toolbox) -> None:
-    names = [spec.name for spec in tools.specs]
-    if choice not in TOOL_CHOICES and choice not in names:
-        raise UsageError(
-            f"--tool-choice {choice!r} is not {', '.join(TOOL_CHOICES)} or a tool name "
-            f"({', '.join(names) or 'no tools'})"
-        )
-
-
-def _price(options: RunOptions, model_name: str) -> Any:
-    if options.prices is None:
-        if options.max_cost is not None:
-            raise UsageError("--max-cost needs a price table: --prices FILE.json")
-        return None
-    from reactloop.usage import PriceTable  # only for --prices
-
-    found = PriceTable.from_file(options.prices).lookup(model_name)
-    if found is None:
-        if options.max_cost is not None:
-            raise UsageError(f"no price for model {model_name!r} in {options.prices}")
-        return None
-    return found[1]
-
-
 def _output_dir(trace_path: Path | None) -> Path:
     """Where full tool output is kept: beside the journal, or a temporary folder without one."""
     if trace_path is None:
@@ -275,14 +217,6 @@ def _remove_if_empty(folder: Path) -> None:
     """The temporary output folder of a run without a journal, unless a tool kept output there."""
     with contextlib.suppress(OSError):
         folder.rmdir()
-
-
-def _approver(options: RunOptions) -> Any:
-    if options.defer_approval:  # --allow: what it allows runs, the rest waits
-        return AllowOrDefer(options.allow) if options.allow else defer_approval
-    if not options.approve:
-        return None
-    return TerminalApprover(allow=list(options.allow))
 
 
 def _report(options: RunOptions, result: RunResult, model_name: str, stderr: Any) -> None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from reactloop.cli.file_checks import check_input_file
 from reactloop.cli.mcp_options import mcp_options
+from reactloop.cli.run_tools import run_search_mode, search_note
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
+from reactloop.models import ModelRequest, ModelSettings, resolve_model, split_spec
 from reactloop.tools.base import ToolContext
 from reactloop.tools.mcp import open_mcp_tools
 from reactloop.tools.registry import FAMILIES, build_tools, parse_families
-from reactloop.tools.search import defer_matching, search_summary
+from reactloop.tools.search import SEARCH_MODES, defer_matching, native_summary, search_summary
 from reactloop.tools.skills import prompt, trusted_skills
 from reactloop.tools.toolbox import Toolbox
 
@@ -39,6 +42,15 @@ from reactloop.tools.toolbox import Toolbox
     type=click.IntRange(min=256),
     help="The context automatic tool search is a share of, as run's.",
 )
+@click.option(
+    "--tool-search",
+    type=click.Choice(SEARCH_MODES),
+    default="own",
+    show_default=True,
+    help="As run's: native shows the tools array as --model's provider is sent it, with its "
+    "own search.",
+)
+@click.option("--model", help="The model of --tool-search native (anthropic:NAME, responses:NAME).")
 @click.option("--skills", multiple=True, type=click.Path(path_type=Path), metavar="DIR")
 @click.option("--trust-skills", is_flag=True, help="Trust the skills of --skills.")
 @mcp_options
@@ -48,6 +60,8 @@ def list_tools(
     workspace: Path | None,
     defer_tools: tuple[str, ...],
     context_tokens: int | None,
+    tool_search: str,
+    model: str | None,
     skills: tuple[Path, ...],
     trust_skills: bool,
     mcp: tuple[str, ...],
@@ -57,8 +71,9 @@ def list_tools(
     """Print the tools as one JSON array: the schema each sends to the model.
 
     With tool search on (deferred tools), a line on stderr says which tools wait for
-    search_tools. Exit 0, or 2 on a usage error (an unknown tool family, a missing notes
-    file)."""
+    search_tools; with --tool-search native and a --model that has a search of its own, the
+    array is the provider's, the deferred tools marked defer_loading and its search tool
+    last. Exit 0, or 2 on a usage error (an unknown tool family, a missing notes file)."""
     default = "calculator,lookup" if notes is not None else "calculator"
     try:
         families = parse_families(default if tools is None else tools)
@@ -66,18 +81,48 @@ def list_tools(
             check_input_file(notes, "notes file")
         if mcp_config is not None:
             check_input_file(mcp_config, "MCP config")
+        searcher = shown_model(tool_search, model)
         context = ToolContext(notes=notes, workspace=workspace or Path.cwd())
         built = build_tools(families, context)
         reserved = [item.name for item in built]
         with open_mcp_tools(mcp, mcp_url, mcp_config, reserved=reserved) as external:
             every = defer_matching([*built, *external], defer_tools)
             loaded = trusted_skills(skills, trust_skills)
-            box = Toolbox(every, context_tokens=context_tokens, skills=loaded)
-            specs = [spec.to_dict() for spec in box.specs]
+            mode = run_search_mode(tool_search, searcher, "auto")
+            box = Toolbox(every, context_tokens=context_tokens, skills=loaded, tool_search=mode)
+            specs = sent_tools(box, searcher)
     except (UsageError, ValueError) as exc:
         raise CliError(str(exc)) from None
     click.echo(json.dumps(specs, ensure_ascii=False, indent=2))
+    note = search_note(tool_search, searcher, "auto", box)
+    if note is not None:
+        click.echo(note, err=True)
     if box.search is not None:
-        click.echo(search_summary(box.search, every), err=True)
+        native = box.search.native
+        summary = native_summary(box.search) if native else search_summary(box.search, every)
+        click.echo(summary, err=True)
     if box.skills is not None:  # what the instructions gain
         click.echo(prompt(list(box.skills.by_name.values())), err=True)
+
+
+def shown_model(tool_search: str, spec: str | None) -> Any:
+    """The model whose tools array ``--tool-search native`` shows (built, never called: a
+    key it would need is not asked for), or None."""
+    if tool_search != "native":
+        return None
+    if spec is None:
+        raise UsageError(
+            "--tool-search native needs --model: only a provider's own search (anthropic:NAME, "
+            "responses:NAME) decides what it is sent"
+        )
+    if split_spec(spec)[0] in ("local", "scripted"):  # a file to load, and no search of its own
+        return spec
+    return resolve_model(spec, ModelSettings(api_key="unused"))
+
+
+def sent_tools(box: Toolbox, model: Any) -> list[dict[str, Any]]:
+    """The toolbox's specs; with the provider's search, the tools array its adapter builds."""
+    if not box.deferred:
+        return [spec.to_dict() for spec in box.specs]
+    request = ModelRequest(messages=[], tools=box.specs, deferred=box.deferred)
+    return list(model.build_request(request)["tools"])

@@ -27,6 +27,8 @@ from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_tor
 from reactloop.resume.resumed_loop import ResumedLoop
 from reactloop.resume.run_state import ResumeState, rebuild
 from reactloop.support.json_encode import canonical
+from reactloop.tools.search import CALL_TOOL, SEARCH_TOOLS
+from reactloop.tools.toolbox import Toolbox
 
 
 def prepare_resume(path: str | Path) -> tuple[Recorded, ResumeState]:
@@ -118,7 +120,8 @@ def mismatch(settings: RunSettings, start: Mapping[str, Any]) -> str | None:
         return f"the journal was recorded with model {model!r}, not {settings.model.name!r}"
     if start.get("protocol") not in (None, settings.protocol):
         return f"the journal used the {start.get('protocol')} protocol, not {settings.protocol}"
-    tools = tools_differ(start.get("tools"), settings.toolbox.specs)
+    tools = search_differs(start.get("tools"), settings.toolbox)
+    tools = tools or tools_differ(start.get("tools"), settings.toolbox.specs)
     if tools is not None:
         return tools
     config = start.get("config")
@@ -149,6 +152,31 @@ def answers_differ(settings: RunSettings, schema: Any, checks: Any) -> str | Non
     given = getattr(settings.verify, "command", None) if settings.verify is not None else None
     if (command is None) != (settings.verify is None) or (command and given != command):
         return f"the agent's verify check is not the journal's run's ({command!r})"
+    return None
+
+
+def search_differs(recorded: Any, toolbox: Toolbox) -> str | None:
+    """Whether the run is resumed with the other tool search than it had: the harness's pair
+    in the journal's tools and the provider's search now, or the other way round."""
+    names = (
+        {t.get("name") for t in recorded if isinstance(t, dict)}
+        if isinstance(recorded, list)
+        else set()
+    )
+    search = toolbox.search
+    if search is None:
+        return None
+    pair_before = SEARCH_TOOLS in names and CALL_TOOL in names
+    if pair_before and search.native:
+        return (
+            "the journal's run searched its deferred tools with search_tools, the agent with "
+            "the provider's search: resume with tool_search='own' (--tool-search own)"
+        )
+    if not pair_before and not search.native and set(search.index.tools) <= names:
+        return (
+            "the journal's run sent the deferred tools themselves (to the provider's search), "
+            "the agent search_tools: resume with tool_search='native' (--tool-search native)"
+        )
     return None
 
 

@@ -40,6 +40,7 @@ from reactloop.tools.prepared import PreparedCall, prepare
 
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
+SEARCH_MODES = ("own", "native")  # ``Agent(tool_search=...)``, ``--tool-search``
 AUTO_SHARE = 0.10  # of the context: deferred schemas beyond it turn search on by themselves
 DEFAULT_CONTEXT_TOKENS = 128_000  # the context the share is of, when none is known
 MATCHES_PER_QUERY = 5
@@ -233,6 +234,16 @@ def search_for(
     return search
 
 
+def search_mode(asked: str, model: object, protocol: str) -> str:
+    """The search a toolbox gets when ``asked`` (one of ``SEARCH_MODES``): ``native`` when
+    ``model`` has a search of its own (``native_tool_search``) and tools are called natively
+    (``protocol``, as resolved), else ``own``, the harness's pair."""
+    if asked not in SEARCH_MODES:
+        raise ValueError(f"tool_search must be own or native, not {asked!r}")
+    searches = protocol == "native" and getattr(model, "native_tool_search", 0) is True
+    return "native" if asked == "native" and searches else "own"
+
+
 def defer_matching(tools: Iterable[Tool], patterns: Iterable[str]) -> list[Tool]:
     """``tools`` with ``defer=True`` on each whose name matches a shell-style pattern
     (``--defer-tools 'github_*'``)."""
@@ -262,6 +273,16 @@ def search_summary(search: ToolSearch, tools: Iterable[Tool]) -> str:
     return (
         f"tool search on: {len(deferred)} deferred tools ({names}) wait for {SEARCH_TOOLS}; "
         f"about {sent} schema tokens a request instead of {schema_tokens(t.spec for t in every)}"
+    )
+
+
+def native_summary(search: ToolSearch) -> str:
+    """One line: the deferred tools a provider's own search finds (``native``)."""
+    names = list(search.index.tools)
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return (
+        f"tool search by the provider: {len(names)} deferred tools ({shown}) sent with "
+        "defer_loading; its search tool comes last"
     )
 
 
