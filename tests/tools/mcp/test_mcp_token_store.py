@@ -97,6 +97,13 @@ def test_auth_and_oauth_entries(monkeypatch: pytest.MonkeyPatch) -> None:
         parse_config({"mcpServers": {"a": {"url": A, "oauth": {"client_id": "me"}}}})
     with pytest.raises(UsageError, match="auth must be 'auto', 'oauth' or 'none'"):
         parse_config({"mcpServers": {"a": {"url": A, "auth": "yes"}}})
+    for oauth, said in (
+        ({"grant": "password"}, "grant must be one of authorization_code, client_credentials"),
+        ({"grant": "client_credentials", "clientId": "me"}, "needs a clientId and a client"),
+        ({"clientMetadataUrl": "http://example.org/me.json"}, "must be an https:// URL"),
+    ):
+        with pytest.raises(UsageError, match=said):
+            parse_config({"mcpServers": {"a": {"url": A, "oauth": oauth}}})
     monkeypatch.delenv("SECRET")
     with pytest.raises(UsageError, match=r"oauth uses \$\{SECRET\}, which is not set"):
         parse_config({"mcpServers": {"a": entry}})

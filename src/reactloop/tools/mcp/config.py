@@ -36,16 +36,9 @@ _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "sse")
 _AUTH = ("auto", "oauth", "none")
-_OAUTH_KEYS = {
-    "clientId",
-    "clientSecret",
-    "clientMetadataUrl",
-    "scope",
-    "grant",
-    "privateKey",
-    "signingAlgorithm",
-    "tokenEndpointAuthMethod",
-}
+_OAUTH_KEYS = {"clientId", "clientSecret", "clientMetadataUrl", "scope", "grant", "privateKey"}
+_OAUTH_KEYS |= {"signingAlgorithm", "tokenEndpointAuthMethod", "issuer"}
+_GRANTS = ("authorization_code", "client_credentials")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,6 +264,16 @@ def _oauth(value: Any, where: str) -> dict[str, str]:
     if unknown:
         known = ", ".join(sorted(_OAUTH_KEYS))
         raise UsageError(f"{where}: oauth has {_shown(unknown[0])}, not one of {known}")
+    grant = settings.get("grant", "authorization_code")
+    if grant not in _GRANTS:
+        raise UsageError(f"{where}: oauth's grant must be one of {', '.join(_GRANTS)}")
+    secret = "clientSecret" in settings or "privateKey" in settings
+    if grant == "client_credentials" and not ("clientId" in settings and secret):
+        raise UsageError(f"{where}: oauth's {grant} grant needs a clientId and a clientSecret"
+                         " or a privateKey")  # fmt: skip
+    document = urlsplit(settings.get("clientMetadataUrl", "https://x/y"))
+    if document.scheme != "https" or document.path in ("", "/"):
+        raise UsageError(f"{where}: oauth's clientMetadataUrl must be an https:// URL with a path")
     return _from_environment(settings, where, "oauth uses")
 
 

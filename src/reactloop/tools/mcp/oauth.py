@@ -16,6 +16,7 @@ expire.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,36 +49,39 @@ def oauth_for(
 
 
 def _client_credentials(url: str, settings: Mapping[str, str]) -> Any:
+    """A machine client's provider; without ``issuer`` the server's advertised authorization
+    server gets the credentials (the SDK's deprecation warning is not shown: docs/mcp.md)."""
     from mcp.client.auth.extensions.client_credentials import (
         ClientCredentialsOAuthProvider,
         PrivateKeyJWTOAuthProvider,
         SignedJWTParameters,
     )
 
-    client_id = settings.get("clientId", "")
-    scope = settings.get("scope")
+    client_id, scope, issuer = settings["clientId"], settings.get("scope"), settings.get("issuer")
     storage = token_store.ServerTokens(url)
-    if "privateKey" in settings:
-        signed = SignedJWTParameters(
-            issuer=client_id,
-            subject=client_id,
-            signing_key=settings["privateKey"],
-            signing_algorithm=settings.get("signingAlgorithm", "RS256"),
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if "privateKey" in settings:
+            signed = SignedJWTParameters(
+                issuer=client_id,
+                subject=client_id,
+                signing_key=settings["privateKey"],
+                signing_algorithm=settings.get("signingAlgorithm", "RS256"),
+            )
+            assertion = signed.create_assertion_provider()
+            return PrivateKeyJWTOAuthProvider(
+                url, storage, client_id, assertion, scope=scope, issuer=issuer
+            )
+        post = settings.get("tokenEndpointAuthMethod") == "client_secret_post"
+        return ClientCredentialsOAuthProvider(
+            url,
+            storage,
+            client_id,
+            settings["clientSecret"],
+            token_endpoint_auth_method="client_secret_post" if post else "client_secret_basic",
+            scope=scope,
+            issuer=issuer,
         )
-        return PrivateKeyJWTOAuthProvider(
-            url, storage, client_id, signed.create_assertion_provider(), scope=scope
-        )
-    method = settings.get("tokenEndpointAuthMethod", "client_secret_basic")
-    return ClientCredentialsOAuthProvider(
-        url,
-        storage,
-        client_id,
-        settings.get("clientSecret", ""),
-        token_endpoint_auth_method="client_secret_post"
-        if method == "client_secret_post"
-        else "client_secret_basic",
-        scope=scope,
-    )
 
 
 def _authorization_code(
