@@ -7,6 +7,7 @@ conformance suite's ``auth/*`` scenarios: test_mcp_conformance.py.)"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -109,12 +110,14 @@ def test_in_a_terminal_the_browser_is_opened_and_the_redirect_caught(
 ) -> None:
     url = next(urls := serve("--login"))
     pages: list[str] = []
+    browsers: list[threading.Thread] = []
 
     def user_allows(address: str) -> bool:  # the browser, and the user clicking "Allow"
         def click() -> None:
             pages.append(httpx.get(address + "&approve=1", follow_redirects=True).text)
 
-        threading.Thread(target=click, daemon=True).start()
+        browsers.append(threading.Thread(target=click, daemon=True))
+        browsers[0].start()
         return True
 
     monkeypatch.setattr(oauth_redirect, "_in_a_terminal", lambda: True)
@@ -124,6 +127,7 @@ def test_in_a_terminal_the_browser_is_opened_and_the_redirect_caught(
             ToolCall(id="1", name="echo", arguments='{"text": "hi"}')
         )
     assert result.ok and "hi" in result.to_content()
+    browsers[0].join(10)
     assert "you can close this tab" in pages[0]
     assert "needs you to authorize reactloop; opening your browser at" in capsys.readouterr().err
     assert stats(url)["authorizations"] == 1
@@ -138,3 +142,35 @@ def test_a_header_with_a_token_is_the_simple_path_and_oauth_stays_off(tokens: Pa
     assert stats(url) == {"authorizations": 0, "tokens": 0}
     assert not os.path.exists(tokens)
     urls.close()
+
+
+def test_the_loopback_redirect_takes_only_its_callback_and_says_a_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    listener = oauth_redirect.LoopbackRedirect("s", interactive=lambda: True)
+    answers: list[int] = []
+    browsers: list[threading.Thread] = []
+
+    def user_refuses(address: str) -> bool:
+        def browse() -> None:
+            base = listener.uri.rsplit("/", 1)[0]
+            answers.append(httpx.get(base + "/favicon.ico").status_code)
+            refused = "?error=access_denied&error_description=The+user+said+no"
+            answers.append(httpx.get(listener.uri + refused).status_code)
+
+        browsers.append(threading.Thread(target=browse, daemon=True))
+        browsers[0].start()
+        return True
+
+    monkeypatch.setattr(oauth_redirect.webbrowser, "open", user_refuses)
+    with socket.socket() as closed:  # an authorization server that cannot be reached
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}/authorize?x=1"
+    try:
+        asyncio.run(listener.redirect(nowhere))
+        with pytest.raises(oauth_redirect.AuthorizationRefused, match="refused: The user said no"):
+            asyncio.run(listener.callback())
+    finally:
+        listener.close()
+    browsers[0].join(10)
+    assert answers == [404, 200]
