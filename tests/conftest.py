@@ -63,6 +63,15 @@ def mcp_eras(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     return path
 
 
+@pytest.fixture(autouse=True)
+def mcp_tokens(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """MCP servers' OAuth tokens (``tools/mcp/token_store.py``) in a folder of the test's own,
+    for subprocesses too: no test reads or writes the user's config folder."""
+    folder = tmp_path_factory.mktemp("mcp-tokens", numbered=True)
+    monkeypatch.setenv("REACTLOOP_MCP_TOKENS", str(folder))
+    return folder
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     added = new_in_checkout_runs()
     if added:

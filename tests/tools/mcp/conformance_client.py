@@ -7,11 +7,16 @@ It starts the server at URL through ``MCPServers``, lists its tools and calls ea
 a ``Toolbox`` with arguments made from its schema (each number 2, each string "x"), as a model
 would; a server's question (elicitation) is accepted as the form shows it, its defaults
 untouched, as a user who presses Enter would. It prints one line per call.
+
+An ``auth/*`` scenario's credentials (``MCP_CONFORMANCE_CONTEXT``) become the server's
+``oauth`` entry as a user would write it in ``--mcp-config``; every server is given the
+client ID metadata document URL the suite expects, as a user who publishes one would.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -21,6 +26,7 @@ from reactloop.tools.mcp import MCPServers, ServerConfig
 from reactloop.tools.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 
 EXAMPLES = {"number": 2, "integer": 2, "string": "x", "boolean": True}
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def accept_as_shown(request: ElicitationRequest) -> ElicitationAnswer:
@@ -32,8 +38,31 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     return {name: EXAMPLES.get(spec.get("type")) for name, spec in properties.items()}
 
 
+def oauth_entry(scenario: str, context: dict[str, Any]) -> dict[str, str]:
+    """The ``oauth`` entry a user would write for the scenario's credentials."""
+    entry = {"clientMetadataUrl": CLIENT_METADATA_URL}
+    if "client_id" in context:
+        entry["clientId"] = context["client_id"]
+    if "client_secret" in context:
+        entry["clientSecret"] = context["client_secret"]
+    if "private_key_pem" in context:
+        entry["privateKey"] = context["private_key_pem"]
+        entry["signingAlgorithm"] = context.get("signing_algorithm", "RS256")
+    if scenario.startswith("auth/client-credentials"):
+        entry["grant"] = "client_credentials"
+    return entry
+
+
 def main(url: str) -> int:
-    config = ServerConfig(name="conformance", url=url, startup_timeout=10, call_timeout=20)
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    config = ServerConfig(
+        name="conformance",
+        url=url,
+        startup_timeout=10,
+        call_timeout=20,
+        oauth=oauth_entry(scenario, context),
+    )
     servers = MCPServers([config], elicit=accept_as_shown)
     try:
         servers.start()

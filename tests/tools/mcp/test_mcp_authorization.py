@@ -1,6 +1,7 @@
 """A server that needs authorization: a 401 says so in one line, with its challenge and what
 to do, not the SDK's "Server returned an error response"; a bearer token read from the
-environment by the config file's ``${VAR}`` is sent and accepted. (OAuth is not run:
+environment by the config file's ``${VAR}`` is sent and accepted. (This server's challenge names
+no metadata it serves, so OAuth gets no token; OAuth itself: test_mcp_oauth.py and
 test_mcp_conformance.py's auth scenarios, docs/mcp.md.)"""
 
 from __future__ import annotations

@@ -10,8 +10,10 @@ The client (``client.py``: asyncio, threads, the SDK) is imported when servers a
 its names are asked for. The files: ``config.py`` (``ServerConfig``, ``--mcp-config`` files),
 ``opening.py`` (starting servers), ``client.py`` (``MCPServers``, ``MCPTool``), ``connection.py``
 and ``background.py`` (one server's session on a background event loop), ``session.py``,
-``eras.py`` (the protocol era each server spoke, remembered), ``elicitation.py`` (a server's
-question to the user, and who answers it),
+``eras.py`` (the protocol era each server spoke, remembered), ``oauth.py``,
+``oauth_redirect.py`` and ``token_store.py`` (OAuth for a remote server: the SDK's provider, the
+loopback redirect, the tokens kept per server), ``elicitation.py`` (a server's question to the
+user, and who answers it),
 ``results.py`` (a call's result as an observation), ``schematool.py`` (a tool with a JSON
 Schema of its own), ``listing.py`` (a listing's bounds, its schemas made ready within its
 limit), ``received.py`` (what came back over HTTP that was not MCP), ``stdio.py`` and

@@ -1,9 +1,10 @@
 """Which MCP servers to start: ``--mcp 'COMMAND ARGS'``, ``--mcp-url URL`` and the
-``mcpServers`` JSON other clients use (``command``, ``args``, ``env``, ``cwd``; or ``url`` and
-``headers``), each with its three time limits, and ``"defer": true`` for a server whose
-tools are found by ``search_tools`` (``reactloop.tools.search``). Every problem is a one-line
-``UsageError``. A URL is streamable HTTP, or the older HTTP+SSE transport when its path ends
-in ``/sse`` or its entry says ``"type": "sse"``.
+``mcpServers`` JSON other clients use (``command``, ``args``, ``env``, ``cwd``; or ``url``,
+``headers`` and OAuth's ``auth`` and ``oauth``: ``oauth.py``), each with its three time
+limits, and ``"defer": true`` for a server whose tools are found by ``search_tools``
+(``reactloop.tools.search``). Every problem is a one-line ``UsageError``. A URL is streamable
+HTTP, or the older HTTP+SSE transport when its path ends in ``/sse`` or its entry says
+``"type": "sse"``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "sse")
+_AUTH = ("auto", "oauth", "none")
+_OAUTH_KEYS = {"clientId", "clientSecret", "clientMetadataUrl", "scope", "grant", "privateKey"}
+_OAUTH_KEYS |= {"signingAlgorithm", "tokenEndpointAuthMethod", "issuer"}
+_GRANTS = ("authorization_code", "client_credentials")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +65,10 @@ class ServerConfig:
     # "auto": probe the 2026-07-28 era, fall back to the handshake (remembered: eras.py);
     # "legacy": the handshake at once; a modern version ("2026-07-28"): that, no probe
     protocol: str = "auto"
+    # OAuth (oauth.py): "auto" runs it on a 401 unless a header gives an Authorization;
+    # "oauth" always; "none" never. ``oauth``: a pre-registered client, a scope, a grant
+    auth: str = "auto"
+    oauth: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -70,6 +79,11 @@ class ServerConfig:
             raise UsageError(
                 f"MCP server {self.name!r}: protocol must be 'auto', 'legacy' or a version such"
                 f" as '2026-07-28', not {self.protocol!r}"
+            )
+        if self.auth not in _AUTH:
+            raise UsageError(
+                f"MCP server {self.name!r}: auth must be 'auto', 'oauth' or 'none',"
+                f" not {self.auth!r}"
             )
 
     @property
@@ -194,6 +208,8 @@ def _server(name: str, entry: dict[str, Any], where: str) -> ServerConfig:
             startup_timeout=startup,
             list_tools_timeout=listing,
             call_timeout=call,
+            auth=entry.get("auth", "auto"),
+            oauth=_oauth(entry.get("oauth", {}), where),
         )
     if "command" not in entry:
         raise UsageError(f'{where} needs a "command" or a "url"')
@@ -226,17 +242,39 @@ def _strings(value: Any, where: str) -> dict[str, str]:
     return {str(k): v for k, v in value.items()}
 
 
-def _from_environment(headers: dict[str, str], where: str) -> dict[str, str]:
+def _from_environment(
+    headers: dict[str, str], where: str, what: str = "headers use"
+) -> dict[str, str]:
     """Header values with ``${VAR}`` (or VS Code's ``${env:VAR}``) read from the environment,
     so that a token stays out of the file: ``"Authorization": "Bearer ${GITHUB_TOKEN}"``."""
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
-            raise UsageError(f"{where}: headers use ${{{name}}}, which is not set")
+            raise UsageError(f"{where}: {what} ${{{name}}}, which is not set")
         return os.environ[name]
 
     return {key: _VARIABLE.sub(value, text) for key, text in headers.items()}
+
+
+def _oauth(value: Any, where: str) -> dict[str, str]:
+    """An ``oauth`` object: its values may read the environment (``"${CLIENT_SECRET}"``)."""
+    settings = _strings(value, f"{where}: oauth")
+    unknown = sorted(set(settings) - _OAUTH_KEYS)
+    if unknown:
+        known = ", ".join(sorted(_OAUTH_KEYS))
+        raise UsageError(f"{where}: oauth has {_shown(unknown[0])}, not one of {known}")
+    grant = settings.get("grant", "authorization_code")
+    if grant not in _GRANTS:
+        raise UsageError(f"{where}: oauth's grant must be one of {', '.join(_GRANTS)}")
+    secret = "clientSecret" in settings or "privateKey" in settings
+    if grant == "client_credentials" and not ("clientId" in settings and secret):
+        raise UsageError(f"{where}: oauth's {grant} grant needs a clientId and a clientSecret"
+                         " or a privateKey")  # fmt: skip
+    document = urlsplit(settings.get("clientMetadataUrl", "https://x/y"))
+    if document.scheme != "https" or document.path in ("", "/"):
+        raise UsageError(f"{where}: oauth's clientMetadataUrl must be an https:// URL with a path")
+    return _from_environment(settings, where, "oauth uses")
 
 
 def _seconds(value: Any, where: str) -> float:

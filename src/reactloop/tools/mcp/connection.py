@@ -21,15 +21,15 @@ from reactloop.tools.mcp.background import BackgroundLoop, LoopTimeout
 from reactloop.tools.mcp.config import ServerConfig
 from reactloop.tools.mcp.elicitation import Elicit
 from reactloop.tools.mcp.listing import Listed, ListingBounds, ListingRefused, prepared
+from reactloop.tools.mcp.oauth import oauth_failure
 from reactloop.tools.mcp.session import Session, StartTimeout
 
 RESTARTS = 1
 CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED
 MAX_PAGES = 100
-NEEDS_AUTHORIZATION = (
-    "needs authorization: it answered {} (reactloop does not run OAuth; give the server's"
-    ' token as a header: "headers": {{"Authorization": "Bearer ${{TOKEN}}"}} in --mcp-config,'
-    " read from the environment)"
+HEADER_ADVICE = (
+    'give the server\'s token as a header: "headers": {"Authorization": "Bearer ${TOKEN}"}'
+    " in --mcp-config, read from the environment"
 )
 
 
@@ -78,7 +78,8 @@ class ServerConnection:
         session, limit, why = self._session, self._startup, self._why
         assert session is not None
         try:
-            self._client = session.ready.result(limit + 1.0)
+            self._client = session.wait_ready(limit + 1.0)
+            session.received.unauthorized = None  # a 401 OAuth answered
             eras.remember(self.config, eras.era_of(self._client.protocol_version))
         except (concurrent.futures.TimeoutError, StartTimeout):
             self._forget_era(session)
@@ -91,7 +92,7 @@ class ServerConnection:
         except Exception as exc:
             self._forget_era(session)
             self._retire(session)
-            if (refused := _unauthorized(session)) is not None:
+            if (refused := _unauthorized(session, exc)) is not None:
                 raise ServerFailure(self._what(refused)) from None
             raise ServerFailure(self._what(f"could not start: {_cause(exc)}", session)) from None
 
@@ -171,7 +172,7 @@ class ServerConnection:
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
                 what = f"closed the connection during {tool!r}"
                 raise self._failed(what, session, mark) from None
-            if session is not None and (refused := _unauthorized(session)) is not None:
+            if session is not None and (refused := _unauthorized(session, exc)) is not None:
                 what = refused.replace("authorization:", f"authorization for {tool!r}:", 1)
                 raise ToolError(self._what(what)) from None
             if (received := _received(session, tool)) is not None:
@@ -256,10 +257,17 @@ async def _call(client: Any, tool: str, arguments: dict[str, Any], limit: float)
         return await client.call_tool(tool, arguments)
 
 
-def _unauthorized(session: Session) -> str | None:
-    """ "needs authorization: …" when the server answered 401 or 403 since last asked."""
+def _unauthorized(session: Session, exc: BaseException | None = None) -> str | None:
+    """ "needs authorization: …" when the server answered 401 or 403 since last asked, or
+    OAuth failed (``exc``)."""
     refused, session.received.unauthorized = session.received.unauthorized, None
-    return None if refused is None else NEEDS_AUTHORIZATION.format(refused)
+    failed = oauth_failure(exc) if exc is not None else None
+    if refused is None and failed is None:
+        return None
+    said = "" if refused is None else f" it answered {refused}"
+    if failed is not None:
+        said += f"{',' if said else ''} OAuth did not get a token: {failed}"
+    return f"needs authorization:{said} ({HEADER_ADVICE})"
 
 
 def _received(session: Session | None, tool: str) -> str | None:

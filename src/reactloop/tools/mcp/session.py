@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from contextlib import AsyncExitStack
 from typing import IO, Any, TextIO, cast
 
@@ -24,6 +25,7 @@ from reactloop._version import __version__
 from reactloop.errors import describe_exception
 from reactloop.tools.mcp.config import ServerConfig
 from reactloop.tools.mcp.elicitation import Elicit, sdk_callback
+from reactloop.tools.mcp.oauth import oauth_for
 from reactloop.tools.mcp.reaper import reaper_argv
 from reactloop.tools.mcp.received import Received
 from reactloop.tools.mcp.stdio import NotUTF8, stdio_client
@@ -48,6 +50,8 @@ class Session:
         self.garbage: str | None = None
         self.refused: str | None = None  # why a listing was refused before the SDK read it
         self.received = Received()  # what came back over HTTP that was not an MCP answer
+        self.waiting_until = 0.0  # while the user is asked to authorize (time.monotonic)
+        self._listener: Any = None  # OAuth's loopback redirect (oauth_redirect.py)
         self._stop = asyncio.Event()
         self._scope: Any = None  # the anyio.CancelScope of the connection
         self._stderr: IO[bytes] | None = None
@@ -78,7 +82,31 @@ class Session:
         if not self.ready.done() and self._scope is not None:
             self._scope.cancel()
 
+    def wait_ready(self, limit: float) -> Any:
+        """The started client (from another thread), waited for ``limit`` seconds, and
+        longer while the user is asked to authorize (``pause_startup``)."""
+        end = time.monotonic() + limit
+        while True:
+            try:
+                return self.ready.result(max(end, self.waiting_until) - time.monotonic())
+            except concurrent.futures.TimeoutError:
+                if self.waiting_until <= time.monotonic():
+                    raise
+
+    def pause_startup(self, seconds: float) -> None:
+        """Give the start ``seconds`` more (on the loop's thread): a user is authorizing."""
+        self.waiting_until = time.monotonic() + seconds
+        if self._scope is not None:
+            self._scope.deadline = max(self._scope.deadline, self._scope_now() + seconds)
+
+    def _scope_now(self) -> float:
+        import anyio
+
+        return anyio.current_time()
+
     def close_files(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
         if self._stderr is not None:
             with contextlib.suppress(OSError):
                 self._stderr.close()
@@ -119,6 +147,7 @@ class Session:
 
     def _transport(self, stack: AsyncExitStack) -> Any:
         config = self.config
+        auth, self._listener = oauth_for(config, self.pause_startup)
         if config.url is not None and config.sse:
             from mcp.client.sse import sse_client
 
@@ -128,12 +157,13 @@ class Session:
                 headers=dict(config.headers) or None,
                 timeout=config.startup_timeout,
                 sse_read_timeout=SSE_IDLE_SECONDS,
+                auth=auth,
             )
         if config.url is not None:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            http = create_mcp_http_client(headers=dict(config.headers) or None)
+            http = create_mcp_http_client(headers=dict(config.headers) or None, auth=auth)
             http.event_hooks["response"].append(self.received.hook)
             stack.push_async_callback(http.aclose)
             return streamable_http_client(config.url, http_client=http)
