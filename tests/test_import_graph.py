@@ -41,6 +41,10 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_agent", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.resume", "reactloop.tools.mcp"): "resume of a run with MCP servers",
+    (
+        "reactloop.cli.approval_policy",
+        "reactloop.tools.mcp",
+    ): "who answers an MCP server's question",
     ("reactloop.cli.run_agent", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_agent", "reactloop.usage"): "reactloop run --prices",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from reactloop.agent import Agent
 from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.approval_policy import AllowOrDefer
+from reactloop.cli.approval_policy import AllowOrDefer, question_answerer
 from reactloop.cli.console import ConsoleObserver, print_result
 from reactloop.cli.exitcodes import run_exit_code
 from reactloop.cli.file_checks import (
@@ -101,9 +101,9 @@ def _mcp_tools(
 ) -> contextlib.AbstractContextManager[list[Tool]]:
     if not (options.mcp or options.mcp_url or options.mcp_config):
         return contextlib.nullcontext([])
-    from reactloop.tools.mcp import ask_on_terminal, open_mcp_tools  # asyncio: only for --mcp
+    from reactloop.tools.mcp import open_mcp_tools  # asyncio: only for --mcp
 
-    elicit = ask_on_terminal if options.approve and not options.defer_approval else None
+    elicit = question_answerer(options.approve, options.defer_approval)
     configs = (options.mcp, options.mcp_url, options.mcp_config)
     return open_mcp_tools(*configs, reserved=reserved, elicit=elicit)
 
