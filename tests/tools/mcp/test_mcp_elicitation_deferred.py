@@ -21,6 +21,7 @@ import pytest
 from mcp_helpers import HERE
 
 from reactloop import Agent, Journal, ScriptedModel, read_journal
+from reactloop.approval import defer_approval
 from reactloop.tools.mcp import (
     ElicitationAnswer,
     ElicitationRequest,
@@ -190,3 +191,21 @@ def test_reactloop_approve_answers_the_question_and_resume_gives_it(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert told(trace)["data"] == {"seats": 4, "note": ""}
     assert [e["action"] for e in of_type(trace, "elicitation")] == ["awaiting", "accept"]
+
+
+def test_an_answer_given_after_an_approval_is_the_one_the_server_gets(tmp_path: Path) -> None:
+    """Approved first (``decisions={"c1": True}``), the call asks; the answer given next
+    replaces that approval in the resumed run, and is journaled."""
+    trace = tmp_path / "run.jsonl"
+    with open_mcp_tools(servers=[STDIO], elicit=await_answer) as tools, Journal(trace) as journal:
+        agent = Agent(ScriptedModel(TURNS), tools, journal=journal, approve=defer_approval)
+        assert agent.run("book Hamlet").stop_reason == "awaiting_approval"
+    assert of_type(trace, "elicitation") == []  # deferred for approval: it did not run
+    asking = resume(trace, STDIO, await_answer, "book", decisions={"c1": True})
+    assert asking.stop_reason == "awaiting_approval"
+    assert [e["action"] for e in of_type(trace, "elicitation")] == ["awaiting"]
+    answer = {"action": "decline"}
+    done = resume(trace, STDIO, await_answer, "book", decisions={"c1": answer})
+    assert done.stop_reason == "final_answer"
+    assert told(trace)["action"] == "decline"
+    assert [e.get("answer") for e in of_type(trace, "approval")] == [None, answer]
