@@ -181,6 +181,8 @@ def test_reactloop_approve_answers_the_question_and_resume_gives_it(tmp_path: Pa
     resume = ["resume", str(trace), "--mcp", server, "--defer-approval"]
     asking = reactloop(*resume, cwd=tmp_path)
     assert asking.returncode == 1 and "pending: c1 reserve" in asking.stderr, asking.stderr
+    asks = "Asks    elicit_server: How many seats for Hamlet? → awaiting an answer"
+    assert asks in asking.stderr
     refused = reactloop("approve", str(trace), "--answer", "[1]", cwd=tmp_path)
     assert refused.returncode == 2 and "JSON object" in refused.stderr
     approved = reactloop("approve", str(trace), "--answer", '{"seats": 4}', cwd=tmp_path)
@@ -189,6 +191,7 @@ def test_reactloop_approve_answers_the_question_and_resume_gives_it(tmp_path: Pa
     assert 'answered {"action": "accept", "content": {"seats": 4}}' in approved.stdout
     done = reactloop(*resume, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "Asks    elicit_server: How many seats for Hamlet? → accept" in done.stderr
     assert told(trace)["data"] == {"seats": 4, "note": ""}
     assert [e["action"] for e in of_type(trace, "elicitation")] == ["awaiting", "accept"]
 
