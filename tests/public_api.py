@@ -32,8 +32,8 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "reactloop.tools.mcp": [
         "ElicitationAnswer", "ElicitationRequest", "MCPServers", "MCPStartError", "MCPTool",
-        "ServerConfig", "ask_on_terminal", "load_config", "mcp_tools", "open_mcp_tools",
-        "stdio_server", "url_server",
+        "ServerConfig", "ask_on_terminal", "await_answer", "load_config", "mcp_tools",
+        "open_mcp_tools", "stdio_server", "url_server",
     ],
     "reactloop.eval": [
         "EpisodeSpec", "EvalConfig", "EvalOutcome", "Rung", "SUITES", "Task", "check_answer",

@@ -40,9 +40,12 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.subagents"): "Agent.as_tool: the loop, as a first run",
     ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_tools", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
-    ("reactloop.cli.resume", "reactloop.tools.mcp"): "resume of a run with MCP servers",
     ("reactloop.cli.run_settings", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_settings", "reactloop.usage"): "reactloop run --prices",
+    (
+        "reactloop.cli.approval_policy",
+        "reactloop.tools.mcp",
+    ): "who answers an MCP server's question",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",
     ("reactloop.cli.checks_record", "reactloop.loop.command_check"): "a resumed run's --verify",
     ("reactloop.cli.record_place", "reactloop.sandbox.command"): "bash's sandbox, probed for bash",

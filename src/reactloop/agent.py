@@ -212,7 +212,7 @@ class Agent:
         trace: str | Path,
         *,
         limits: Limits | None = None,
-        decisions: Mapping[str, bool | str] | None = None,
+        decisions: Mapping[str, bool | str | Mapping[str, Any]] | None = None,
         force: bool = False,
         fsync: bool = False,
     ) -> RunResult:
@@ -221,7 +221,10 @@ class Agent:
         ``max_tool_calls``, ``max_tokens`` or ``cancelled``. The run goes on in the same journal (a
         ``resume`` event, then its events, then one ``stop``) with the recorded history,
         counts and instructions; ``limits`` replace the recorded ones for the whole run.
-        ``decisions`` answer pending calls by id: True runs one, a reason denies it. The
+        ``decisions`` answer pending calls by id: True runs one, a reason denies it, and for a
+        call that waits on a server's question, an answer (``{"action": "accept", "content":
+        {...}}``, or ``"decline"``/``"cancel"`` as ``action``) runs it and is given to the server
+        when it asks again. The
         agent's model, tools, protocol and output type must be the recorded ones (``force``
         resumes all the same); its ``verify``, ``checklist`` and ``price`` are used as given:
         pass them as the run had them. Its own ``journal`` is not used. A journal that cannot
@@ -235,7 +238,7 @@ class Agent:
         trace: str | Path,
         *,
         limits: Limits | None = None,
-        decisions: Mapping[str, bool | str] | None = None,
+        decisions: Mapping[str, bool | str | Mapping[str, Any]] | None = None,
         force: bool = False,
         fsync: bool = False,
     ) -> RunResult:

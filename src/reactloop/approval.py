@@ -202,7 +202,10 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
-Decision = bool | str  # on a call a resumed run settles: True runs it; a reason denies it
+# On a call a resumed run settles: True runs it; a reason denies it; an answer to the call's
+# question (``{"action": "accept", "content": {...}}``, ``decline``, ``cancel``) runs it and
+# gives the server that answer when it asks (``tools/mcp/answering.py``).
+Decision = bool | str | Mapping[str, Any]
 
 
 class DecidingApprover:
@@ -223,6 +226,8 @@ class DecidingApprover:
 
     def __call__(self, call: PreparedCall, tool: Tool) -> bool | str | Defer:
         decided = self.decisions.get(call.id)
+        if isinstance(decided, Mapping):
+            return True
         if decided is not None:
             return decided if decided is True or decided else "denied by the user"
         if self.approve is None:
@@ -243,12 +248,15 @@ def _takes_note(approve: Approver) -> bool:
 
 
 def decision_data(call_id: str, decision: Decision, *, who: str) -> dict[str, Any]:
-    """The ``approval`` event: a person's decision on a pending call (who, when, as given)."""
-    approved = decision is True
-    return {
+    """The ``approval`` event: a person's decision on a pending call (who, when, as given),
+    with the answer to the call's question when the decision is one."""
+    answer = dict(decision) if isinstance(decision, Mapping) else None
+    approved = decision is True or answer is not None
+    data = {
         "call_id": call_id,
         "decision": "approve" if approved else "deny",
         "reason": None if approved else str(decision or "denied by the user"),
         "who": who,
         "at": datetime.now().astimezone().isoformat(timespec="seconds"),
     }
+    return data if answer is None else {**data, "answer": answer}

@@ -81,6 +81,15 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "calls": [{"call_id": "c1", "name": "t", "state": "uncertain", "started_at": HOSTILE}],
         "torn": None,
     },
+    "elicitation": {
+        "server": "shows",
+        "call_id": "c1",
+        "message": HOSTILE,
+        "form": {"type": "object", "properties": {"seats": {"type": "integer"}}},
+        "action": "accept",
+        "content": {"seats": 3, "note": HOSTILE},
+        "omitted": ["pin"],
+    },
     "approval": {
         "call_id": "c1",
         "decision": "deny",
@@ -157,8 +166,9 @@ def test_a_real_run_journals_every_event_type(tmp_path: Path) -> None:
     # (tests/test_compaction.py, test_premature_stop.py, test_budget_notices.py), resume
     # with a resumed run (tests/test_resume.py), tool_search with deferred tools
     # (tests/tools/test_tool_search.py), skill_activation with skills (test_skills.py), the
-    # child events with sub-agents (tests/loop/test_subagents.py).
-    optional = {"compaction", "check", "budget_notice", "resume", "approval"}
+    # child events with sub-agents (tests/loop/test_subagents.py), elicitation with an MCP
+    # server's question (tests/tools/mcp/test_mcp_elicitation_deferred.py).
+    optional = {"compaction", "check", "budget_notice", "resume", "approval", "elicitation"}
     optional |= {"tool_search", "skill_activation", "child_start", "child_stop"}
     assert {e["type"] for e in events} == set(EVENT_TYPES) - optional
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "stop"

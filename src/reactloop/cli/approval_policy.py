@@ -112,3 +112,15 @@ def user() -> str:
         return getpass.getuser()
     except (OSError, KeyError):
         return "unknown"
+
+
+def question_answerer(approve: bool, defer: bool) -> Any:
+    """Who answers an MCP server's question during a call (``Elicit``): the terminal with
+    ``--approve``; nobody now with ``--defer-approval`` (the call waits, as a deferred call
+    does, for ``reactloop approve --answer``); without either, the client says it cannot be
+    asked. Called once MCP servers are given (it loads their client's package)."""
+    from reactloop.tools.mcp import ask_on_terminal, await_answer
+
+    if defer:
+        return await_answer
+    return ask_on_terminal if approve else None

@@ -4,12 +4,13 @@ waiting (it stopped ``awaiting_approval``); ``reactloop resume TRACE`` then goes
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from reactloop.cli.approval_policy import user
-from reactloop.cli.decisions import record_decisions
+from reactloop.cli.decisions import parse_answer, record_decisions
 from reactloop.cli.resume_trust import check_reach
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
@@ -20,14 +21,26 @@ from reactloop.resume.resume_run import prepare_resume
 @click.argument("trace", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("call_ids", nargs=-1)
 @click.option("--deny", metavar="REASON", help="Deny the calls; the model is told REASON.")
+@click.option(
+    "--answer",
+    metavar="JSON",
+    help="Answer the question a call waits on (an MCP server's): a JSON object of the form's "
+    "values, or decline or cancel; the call runs again on resume and the server is told it.",
+)
 @click.option("--who", help="Who decides [default: the user name].")
 @click.option(
     "--force", is_flag=True, help="Decide though the journal lies in its run's workspace."
 )
 def approve(
-    trace: Path, call_ids: tuple[str, ...], deny: str | None, who: str | None, force: bool
+    trace: Path,
+    call_ids: tuple[str, ...],
+    deny: str | None,
+    answer: str | None,
+    who: str | None,
+    force: bool,
 ) -> None:
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
+    A call that waits on a server's question (shown) is answered with --answer.
 
     The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
     and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
@@ -37,13 +50,21 @@ def approve(
     """
     if deny is not None and not deny.strip():
         raise CliError("--deny needs a reason the model can read")
+    if deny is not None and answer is not None:
+        raise CliError("give --deny or --answer, not both")
     try:
+        given = None if answer is None else parse_answer(answer)
         _check_out_of_reach(trace, force)
-        events = record_decisions(trace, call_ids, deny=deny, who=who or user())
+        events = record_decisions(trace, call_ids, deny=deny, who=who or user(), answer=given)
     except UsageError as exc:  # the journal's checks are resume's: say what was refused
         raise CliError(_approve_error(str(exc))) from None
     for event in events:
         verb = "approved" if event["decision"] == "approve" else f"denied ({event['reason']})"
+        question = event["question"]
+        if question is not None:
+            click.echo(f"{event['call_id']}: {question['server']} asks: {question['message']}")
+        if "answer" in event:
+            verb = f"answered {json.dumps(event['answer'], ensure_ascii=False)}"
         click.echo(f"{event['call_id']} {event['name']} {event['arguments']}: {verb}")
 
 

@@ -16,6 +16,7 @@ from reactloop.journal.events import Event
 from reactloop.journal.reader import event_of
 from reactloop.journal.schema import (
     CheckEvent,
+    ElicitationEvent,
     RequestEvent,
     RunStartEvent,
     ToolCallEvent,
@@ -141,6 +142,16 @@ class ConsoleObserver:
         else:
             self.console.print(f"  [red]Observe[/] error: {escape(_short(str(result['error'])))}")
 
+    def _on_elicitation(self, event: ElicitationEvent) -> None:
+        """A server's question to the person, and what came of it (its values not shown)."""
+        said = (
+            "awaiting an answer (reactloop approve --answer)"
+            if event.action == "awaiting"
+            else event.action
+        )
+        asked = f"{event.server}: {_short(event.message)}"
+        self.console.print(f"  [magenta]Asks[/]    {escape(asked)} → {escape(said)}")
+
     def _on_check(self, event: CheckEvent) -> None:
         """A refused ``--verify``: its first line and the tail of its output."""
         if event.kind != "verify" or event.passed or not event.output:
@@ -172,6 +183,7 @@ _HANDLERS: dict[type[JournalEvent], Callable[[ConsoleObserver, Any], None]] = {
     ToolCallEvent: ConsoleObserver._on_tool_call,
     ToolResultEvent: ConsoleObserver._on_tool_result,
     CheckEvent: ConsoleObserver._on_check,
+    ElicitationEvent: ConsoleObserver._on_elicitation,
     WarningEvent: ConsoleObserver._on_warning,
 }
 

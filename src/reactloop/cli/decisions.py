@@ -13,12 +13,13 @@ policy its own command line gives (``recorded_policy`` says what the journal hol
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reactloop.approval import decision_data
+from reactloop.approval import Decision, decision_data
 from reactloop.errors import UsageError
 from reactloop.journal.events import Event
 from reactloop.journal.one_run import typed_or_none
@@ -39,32 +40,74 @@ def _what(call: ToolCall) -> dict[str, str]:
     return {"name": call.name, "arguments": call.arguments}
 
 
+def parse_answer(text: str) -> dict[str, Any]:
+    """``--answer``: a JSON object (the form's values: accept) or ``decline`` / ``cancel``."""
+    if text.strip() in ("decline", "cancel"):
+        return {"action": text.strip()}
+    try:
+        content = json.loads(text)
+    except ValueError:
+        content = None
+    if not isinstance(content, dict):
+        raise UsageError(
+            f"--answer {text!r}: give a JSON object of the form's values, or decline or cancel"
+        )
+    return {"action": "accept", "content": content}
+
+
 def record_decisions(
-    path: str | Path, call_ids: Sequence[str], *, deny: str | None, who: str
+    path: str | Path,
+    call_ids: Sequence[str],
+    *,
+    deny: str | None,
+    who: str,
+    answer: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Approve (``deny`` None) or deny (with that reason) ``call_ids`` (none given: every
-    pending call); the ``approval`` events written."""
+    pending call, or with ``answer`` every call whose question waits); the ``approval``
+    events written, each with the question its call waits on (``question``)."""
     recorded, state = prepare_resume(path)
     if state.why != "awaiting_approval":
         raise UsageError(f"{recorded.path}: the run is not awaiting approval ({state.why})")
-    pending = pending_ids(state)
-    chosen = list(call_ids) or [i for i in pending if i not in state.decisions]
-    unknown = [i for i in chosen if i not in pending]
-    if unknown:
-        raise UsageError(
-            f"{recorded.path}: no pending call {', '.join(unknown)} (pending: {', '.join(pending)})"
-        )
-    denied = [i for i in chosen if isinstance(state.decisions.get(i), str)]
-    if denied:
-        raise UsageError(f"{recorded.path}: {', '.join(denied)} already denied; a denial stands")
-    decision: bool | str = True if deny is None else (deny or "denied by the user")
+    chosen = _chosen(recorded.path, state, call_ids, answered=answer is not None)
+    decision: Decision = True if deny is None else (deny or "denied by the user")
+    if answer is not None and deny is None:
+        decision = dict(answer)
     calls = {c.call.id: c.call for c in state.calls}
     events = [{**decision_data(i, decision, who=who), **_what(calls[i])} for i in chosen]
     with open_to_append(recorded.path, state) as journal:
         set_aside_torn(recorded)
         for data in events:
             journal(Event("approval", state.step, data))
-    return events
+    return [{**data, "question": state.questions.get(data["call_id"])} for data in events]
+
+
+def _chosen(
+    path: Path, state: ResumeState, call_ids: Sequence[str], *, answered: bool
+) -> list[str]:
+    """The calls decided on: those given, checked pending (and, for an answer, asking)."""
+    pending = pending_ids(state)
+    asking = [i for i in pending if i in state.questions]
+    waiting = (
+        asking if answered else [i for i in pending if i not in state.decisions or i in asking]
+    )
+    chosen = list(call_ids) or waiting
+    if answered and not chosen:
+        raise UsageError(f"{path}: no pending call asked a question; --answer is for one that did")
+    unknown = [i for i in chosen if i not in pending]
+    if unknown:
+        raise UsageError(
+            f"{path}: no pending call {', '.join(unknown)} (pending: {', '.join(pending)})"
+        )
+    denied = [i for i in chosen if isinstance(state.decisions.get(i), str)]
+    if denied:
+        raise UsageError(f"{path}: {', '.join(denied)} already denied; a denial stands")
+    unasked = [i for i in chosen if answered and i not in state.questions]
+    if unasked:
+        raise UsageError(
+            f"{path}: {', '.join(unasked)} asked no question; --answer is for one that did"
+        )
+    return chosen
 
 
 def record_policy(path: str | Path, policy: Mapping[str, Any], *, who: str) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from reactloop.cli.resume_trust import (
     resume_spec,
     trusted_config,
 )
+from reactloop.cli.run_tools import started_mcp
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.events import Event
@@ -175,7 +176,8 @@ def _resume(trace: Path, options: Mapping[str, Any]) -> int:
     builtin = _builtin_tools(trace, config, options)
     with contextlib.ExitStack() as servers:
         try:  # the servers given again, open while the run goes on, stopped after
-            mcp = servers.enter_context(_mcp_tools(servers_given, [t.name for t in builtin]))
+            names = [t.name for t in builtin]
+            mcp = servers.enter_context(_mcp_tools(servers_given, names, options))
         except UsageError as exc:  # a server that does not start: the journal is untouched
             raise UsageError(f"cannot resume {trace}: {exc}") from None
         tools = defer_as_recorded([*builtin, *mcp], config)
@@ -256,17 +258,17 @@ def _resumed(
 
 
 def _mcp_tools(
-    servers: Mapping[str, Any] | None, reserved: list[str]
+    servers: Mapping[str, Any] | None, reserved: list[str], options: Mapping[str, Any]
 ) -> contextlib.AbstractContextManager[list[Tool]]:
     """The MCP servers given again started as ``reactloop run`` started them (the built-in
-    tools' names reserved alike, so the same tools get the same names)."""
+    tools' names reserved alike, so the same tools get the same names; their questions
+    answered as the approval options given now say)."""
     if servers is None:
         return contextlib.nullcontext([])
     if servers["config"] is not None:
         check_input_file(servers["config"], "MCP config")
-    from reactloop.tools.mcp import open_mcp_tools  # with asyncio: only for a run with MCP
-
-    return open_mcp_tools(servers["stdio"], servers["urls"], servers["config"], reserved=reserved)
+    configs = (servers["stdio"], servers["urls"], servers["config"])
+    return started_mcp(configs, reserved, options["approve"], options["defer_approval"])
 
 
 def describe(state: ResumeState) -> str:

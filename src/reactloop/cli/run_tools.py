@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.agent import pick_protocol
+from reactloop.cli.approval_policy import question_answerer
 from reactloop.cli.options import RunOptions
 from reactloop.cli.unloaded import UnloadedModel
 from reactloop.tools.base import Tool
@@ -29,10 +30,19 @@ def mcp_tools(
     """The tools of ``--mcp``, ``--mcp-url`` and ``--mcp-config`` (servers open until exit)."""
     if not (options.mcp or options.mcp_url or options.mcp_config):
         return contextlib.nullcontext([])
-    from reactloop.tools.mcp import ask_on_terminal, open_mcp_tools  # asyncio: only for --mcp
-
-    elicit = ask_on_terminal if options.approve and not options.defer_approval else None
     configs = (options.mcp, options.mcp_url, options.mcp_config)
+    return started_mcp(configs, reserved, options.approve, options.defer_approval)
+
+
+def started_mcp(
+    configs: tuple[Any, Any, Any], reserved: list[str], approve: bool, defer: bool
+) -> contextlib.AbstractContextManager[list[Tool]]:
+    """The MCP servers of ``configs`` (stdio commands, URLs, a config file) started, the
+    built-in tools' names ``reserved``; a server's question answered as the approval options
+    say (``run`` and ``resume`` alike)."""
+    from reactloop.tools.mcp import open_mcp_tools  # asyncio: only for a run with MCP
+
+    elicit = question_answerer(approve, defer)
     return open_mcp_tools(*configs, reserved=reserved, elicit=elicit)
 
 

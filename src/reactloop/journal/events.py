@@ -25,6 +25,7 @@ EVENT_TYPES = (
     "tool_start",
     "tool_search",
     "skill_activation",
+    "elicitation",
     "tool_result",
     "warning",
     "compaction",

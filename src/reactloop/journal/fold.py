@@ -18,6 +18,7 @@ from reactloop.journal.schema import (
     BudgetNoticeEvent,
     CheckEvent,
     ChildStopEvent,
+    ElicitationEvent,
     RequestEvent,
     ResumeEvent,
     RunStartEvent,
@@ -30,6 +31,7 @@ from reactloop.journal.schema import (
     TurnEvent,
     WarningEvent,
 )
+from reactloop.journal.waiting import on_approval, on_elicitation, set_call
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.messages import Message, ModelTurn, NotRun, Usage
 
@@ -138,7 +140,7 @@ def _on_start(state: RunState, event: ToolStartEvent) -> None:
     if event.call_id not in state.started:  # a call run again on resume counts once
         state.started.add(event.call_id)
         state.tool_calls += 1
-    _set_call(state, event.call_id, "uncertain", event.t or 0.0)
+    set_call(state, event.call_id, "uncertain", event.t or 0.0)
 
 
 def _on_result(state: RunState, event: ToolResultEvent) -> None:
@@ -153,7 +155,7 @@ def _on_result(state: RunState, event: ToolResultEvent) -> None:
     state.messages.append(
         Message(role="tool", content=event.content, tool_call_id=call_id, name=name)
     )
-    _set_call(state, call_id, "done", None)
+    set_call(state, call_id, "done", None)
 
 
 def _on_warning(state: RunState, event: WarningEvent) -> None:
@@ -221,24 +223,6 @@ def _on_resume(state: RunState, event: ResumeEvent) -> None:
         state.superseded = None
 
 
-def _on_approval(state: RunState, event: ApprovalEvent) -> None:
-    """A decision on a pending call (not a policy): a denial stands, an approval after it
-    does not undo it."""
-    if event.call_id is None:
-        return
-    if event.decision == "approve":
-        state.decisions.setdefault(event.call_id, True)
-    else:
-        state.decisions[event.call_id] = event.reason or "denied by the user"
-
-
-def _set_call(state: RunState, call_id: str, value: str, started: float | None) -> None:
-    for index, open_call in enumerate(state.calls):
-        if open_call.call.id == call_id:
-            t = started if started is not None else open_call.started_t
-            state.calls[index] = OpenCall(call=open_call.call, state=value, started_t=t)
-
-
 def reopen(state: RunState, reason: str) -> None:
     """A run that stopped answered its open calls ``not executed: <reason>``: with the stop
     superseded by a resume, those calls are open again (their results are taken back out).
@@ -287,7 +271,8 @@ _HANDLERS: dict[type[JournalEvent], _Handler] = {
     BudgetNoticeEvent: _on_budget_notice,
     StopEvent: _on_stop,
     ResumeEvent: _on_resume,
-    ApprovalEvent: _on_approval,
+    ApprovalEvent: on_approval,
+    ElicitationEvent: on_elicitation,
     ChildStopEvent: _on_child_stop,
 }
 _WARNINGS: dict[WarningKind | str, _Handler] = {

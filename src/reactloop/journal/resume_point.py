@@ -20,6 +20,7 @@ from reactloop.journal.fold import advance, place_notice, reopen
 from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import (
     ApprovalEvent,
+    ElicitationEvent,
     RequestEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -30,7 +31,14 @@ from reactloop.journal.schema import (
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.messages import Message
 
-_DONE_POINTS = (TurnEvent, ToolCallEvent, ToolStartEvent, ToolResultEvent, ApprovalEvent)
+_DONE_POINTS = (
+    TurnEvent,
+    ToolCallEvent,
+    ToolStartEvent,
+    ElicitationEvent,
+    ToolResultEvent,
+    ApprovalEvent,
+)
 _NOTICE_WARNINGS = (WarningKind.FORMAT_ERROR, WarningKind.EMPTY_REPLY, WarningKind.TRUNCATED)
 
 

@@ -13,6 +13,7 @@ the last turn, each done, uncertain (started, no result) or not started. A stop 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, Usage
 
@@ -51,7 +52,9 @@ class RunState:
     invalid_before_turn: int = 0  # the same before the last turn, for a turn judged again
     truncations: int = 0
     notices_at: list[tuple[int, int, int]] = field(default_factory=list)  # budget notices
-    decisions: dict[str, bool | str] = field(default_factory=dict)  # call id: True or reason
+    # by call id: True, a reason (denied), or an answer to its question (``action``, ``content``)
+    decisions: dict[str, bool | str | dict[str, Any]] = field(default_factory=dict)
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)  # awaiting, by call id
     started: set[str] = field(default_factory=set)  # ids of the calls with a tool_start
     executed: set[str] = field(default_factory=set)  # ids of the calls a tool ran (a result)
     not_run: dict[str, NotRun | None] = field(default_factory=dict)  # by call id: its result's

@@ -197,7 +197,7 @@ class ApprovalEvent(JournalEvent):
 
     TYPE: ClassVar[str] = "approval"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
-        {"call_id", "decision", "name", "arguments", "policy"}
+        {"call_id", "decision", "name", "arguments", "policy", "answer"}
     )
     call_id: str | None = None
     decision: str | None = None  # "approve" or "deny"
@@ -207,6 +207,25 @@ class ApprovalEvent(JournalEvent):
     name: str | None = None  # from ``reactloop approve``: the call as shown
     arguments: Any = None
     policy: dict[str, Any] | None = None
+    answer: dict[str, Any] | None = None  # a question's answer: ``action``, ``content``
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElicitationEvent(JournalEvent):
+    """A server's question to the person during a call (MCP elicitation) and its answer:
+    ``action`` ``accept`` (with ``content``), ``decline``, ``cancel``, or ``awaiting`` (nobody
+    could answer now: the call waits, the run stops ``awaiting_approval``). ``omitted``: the
+    fields whose values the journal does not keep."""
+
+    TYPE: ClassVar[str] = "elicitation"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"content", "omitted"})
+    server: str
+    call_id: str | None = None
+    message: str = ""
+    form: dict[str, Any] = field(default_factory=dict)
+    action: str = "awaiting"
+    content: dict[str, Any] | None = None
+    omitted: list[str] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -243,6 +262,7 @@ EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     ToolStartEvent,
     ToolSearchEvent,
     SkillActivationEvent,
+    ElicitationEvent,
     ToolResultEvent,
     WarningEvent,
     CompactionEvent,

@@ -8,7 +8,8 @@ event ends the run with ``journal_error`` (a run is never journaled with holes, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from reactloop.history import History
 from reactloop.journal.events import Emitter, micros
@@ -41,6 +42,7 @@ from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.result import RunResult, Stop
 from reactloop.tools.custody import TOOLS_OUTLASTED, run_in_custody
 from reactloop.tools.prepared import PreparedCall
+from reactloop.tools.questions import Questions, asking
 
 
 class RunLoop:
@@ -74,6 +76,7 @@ class RunLoop:
         parts = run_parts(settings, self.budget, self.history, self.events, history)
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
+        self.given: dict[str, Mapping[str, Any]] = {}  # a person's answers to calls' questions
         self.done = False  # its ``stop`` is written: a child given up on writes no more here
 
     def restore(self, state: RunState) -> None:
@@ -110,7 +113,8 @@ class RunLoop:
         return run_in_custody(self, deadline, self.settings.cancel)
 
     def drive(self) -> RunResult:
-        with running(self):  # the run an agent tool of this run is a child of
+        questions = Questions(self.emit, self.given)  # what a call asks goes in the journal
+        with running(self), asking(questions):  # the run an agent tool of this run is a child of
             try:
                 self.start()
                 stop = None

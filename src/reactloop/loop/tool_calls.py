@@ -315,6 +315,9 @@ class CallRunner:
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""
+        if result.not_run == "deferred" and prepared not in self.deferred:
+            result = self._defer(prepared)  # it asked a question nobody can answer now
+            self._say_held()
         call, error = prepared.call, result.error
         if error is not None and error.startswith(GAVE_UP):
             self.warn("tool_timeout", f"{call.name}: {error}", call_id=call.id)

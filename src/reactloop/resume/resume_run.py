@@ -62,8 +62,8 @@ def resume_run(
         problem = mismatch(settings, state.run_start)
         if problem is not None:
             raise UsageError(f"cannot resume {recorded.path}: {problem} (--force resumes anyway)")
-    given = dict(decisions or {})
-    known = {**given, **state.decisions}  # a decision in the journal stands
+    given = fresh_decisions(decisions or {}, state.decisions)
+    known = {**state.decisions, **given}  # a decision in the journal stands
     journal = open_to_append(recorded.path, state, fsync=fsync)  # locked: then changed
     try:
         torn = set_aside_torn(recorded)
@@ -73,11 +73,22 @@ def resume_run(
         record["limits"] = vars(settings.limits)
         loop = ResumedLoop(settings, state, record, decisions=known, notes=notes)
         for call_id, decision in given.items():
-            if call_id not in state.decisions:
-                loop.emit("approval", **decision_data(call_id, decision, who="Agent.resume"))
+            loop.emit("approval", **decision_data(call_id, decision, who="Agent.resume"))
         return loop.execute()
     finally:
         journal.close()
+
+
+def fresh_decisions(
+    given: Mapping[str, Decision], recorded: Mapping[str, Decision]
+) -> dict[str, Decision]:
+    """The decisions given that the journal does not hold already: a decision in the journal
+    stands, but an approval is answered by an answer to the question its call then asked."""
+    return {
+        call_id: decision
+        for call_id, decision in given.items()
+        if call_id not in recorded or (isinstance(decision, Mapping) and recorded[call_id] is True)
+    }
 
 
 def open_to_append(path: Path, state: ResumeState, *, fsync: bool = False) -> Journal:

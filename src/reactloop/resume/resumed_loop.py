@@ -44,6 +44,7 @@ class ResumedLoop(RunLoop):
         self.decisions = dict(decisions)
         self.notes = dict(notes)
         self.calls.approve = DecidingApprover(settings.approve, self.decisions, self.notes)
+        self.given.update((i, d) for i, d in self.decisions.items() if isinstance(d, Mapping))
         self.settled: Stop | None = None
         self.restore(state)
 

@@ -6,7 +6,8 @@ In reading order:
 - ``prepared.py``: ``PreparedCall``, a call decoded and validated once (``schemacheck.py``,
   ``schema_coerce.py``: untyped strings read by the schema)
 - ``toolbox.py``: ``Toolbox``, a run's tools by name; results shaped (``output_text.py``),
-  long outputs cut and kept (``read_output.py``)
+  long outputs cut and kept (``read_output.py``); ``questions.py``: the run's channel for a
+  question a call asks the person (``AwaitingAnswer``: the call waits for them)
 - ``execution.py``: ``ToolExecutor``, the call runtime (inline, ``workers.py``,
   ``async_calls.py``), under the run's time limit (``custody.py``)
 - ``search.py`` (+ ``bm25.py``): deferred tools found with ``search_tools``; ``skills.py``:

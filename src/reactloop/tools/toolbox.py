@@ -20,6 +20,7 @@ from reactloop.support.interrupts import interruptibly
 from reactloop.tools.base import CURRENT_CALL, Tool
 from reactloop.tools.output_text import as_text, cut_head_tail, failure_message, spill
 from reactloop.tools.prepared import PreparedCall, prepare
+from reactloop.tools.questions import AwaitingAnswer
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, read_output_tool
 from reactloop.tools.search import one_at_a_time, search_for
 from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
@@ -158,6 +159,8 @@ class Toolbox:
                 CURRENT_CALL.reset(token)
         except KeyboardInterrupt:
             raise
+        except AwaitingAnswer:  # its question waits for a person: the call is put off
+            return ToolResult.refused(prepared.call.id, prepared.call.name, "deferred", "deferred")
         except BaseException as exc:  # a tool bug, sys.exit included, is an observation
             return self._failed(prepared.call, exc, started)
         return self._success(prepared.call, output, started)

@@ -13,6 +13,7 @@ from reactloop.journal.schema import (
     BudgetNoticeEvent,
     CheckEvent,
     CompactionEvent,
+    ElicitationEvent,
     RequestEvent,
     ResponseEvent,
     ResumeEvent,
@@ -205,6 +206,8 @@ def _add_outcome(step: StepView, event: JournalEvent) -> None:
         step.warnings.append(WarningView(kind="resumed", message=resumed_line(event)))
     elif isinstance(event, BudgetNoticeEvent):
         step.notices.append(event.line)
+    elif isinstance(event, ElicitationEvent):  # a server's question to the person, answered
+        step.warnings.append(WarningView(kind="elicitation", message=question_line(event)))
 
 
 def _read_start(view: RunView, event: RunStartEvent) -> None:
@@ -291,6 +294,13 @@ def resumed_line(event: ResumeEvent) -> str:
     flight = ", ".join(f"{c.get('call_id')} {c.get('name')}: {c.get('state')}" for c in calls)
     torn = " (a torn last line was set aside)" if event.torn else ""
     return f"resumed after {after}{torn}" + (f"; calls in flight: {flight}" if flight else "")
+
+
+def question_line(event: ElicitationEvent) -> str:
+    """An ``elicitation`` event in a line: who asked what, for which call, and the answer."""
+    said = event.action if event.content is None else f"{event.action} {json.dumps(event.content)}"
+    left = f" ({', '.join(event.omitted)} not recorded)" if event.omitted else ""
+    return f"{event.server} asks ({event.call_id}): {event.message} → {said}{left}"
 
 
 def _warning(event: WarningEvent) -> WarningView:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mcp_helpers import TIME_SERVER
 
-from helpers import invoke
+from helpers import invoke, script
 from reactloop import read_journal
 
 
@@ -39,7 +39,8 @@ def test_run_calls_the_servers_tool_and_journals_its_answer(
 
 
 def test_a_server_that_cannot_start_is_a_one_line_usage_error(tmp_path: Path) -> None:
-    code, _, err = invoke("run", "q", "--model", "scripted:x.json", "--mcp", "/no/such/server")
+    model = script(tmp_path, [{"text": "never asked"}])  # the model is built before servers start
+    code, _, err = invoke("run", "q", "--model", model, "--mcp", "/no/such/server")
     assert code == 2
     assert err.startswith("reactloop: error: MCP server 'server' could not start")
     assert len(err.strip().splitlines()) == 1

@@ -116,7 +116,7 @@ def test_a_real_server_gets_the_answer_with_the_forms_defaults() -> None:
         return ElicitationAnswer("accept", {"note": "aisle"})
 
     told = booked(elicit)
-    assert told == {"show": "Hamlet", "action": "accept", "data": {"seats": 2, "note": "aisle"}}
+    assert told["action"] == "accept" and told["data"] == {"seats": 2, "note": "aisle"}
     assert [(r.server, r.message) for r in asked] == [("shows", "How many seats for Hamlet?")]
 
 

@@ -13,7 +13,8 @@ and ``background.py`` (one server's session on a background event loop), ``sessi
 ``eras.py`` (the protocol era each server spoke, remembered), ``oauth.py``,
 ``oauth_redirect.py`` and ``token_store.py`` (OAuth for a remote server: the SDK's provider, the
 loopback redirect, the tokens kept per server), ``elicitation.py`` (a server's question to the
-user, and who answers it),
+user, and who answers it), ``answering.py`` (the question's call: the answer a person gave
+for it, the journal's record, a call that waits for an answer),
 ``results.py`` (a call's result as an observation), ``schematool.py`` (a tool with a JSON
 Schema of its own), ``listing.py`` (a listing's bounds, its schemas made ready within its
 limit), ``received.py`` (what came back over HTTP that was not MCP), ``stdio.py`` and
@@ -26,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reactloop.support import lazy_names
+from reactloop.tools.mcp.answering import await_answer
 from reactloop.tools.mcp.config import ServerConfig, load_config, stdio_server, url_server
 from reactloop.tools.mcp.elicitation import (
     ElicitationAnswer,
@@ -49,6 +51,7 @@ __all__ = [
     "MCPTool",
     "ServerConfig",
     "ask_on_terminal",
+    "await_answer",
     "load_config",
     "mcp_tools",
     "open_mcp_tools",

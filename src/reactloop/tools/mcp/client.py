@@ -22,6 +22,7 @@ from reactloop.errors import UsageError
 from reactloop.messages import ToolSpec
 from reactloop.models.schemas.dialects import WRAPPED_KEY
 from reactloop.tools.base import Tool, run_deadline
+from reactloop.tools.mcp.answering import Answering, calling
 from reactloop.tools.mcp.background import BackgroundLoop
 from reactloop.tools.mcp.config import ServerConfig, unique_names
 from reactloop.tools.mcp.connection import ServerConnection, ServerFailure
@@ -29,6 +30,7 @@ from reactloop.tools.mcp.elicitation import Elicit
 from reactloop.tools.mcp.listing import Listed
 from reactloop.tools.mcp.results import convert_result
 from reactloop.tools.mcp.schematool import SchemaTool, any_arguments
+from reactloop.tools.questions import AwaitingAnswer
 
 SHUTDOWN_SECONDS = 8.0  # the SDK's own stdio shutdown takes at most about 4.5 s
 MAX_NAME = 64
@@ -66,8 +68,9 @@ class MCPServers:
 
     ``deadline`` returns when the run must end (``time.monotonic()``) or None; every limit is
     cut to it. By default it reads the run deadline the loop publishes to tools. ``elicit``
-    answers the servers' questions to the user (``elicitation.py``); without it, the client
-    does not say it can be asked.
+    answers the servers' questions to the user (``elicitation.py``), behind the answers a
+    person gave for the call (``answering.py``); without it, the client does not say it can
+    be asked.
     """
 
     def __init__(
@@ -80,7 +83,9 @@ class MCPServers:
         elicit: Elicit | None = None,
     ) -> None:
         self.configs = unique_names(servers)
-        self.elicit = elicit
+        self.elicit = (
+            elicit if elicit is None or isinstance(elicit, Answering) else Answering(elicit)
+        )
         self.reserved = frozenset(reserved)
         self.dialect = dialect
         self._deadline = deadline or run_deadline
@@ -109,7 +114,7 @@ class MCPServers:
         except BaseException:
             self.close()
             raise
-        self.tools = build_tools(listed, self.reserved)
+        self.tools = build_tools(listed, self.reserved, self.elicit)
         return self.tools
 
     @staticmethod
@@ -139,7 +144,9 @@ class MCPServers:
 
 
 def build_tools(
-    listed: Iterable[tuple[ServerConnection, list[Listed]]], reserved: frozenset[str]
+    listed: Iterable[tuple[ServerConnection, list[Listed]]],
+    reserved: frozenset[str],
+    answering: Elicit | None = None,
 ) -> list[Tool]:
     pairs = [(connection, tool) for connection, tools in listed for tool in tools]
     counts = Counter(_safe(tool.item.name) for _, tool in pairs)
@@ -154,11 +161,13 @@ def build_tools(
             number += 1
             name = f"{base[: MAX_NAME - 4]}_{number}"
         taken.add(name)
-        built.append(_mcp_tool(connection, tool, name))
+        built.append(_mcp_tool(connection, tool, name, answering))
     return built
 
 
-def _mcp_tool(connection: ServerConnection, listed: Listed, name: str) -> Tool:
+def _mcp_tool(
+    connection: ServerConnection, listed: Listed, name: str, answering: Elicit | None
+) -> Tool:
     item, wrapped = listed.item, listed.wrapped
     annotations = item.annotations
     title = item.title or (annotations.title if annotations is not None else None)
@@ -170,7 +179,11 @@ def _mcp_tool(connection: ServerConnection, listed: Listed, name: str) -> Tool:
     def call(**arguments: Any) -> Any:
         if wrapped and isinstance(arguments.get(WRAPPED_KEY), dict):
             arguments = arguments[WRAPPED_KEY]
-        return convert_result(connection.call(remote, arguments), connection.name)
+        with calling(answering, connection.name) as caller:
+            result = connection.call(remote, arguments)
+        if caller is not None and caller.waiting:  # its question waits for a person
+            raise AwaitingAnswer(f"{connection.name}'s question waits for an answer")
+        return convert_result(result, connection.name)
 
     call.__name__ = name
     return MCPTool(

@@ -33,10 +33,12 @@ class ElicitationRequest:
 
 @dataclass(frozen=True)
 class ElicitationAnswer:
-    """``accept`` with ``content`` (the form's values), ``decline``, or ``cancel``."""
+    """``accept`` with ``content`` (the form's values), ``decline``, or ``cancel``;
+    ``journaled=False``: the journal records the answer's action, not its values."""
 
     action: Action
     content: Mapping[str, Any] = field(default_factory=dict)
+    journaled: bool = True
 
 
 Elicit = Callable[[ElicitationRequest], ElicitationAnswer]
@@ -56,8 +58,9 @@ def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any]) -> dict
 def answered(request: ElicitationRequest, answer: ElicitationAnswer) -> ElicitationAnswer:
     """The answer as sent: an accepted form with its defaults filled in."""
     if answer.action != "accept":
-        return ElicitationAnswer(answer.action)
-    return ElicitationAnswer("accept", with_defaults(request.schema, answer.content))
+        return ElicitationAnswer(answer.action, journaled=answer.journaled)
+    content = with_defaults(request.schema, answer.content)
+    return ElicitationAnswer("accept", content, journaled=answer.journaled)
 
 
 def sdk_callback(elicit: Elicit, server: str) -> Any:
