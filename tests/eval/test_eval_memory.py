@@ -19,12 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval, runner
-from reactloop.eval.memory import release_freed_memory
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.report import write_report
-from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore, StoredRecords
-from reactloop.eval.summary import Mean
+from reactloop.eval.records.store import ResultsStore, StoredRecords
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.report.summary import Mean
+from reactloop.eval.report.write import write_report
+from reactloop.eval.run.memory import release_freed_memory
+from reactloop.eval.run.oracle import OracleFactory
 
 TASKS = tuple(load_suite("arithmetic")[:4])
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from reactloop.eval import EvalConfig, Rung, html, load_suite, report_process, run_eval, runner
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.report_process import ReportProcess
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.run.oracle import OracleFactory
 
 pytest.importorskip("matplotlib")
 

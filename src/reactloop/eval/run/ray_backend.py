@@ -30,17 +30,18 @@ from typing import Any
 
 import reactloop
 from reactloop.errors import MissingDependency, UsageError
-from reactloop.eval.backends import stalled_record
-from reactloop.eval.episode import CancelScope, EpisodeSpec, Rung, base_record, run_episode
-from reactloop.eval.ray_journals import (
+from reactloop.eval.run.backends import stalled_record
+from reactloop.eval.run.episode import CancelScope, base_record, run_episode
+from reactloop.eval.run.ray_journals import (
     ActorJournals,
     DriverJournals,
     Ended,
     Piece,
     Wanted,
 )
-from reactloop.eval.ray_workspaces import PackedWorkspaces, UnpackedWorkspaces
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.run.ray_workspaces import PackedWorkspaces, UnpackedWorkspaces
+from reactloop.eval.run.spec import EpisodeSpec, Rung
+from reactloop.eval.run.throttle import EndpointGates
 from reactloop.models.roster import ROSTER
 
 Record = dict[str, Any]

@@ -3,7 +3,7 @@
 ``dispatch`` holds at most ``concurrency`` episodes in flight, and at most each endpoint's cap
 on that endpoint, filling free slots round-robin over the endpoints so that one slow server does
 not take every slot. A backend runs one episode per ``submit``: ``LocalBackend`` in a thread
-pool, ``RayBackend`` (``reactloop.eval.ray_backend``) as calls to Ray actors. Within an episode,
+pool, ``RayBackend`` (``reactloop.eval.run.ray_backend``) as calls to Ray actors. Within an episode,
 the local backend's model calls also pass their endpoint's adaptive gate (``throttle.py``).
 """
 
@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from reactloop.eval.episode import CancelScope, EpisodeSpec, base_record, run_episode, stalled
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.run.episode import CancelScope, base_record, run_episode, stalled
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.throttle import EndpointGates
 
 Record = dict[str, Any]
 STALL_GRACE = 2.0  # seconds past its --episode-seconds before an episode is given up

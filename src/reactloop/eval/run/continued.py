@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop import Agent, Journal, Limits, RunResult, StopReason, Tool
 from reactloop.errors import UsageError
-from reactloop.eval.toolset import make_workspace, needs_workspace
+from reactloop.eval.tasks.toolset import make_workspace, needs_workspace
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Observer
 from reactloop.journal.one_run import as_one_run
@@ -40,7 +40,7 @@ from reactloop.resume.resume_run import mismatch, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
 if TYPE_CHECKING:
-    from reactloop.eval.episode import EpisodeSpec
+    from reactloop.eval.run.spec import EpisodeSpec
 
 Build = Callable[[Path | None, Limits], tuple[Agent, list[Tool]]]
 """The episode's agent (and its tools) for a workspace and limits; without a journal."""

@@ -18,8 +18,13 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
-from reactloop.eval.health import HEALTH_COUNTS
-from reactloop.eval.metrics import mcnemar_exact, mean_over_tasks, percentile, wilson_interval
+from reactloop.eval.records.health import HEALTH_COUNTS
+from reactloop.eval.records.metrics import (
+    mcnemar_exact,
+    mean_over_tasks,
+    percentile,
+    wilson_interval,
+)
 
 Group = tuple[str, str]  # (rung label, protocol)
 # rate name -> (numerator count, denominator count)

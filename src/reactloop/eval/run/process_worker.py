@@ -1,5 +1,5 @@
 """The worker process of ``ProcessBackend``: its main thread reads the tasks pipe and nothing
-else; a ``Writer`` thread sends the results (``reactloop.eval.pipes`` says why that cannot
+else; a ``Writer`` thread sends the results (``reactloop.eval.run.pipes`` says why that cannot
 deadlock)."""
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.backends import LocalBackend
-from reactloop.eval.episode import EpisodeSpec, base_record
-from reactloop.eval.pipes import CLOSE_SECONDS, Writer
-from reactloop.eval.store import ResultsStore
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.run.backends import LocalBackend
+from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.pipes import CLOSE_SECONDS, Writer
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.throttle import EndpointGates
 
 
 def serve(

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from reactloop.eval.html import write_html
-from reactloop.eval.report_markdown import errored_line, markdown_lines
-from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore, StoredRecords
-from reactloop.eval.summary import Tally
+from reactloop.eval.records.store import ResultsStore, StoredRecords
+from reactloop.eval.report.html import write_html
+from reactloop.eval.report.markdown import errored_line, markdown_lines
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.report.summary import Tally
 
 EPISODE_COLUMNS = (
     "key", "rung", "model", "server_model", "protocol", "task_id", "repeat", "seed",

@@ -37,10 +37,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.backends import stalled_record
-from reactloop.eval.episode import EpisodeSpec, base_record
-from reactloop.eval.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
-from reactloop.eval.process_worker import serve
+from reactloop.eval.run.backends import stalled_record
+from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
+from reactloop.eval.run.process_worker import serve
+from reactloop.eval.run.spec import EpisodeSpec
 
 Record = dict[str, Any]
 JOIN_SECONDS = 10.0  # a closed worker's exit (a thread given up as stalled may keep it)
@@ -52,7 +53,7 @@ PRELOADED = frozenset(
 """Packages whose modules the driver has imported, the forkserver imports too: reactloop's
 and the model SDKs' with their HTTP stack (what they import comes along)."""
 RUN_MODULES = (
-    "reactloop.eval.process_worker",
+    "reactloop.eval.run.process_worker",
     "reactloop.loop.run_loop",
     "reactloop.tools.custody",
     "encodings.idna",

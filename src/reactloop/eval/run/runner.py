@@ -18,20 +18,20 @@ from typing import Any
 import reactloop
 from reactloop import Limits, resolve_model
 from reactloop.errors import UsageError
-from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
-from reactloop.eval.cores import usable_cores, worker_count
-from reactloop.eval.episode import EpisodeSpec, Rung
-from reactloop.eval.memory import release_freed_memory
-from reactloop.eval.process_backend import ProcessBackend
-from reactloop.eval.progress import EvalProgress
-from reactloop.eval.ray_backend import RayBackend
-from reactloop.eval.report import write_report
-from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
-from reactloop.eval.suites import load_suite
-from reactloop.eval.tasks import Task
-from reactloop.eval.throttle import EndpointGates
-from reactloop.eval.toolset import EVAL_FAMILIES
+from reactloop.eval.records.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.report.write import write_report
+from reactloop.eval.run.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.run.cores import usable_cores, worker_count
+from reactloop.eval.run.memory import release_freed_memory
+from reactloop.eval.run.process_backend import ProcessBackend
+from reactloop.eval.run.progress import EvalProgress
+from reactloop.eval.run.ray_backend import RayBackend
+from reactloop.eval.run.spec import EpisodeSpec, Rung
+from reactloop.eval.run.throttle import EndpointGates
+from reactloop.eval.tasks.suites import load_suite
+from reactloop.eval.tasks.tasks import Task
+from reactloop.eval.tasks.toolset import EVAL_FAMILIES
 from reactloop.tools.registry import parse_families
 
 TRIM_EVERY = 1000
@@ -51,7 +51,7 @@ class EvalConfig:
     backend: str = "local"
     ray_address: str | None = None
     ray_actors: int | None = None  # None: one per Ray node, at least two
-    workers: int | None = 1  # None: one a usable core, as the eval can use (eval/cores.py)
+    workers: int | None = 1  # None: one a usable core, as the eval can use (eval/run/cores.py)
     resume: bool = False
     seed: int | None = None
     temperature: float | None = None
@@ -238,7 +238,7 @@ def _validate(config: EvalConfig) -> None:
 
 
 def _workers(config: EvalConfig, episodes: int) -> int:
-    """``workers``, or (None) the rule of ``eval/cores.py``; the Ray backend has none."""
+    """``workers``, or (None) the rule of ``eval/run/cores.py``; the Ray backend has none."""
     if config.backend != "local":
         return 1
     cores = usable_cores()

@@ -10,7 +10,7 @@ waits for the child to finish the pages and the charts and answers the charts it
 there is no child (``here()``, or it could not start, or it died), ``names`` draws the charts
 in this process and ``write_pages`` renders the pages the child did not.
 
-    python -m reactloop.eval.report_process     # the child: one JSON job a line on stdin
+    python -m reactloop.eval.report.process     # the child: one JSON job a line on stdin
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.charts import write_charts
-from reactloop.eval.html import render_page
-from reactloop.eval.store import ResultsStore
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.report.charts import write_charts
+from reactloop.eval.report.html import render_page
 
 _END = None
 REPORT_SECONDS = 300.0
@@ -56,7 +56,7 @@ class ReportProcess:
         env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "reactloop.eval.report_process"],
+                [sys.executable, "-m", "reactloop.eval.report.process"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from reactloop.eval.health_table import HEALTH_NOTE, health_rows, percent
+from reactloop.eval.report.health_table import HEALTH_NOTE, health_rows, percent
 
 
 def number(value: float | None, digits: int = 1) -> str:

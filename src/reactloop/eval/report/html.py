@@ -13,8 +13,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.health_table import HEALTH_NOTE, health_rows
-from reactloop.eval.store import ResultsStore
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.report.health_table import HEALTH_NOTE, health_rows
 from reactloop.viewer import render_html
 
 _STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
