@@ -76,7 +76,7 @@ def episode_actors() -> list[int]:
     for entry in Path("/proc").iterdir():
         try:
             if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(
-                b"ray::_EpisodeActor"
+                b"ray::EpisodeActor"
             ):
                 found.append(int(entry.name))
         except OSError:

@@ -23,7 +23,8 @@ Sub-packages, in reading order (each ``__init__`` lists its files):
 from reactloop.eval.records.metrics import mcnemar_exact, pass_at_k, pass_hat_k, wilson_interval
 from reactloop.eval.run.episode import run_episode
 from reactloop.eval.run.ladder import load_models_file, rungs_from_specs
-from reactloop.eval.run.runner import EvalConfig, EvalOutcome, run_eval
+from reactloop.eval.run.plan import EvalConfig
+from reactloop.eval.run.runner import EvalOutcome, run_eval
 from reactloop.eval.run.spec import EpisodeSpec, Rung
 from reactloop.eval.tasks.suites import SUITES, load_suite
 from reactloop.eval.tasks.tasks import Task, check_answer, load_tasks

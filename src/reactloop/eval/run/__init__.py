@@ -17,6 +17,7 @@ Files, in reading order:
 - ``process_backend``: episodes in worker processes (``--workers N``)
 - ``ray_workspaces``: task folders sent to the Ray actors
 - ``ray_journals``: journals between the Ray driver and its actors
+- ``ray_actor``: an actor on a Ray node, running episodes
 - ``ray_backend``: episodes on Ray actors
 - ``memory``: freed heap given back to the system
 - ``progress``: the progress bar

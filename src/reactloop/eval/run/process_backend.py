@@ -42,6 +42,14 @@ from reactloop.eval.run.episode import base_record
 from reactloop.eval.run.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
 from reactloop.eval.run.process_worker import serve
 from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.worker_messages import (
+    Abandon,
+    Cancel,
+    Close,
+    EpisodeDone,
+    FromWorker,
+    RunEpisode,
+)
 
 Record = dict[str, Any]
 JOIN_SECONDS = 10.0  # a closed worker's exit (a thread given up as stalled may keep it)
@@ -145,7 +153,7 @@ class ProcessBackend:
             return number
         worker = min(alive, key=loads.__getitem__)
         self._where[number] = worker
-        self.writers[worker].put(("run", number, spec))  # never blocks: its Writer sends
+        self.writers[worker].put(RunEpisode(number, spec))  # never blocks: its Writer sends
         return number
 
     def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
@@ -165,16 +173,15 @@ class ProcessBackend:
         except queue.Empty:
             pass
 
-    def _take(self, worker: int, message: Any) -> None:
+    def _take(self, worker: int, message: FromWorker | None) -> None:
         if message is None:  # its results pipe ended: the worker exited, died or was killed
             self._gone.add(worker)
             self._lost(worker)
-        elif message[0] == "record":
-            _, number, record = message
-            if self._where.pop(number, None) is not None:  # else abandoned, or given up
-                self._done[number] = record
+        elif isinstance(message, EpisodeDone):
+            if self._where.pop(message.number, None) is not None:  # else abandoned, given up
+                self._done[message.number] = message.record
         else:
-            self._endpoints += [s | {"worker": worker} for s in message[1]]
+            self._endpoints += [s | {"worker": worker} for s in message.summaries]
 
     def _check_writers(self) -> None:
         """A worker that has read nothing it was sent for ``write_seconds`` is given up: killed
@@ -220,13 +227,13 @@ class ProcessBackend:
         if worker is None or not self._usable(worker):
             self.save(spec, record)
         else:
-            self.writers[worker].put(("abandon", handle))
+            self.writers[worker].put(Abandon(handle))
         return record
 
     def cancel(self) -> None:
         for worker, writer in enumerate(self.writers):
             if self._usable(worker):
-                writer.put(("cancel",))
+                writer.put(Cancel())
 
     def endpoints(self) -> list[Record]:
         return list(self._endpoints)
@@ -238,7 +245,7 @@ class ProcessBackend:
         closing = [w for w in range(len(self.writers)) if self._usable(w)]
         for worker, writer in enumerate(self.writers):
             if worker in closing:
-                writer.put(("close",))
+                writer.put(Close())
             writer.close()  # its thread sends what is queued, then closes the pipe
         deadline = time.monotonic() + CLOSE_SECONDS
         while waiting := [w for w in closing if not self._closed(w)]:
