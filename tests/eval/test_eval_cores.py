@@ -13,7 +13,7 @@ from test_eval_workers import TASKS, deterministic
 
 from helpers import invoke
 from reactloop.eval import EvalConfig, Rung, run_eval
-from reactloop.eval import cores as cores_module
+from reactloop.eval.run import cores as cores_module
 from reactloop.eval.run.cores import (
     CONCURRENCY_PER_WORKER,
     EPISODES_PER_WORKER,

@@ -18,11 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reactloop.eval import EvalConfig, Rung, load_suite, run_eval, runner
+from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.records.store import ResultsStore, StoredRecords
 from reactloop.eval.report.process import ReportProcess
 from reactloop.eval.report.summary import Mean
 from reactloop.eval.report.write import write_report
+from reactloop.eval.run import runner
 from reactloop.eval.run.memory import release_freed_memory
 from reactloop.eval.run.oracle import OracleFactory
 

@@ -27,6 +27,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.records.store import ResultsStore
 from reactloop.eval.report.charts import write_charts
 from reactloop.eval.report.html import render_page
@@ -81,10 +82,10 @@ class ReportProcess:
             with contextlib.suppress(OSError):
                 stdin.close()
 
-    def page(self, out: Path, record: dict[str, Any]) -> None:
+    def page(self, out: Path, record: EpisodeRecord) -> None:
         """Render the viewer page of ``record`` (in the child; thread-safe, never waits)."""
         if self._feeder is not None:
-            job = {"page": {"out": str(out), "key": record["key"], "trace": record["trace"]}}
+            job = {"page": {"out": str(out), "key": record.key, "trace": record.trace}}
             self._jobs.put(json.dumps(job))
 
     def draw(self, out: Path, data: dict[str, Any]) -> None:
@@ -148,7 +149,7 @@ def _child() -> None:
         job = json.loads(line)
         if "page" in job:
             out = Path(job["page"]["out"])
-            render_page(out, job["page"], ResultsStore(out, fsync=False))
+            render_page(out, job["page"]["trace"], ResultsStore(out, fsync=False))
         elif "charts" in job:
             if importlib.util.find_spec("matplotlib") is None:
                 print("null")  # the eval's process draws none and says why

@@ -10,6 +10,7 @@ the local backend's model calls also pass their endpoint's adaptive gate (``thro
 from __future__ import annotations
 
 import concurrent.futures as futures
+import dataclasses
 import threading
 import time
 from collections import defaultdict, deque
@@ -133,7 +134,7 @@ class LocalBackend:
 
 def stalled_record(spec: EpisodeSpec, journal: str) -> Record:
     started = time.time() - (spec.episode_seconds or spec.limits.max_seconds or 0.0)
-    return base_record(spec, started) | stalled(spec, journal)
+    return dataclasses.replace(base_record(spec, started), **stalled(spec, journal)).to_dict()
 
 
 def bound(spec: EpisodeSpec) -> float | None:

@@ -12,6 +12,7 @@ journal continues from it when it can, else starts again (``continued.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from datetime import UTC, datetime
@@ -23,11 +24,13 @@ from reactloop import (
     Agent,
     Limits,
     Model,
+    RunResult,
     StopReason,
     Tool,
     read_journal,
 )
 from reactloop.eval.records.health import HealthTally, journal_stats
+from reactloop.eval.records.record import EpisodeRecord, EpisodeRun
 from reactloop.eval.run.agent_tree import sub_agent_tools, tree_stats
 from reactloop.eval.run.continued import Attempt, one_run, start_attempt
 from reactloop.eval.run.spec import EpisodeSpec, Rung
@@ -69,8 +72,20 @@ def run_episode(
     scope: CancelScope | None = None,
     gates: EndpointGates | None = None,
 ) -> dict[str, Any] | None:
-    """Run and check one episode; its journal goes to ``trace``. None when cancelled. With
-    ``gates``, its model calls go through its endpoint's gate (``throttle.py``)."""
+    """Run and check one episode; its journal goes to ``trace``. Its record in JSON form
+    (``episode_record``'s); None when cancelled."""
+    record = episode_record(spec, trace, scope, gates)
+    return None if record is None else record.to_dict()
+
+
+def episode_record(
+    spec: EpisodeSpec,
+    trace: Path,
+    scope: CancelScope | None = None,
+    gates: EndpointGates | None = None,
+) -> EpisodeRecord | None:
+    """``run_episode``'s record, typed. With ``gates``, its model calls go through its
+    endpoint's gate (``throttle.py``)."""
     if scope is not None and scope.cancelled.is_set():
         return None
     started = time.time()
@@ -80,10 +95,8 @@ def run_episode(
         record = _run(spec, trace, attempt, scope, started)
         return record
     except Exception as exc:  # the harness could not run it: errored, retried by --resume
-        return base_record(spec, started) | {
-            "status": "errored",
-            "error": f"{type(exc).__name__}: {exc}",
-        }
+        error = f"{type(exc).__name__}: {exc}"
+        return dataclasses.replace(base_record(spec, started), status="errored", error=error)
     finally:
         if attempt is not None:
             attempt.clean_up(record)
@@ -110,7 +123,7 @@ def _run(
     attempt: Attempt,
     scope: CancelScope | None,
     started: float,
-) -> dict[str, Any] | None:
+) -> EpisodeRecord | None:
     agent = attempt.agent
     tally = HealthTally()  # the record's figures, counted as the events go to the journal
     if scope is not None:
@@ -125,14 +138,19 @@ def _run(
     # a continued run is counted from its whole journal, as one run (a call re-run counts once)
     stats = tally.stats() if attempt.state is None else journal_stats(one_run(read_journal(trace)))
     stats, tree = tree_stats(stats, trace, spec.rung.cost)  # a tree of agents scored as one
-    record = base_record(spec, started) | outcome(result.to_dict(), stats, spec.rung) | tree
-    record["tools"] = sorted(t.name for t in attempt.tools)
-    record |= attempt.marks()
+    record = dataclasses.replace(
+        base_record(spec, started),
+        run=outcome(result, stats, spec.rung),
+        error=result.error,
+        children=tree.get("children"),
+        tools=sorted(t.name for t in attempt.tools),
+        resumed=attempt.resumed(),
+        restarted=attempt.restarted,
+    )
     if result.stop_reason in ERRORED_STOPS and result.error_kind != "context_length":
-        record["status"] = "errored"
-        return record
+        return dataclasses.replace(record, status="errored")
     if result.stop_reason == StopReason.TIMEOUT and attempt.stall_cut:
-        return record | stalled(spec)
+        return dataclasses.replace(record, **stalled(spec))
     verdict = check_answer(
         spec.task,
         result.answer,
@@ -140,9 +158,8 @@ def _run(
         attempted=stats["attempted"],
         workspace=attempt.workspace,
     )
-    record["status"] = "passed" if verdict.passed else "failed"
-    record["check_detail"] = verdict.detail
-    return record
+    status = "passed" if verdict.passed else "failed"
+    return dataclasses.replace(record, status=status, check_detail=verdict.detail)
 
 
 def _model(spec: EpisodeSpec, gates: EndpointGates | None) -> Model:
@@ -154,7 +171,8 @@ def _model(spec: EpisodeSpec, gates: EndpointGates | None) -> Model:
 
 
 def stalled(spec: EpisodeSpec, journal: str = "complete") -> dict[str, Any]:
-    """What marks an episode stopped by ``--episode-seconds``: errored, continued by --resume."""
+    """What marks an episode stopped by ``--episode-seconds`` (``EpisodeRecord``'s fields):
+    errored, continued by --resume."""
     if spec.episode_seconds is not None:
         within = f"--episode-seconds {spec.episode_seconds:g}"
     else:  # given up by the scheduler at its run's own limit (the run ignored it)
@@ -167,39 +185,40 @@ def stalled(spec: EpisodeSpec, journal: str = "complete") -> dict[str, Any]:
     }
 
 
-def base_record(spec: EpisodeSpec, started: float) -> dict[str, Any]:
-    return {
-        "key": spec.key,
-        "suite": spec.suite,
-        "task_id": spec.task.id,
-        "repeat": spec.repeat,
-        "rung": spec.rung.label,
-        "model": spec.rung.spec,
-        "base_url": spec.rung.base_url,
-        "protocol": spec.protocol,
-        "seed": spec.seed,
-        "temperature": spec.temperature,
-        "reactloop_version": reactloop.__version__,
-        "expected": spec.task.expected,
-        "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
-        "trace": f"traces/{spec.file_stem}.jsonl",
-    }
+def base_record(spec: EpisodeSpec, started: float) -> EpisodeRecord:
+    """The episode's part of its record (no status yet)."""
+    return EpisodeRecord(
+        key=spec.key,
+        suite=spec.suite,
+        task_id=spec.task.id,
+        repeat=spec.repeat,
+        rung=spec.rung.label,
+        model=spec.rung.spec,
+        base_url=spec.rung.base_url,
+        protocol=spec.protocol,
+        seed=spec.seed,
+        temperature=spec.temperature,
+        reactloop_version=reactloop.__version__,
+        expected=spec.task.expected,
+        started=datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+        trace=f"traces/{spec.file_stem}.jsonl",
+    )
 
 
-def outcome(result: dict[str, Any], stats: dict[str, Any], rung: Rung) -> dict[str, Any]:
-    return {
-        "answer": result["answer"],
-        "stop_reason": result["stop_reason"],
-        "forced": result["forced"],
-        "error": result["error"],
-        "error_kind": result["error_kind"],
-        "model_calls": result["model_calls"],
-        "tool_calls": result["tool_calls"],
-        "usage": result["usage"],
-        "cost": rung.cost(result["usage"]),
-        "seconds": result["seconds"],
-        "server_model": stats["server_model"],
-        "health": stats["health"],
-        "steps": stats["steps"],
-        "called": stats["attempted"],
-    }
+def outcome(result: RunResult, stats: dict[str, Any], rung: Rung) -> EpisodeRun:
+    usage = result.usage.to_dict()
+    return EpisodeRun(
+        answer=result.answer,
+        stop_reason=str(result.stop_reason),
+        forced=result.forced,
+        error_kind=result.error_kind,
+        model_calls=result.model_calls,
+        tool_calls=result.tool_calls,
+        usage=usage,
+        cost=rung.cost(usage),
+        seconds=round(result.seconds, 3),
+        server_model=stats["server_model"],
+        health=stats["health"],
+        steps=stats["steps"],
+        called=stats["attempted"],
+    )

@@ -26,6 +26,7 @@ later evals too.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -206,11 +207,10 @@ class ProcessBackend:
 
     def _errored(self, number: int, error: str) -> None:
         spec = self._specs[number]
-        record = base_record(spec, 0.0) | {
-            "status": "errored",
-            "reason": "worker_died",
-            "error": error,
-        }
+        errored = dataclasses.replace(
+            base_record(spec, 0.0), status="errored", reason="worker_died", error=error
+        )
+        record = errored.to_dict()
         self.save(spec, record)
         self._done[number] = record
 

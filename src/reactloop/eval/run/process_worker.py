@@ -4,6 +4,7 @@ deadlock)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import signal
 import threading
@@ -96,5 +97,6 @@ class _Worker:
         try:
             record = future.result()
         except BaseException as exc:  # a bug: the episode is errored, the worker goes on
-            record = base_record(spec, 0.0) | {"status": "errored", "error": repr(exc)}
+            errored = base_record(spec, 0.0)
+            record = dataclasses.replace(errored, status="errored", error=repr(exc)).to_dict()
         self.writer.put(EpisodeDone(number, record))

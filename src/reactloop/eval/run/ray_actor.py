@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import reactloop
-from reactloop.eval.run.episode import CancelScope, run_episode
+from reactloop.eval.run.episode import CancelScope, episode_record
 from reactloop.eval.run.ray_journals import ActorJournals, Ended, Piece, Wanted
 from reactloop.eval.run.ray_workspaces import UnpackedWorkspaces
 from reactloop.eval.run.spec import EpisodeSpec
@@ -43,12 +44,12 @@ class EpisodeActor:
         record = None
         try:
             spec = self.workspaces.local(spec, workspace)
-            record = run_episode(spec, trace, self.scope, self.gates)
+            record = episode_record(spec, trace, self.scope, self.gates)
         finally:
             ended = self.journals.end(spec.file_stem)
-        if record is not None:
-            record["ray_node"] = self.node
-        return record, ended
+        if record is None:
+            return None, ended
+        return dataclasses.replace(record, ray_node=self.node).to_dict(), ended
 
     def progress(self, wanted: dict[str, Wanted]) -> dict[str, Piece]:
         return self.journals.progress(wanted)

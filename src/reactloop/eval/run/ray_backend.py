@@ -18,6 +18,7 @@ Ray fails otherwise, the episode is recorded ``errored``, ``reason: actor_died``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -28,6 +29,7 @@ from typing import Any
 
 import reactloop
 from reactloop.errors import MissingDependency, UsageError
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run.backends import stalled_record
 from reactloop.eval.run.episode import base_record
 from reactloop.eval.run.ray_actor import EpisodeActor
@@ -202,7 +204,7 @@ class RayBackend:
             record, ended = self._lost(spec, number, exc), None
         self.journals.finish(spec.file_stem, record, ended)
         if record is not None:
-            self.nodes[number] = record.get("ray_node", self.nodes[number])
+            self.nodes[number] = EpisodeRecord.from_dict(record).ray_node or self.nodes[number]
             self.save(spec, record)
         return record  # type: ignore[no-any-return]
 
@@ -210,14 +212,14 @@ class RayBackend:
         """The episode's actor died (its node with it, most often) or could not run it."""
         died = isinstance(exc, self.ray.exceptions.RayActorError)
         node = self.nodes[number]
-        return base_record(spec, time.time()) | {
-            "status": "errored",
-            "reason": "actor_died" if died else "ray_error",
-            "error": f"Ray actor {number} on node {node[:12]} lost the episode: "
-            f"{type(exc).__name__}",
-            "journal": "as far as it came back from the actor",
-            "ray_node": node,
-        }
+        return dataclasses.replace(
+            base_record(spec, time.time()),
+            status="errored",
+            reason="actor_died" if died else "ray_error",
+            error=f"Ray actor {number} on node {node[:12]} lost the episode: {type(exc).__name__}",
+            journal="as far as it came back from the actor",
+            ray_node=node,
+        ).to_dict()
 
     def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
         """The actor's thread stays busy (so it stays counted in the actor's load); the

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.records.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
 from reactloop.eval.report.process import ReportProcess
 from reactloop.eval.report.write import write_report
@@ -50,7 +51,7 @@ class EvalOutcome:
 
     @property
     def errored(self) -> int:
-        return sum(r["status"] == "errored" for r in self.records)  # one record at a time
+        return sum(EpisodeRecord.from_dict(r).errored for r in self.records)  # one at a time
 
 
 def run_eval(
@@ -126,11 +127,12 @@ class _Finished:
     def __call__(self, spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
         if record is None:
             return
+        typed = EpisodeRecord.from_dict(record)
         if self.report is not None:
-            self.report.page(self.out, record)  # rendered by the report's child meanwhile
-        self.continued += "resumed_from_step" in record
-        self.restarted += "restarted" in record
-        self.progress.advance(record)
+            self.report.page(self.out, typed)  # rendered by the report's child meanwhile
+        self.continued += typed.resumed is not None
+        self.restarted += typed.restarted is not None
+        self.progress.advance(typed)
         if self.on_record is not None:
             self.on_record(record)
         if next(self._finished) % TRIM_EVERY == 0:
