@@ -1,5 +1,6 @@
 """One episode: a task, a rung of the ladder, a protocol and a repeat, run through ``Agent.run``
-with its own journal, then checked. The record it returns is plain JSON.
+with its own journal, then checked, as an ``EpisodeRecord`` (``episode_record``;
+``run_episode`` gives its JSON form).
 
 ``errored`` (the provider failed: ``model_error``, or the harness could not run the episode)
 is kept apart from ``failed`` (the model's answer or trajectory did not solve the task, or its
