@@ -5,8 +5,8 @@ callers (``run_episode``, ``on_record``, ``EvalOutcome.records``); the writers b
 ``EpisodeRecord`` and the readers (the report, the progress bar, ``--resume``) read one.
 ``to_dict`` writes the keys a record holds in the order the eval always wrote them, so the
 files are the same as before there was a type; ``from_dict`` reads any record an earlier
-version wrote (a key it lacks reads as None, a key this version does not know is kept in
-``extra`` and written back last).
+version wrote (a key it lacks reads as None, a run's count or list as empty; a key this
+version does not know is kept in ``extra`` and written back last).
 
 Which keys a record holds: the episode's (``key`` … ``trace``) always; ``run``'s when the run
 went far enough to have a result; ``children`` for an agent with sub-agents; ``tools`` with a
