@@ -22,14 +22,19 @@ import tempfile
 from pathlib import Path
 
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.run.oracle import OracleFactory
 
 CHILD = """
 import json, sys, tempfile, time
 from pathlib import Path
-from reactloop.eval import report
-from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore, StoredRecords
+try:  # this tree's eval/ sub-packages, or a tree from before them
+    from reactloop.eval.report import write as report
+    from reactloop.eval.report.process import ReportProcess
+    from reactloop.eval.records.store import ResultsStore, StoredRecords
+except ImportError:
+    from reactloop.eval import report
+    from reactloop.eval.report_process import ReportProcess
+    from reactloop.eval.store import ResultsStore, StoredRecords
 
 out, k = Path(sys.argv[1]), int(sys.argv[2])
 store = ResultsStore(out, fsync=False)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.eval import EvalConfig, Rung, run_eval
-from reactloop.eval.tasks import Task
+from reactloop.eval.tasks.tasks import Task
 
 SERVER = """
 import sys, threading, time

@@ -14,15 +14,12 @@ OVER = {
     "messages.py",  # the neutral messages: to split by value (calls, results, turns)
     "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
     "tools/execution.py",  # the call runtime: to move beside the loop (loop/runtime/)
-    "eval/runner.py",  # eval's scheduling: to its run/ sub-package
     "loop/run_loop.py",  # the loop itself
     "loop/tool_calls.py",  # CallRunner: the judging of a call and its report
     "tools/base.py",  # Tool, @tool and ToolContext
     "viewer/page_data.py",  # a journal read into the page's values
-    "eval/ray_backend.py",  # Ray's actors and their failures
     "agent.py",  # Agent: run, arun, astream, resume, aresume
     "sandbox/paths.py",  # opening beneath a workspace, every escape refused
-    "eval/episode.py",  # one episode: run, record, resume
 }
 
 

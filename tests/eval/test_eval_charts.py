@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reactloop.eval import charts
+from reactloop.eval.report import charts
 
 pytest.importorskip("matplotlib")
 

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import invoke
 from reactloop.errors import UsageError
-from reactloop.eval.ladder import load_models_file, rungs_from_specs
+from reactloop.eval.run.ladder import load_models_file, rungs_from_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 TEA = ROOT / "examples" / "tea" / "script.json"

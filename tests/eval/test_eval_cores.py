@@ -13,15 +13,15 @@ from test_eval_workers import TASKS, deterministic
 
 from helpers import invoke
 from reactloop.eval import EvalConfig, Rung, run_eval
-from reactloop.eval import cores as cores_module
-from reactloop.eval.cores import (
+from reactloop.eval.run import cores as cores_module
+from reactloop.eval.run.cores import (
     CONCURRENCY_PER_WORKER,
     EPISODES_PER_WORKER,
     cgroup_quota,
     usable_cores,
     worker_count,
 )
-from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.run.oracle import OracleFactory
 
 TEA = Path(__file__).resolve().parents[2] / "examples" / "tea" / "script.json"
 

@@ -12,8 +12,9 @@ import pytest
 from anthropic_cached_usage import FIRST, SECOND
 from reactloop.errors import UsageError
 from reactloop.eval import Rung, Task
-from reactloop.eval.episode import EpisodeSpec, run_episode
-from reactloop.eval.ladder import load_models_file
+from reactloop.eval.run.episode import run_episode
+from reactloop.eval.run.ladder import load_models_file
+from reactloop.eval.run.spec import EpisodeSpec
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.testing import FakeAnthropicServer, message, tool_use
 from reactloop.usage import PriceTable, usage_report

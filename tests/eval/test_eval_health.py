@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal
-from reactloop.eval.health import HealthTally, journal_stats
+from reactloop.eval.records.health import HealthTally, journal_stats
 from reactloop.journal.reader import read_events
 from reactloop.tools.families.calculator import calculator_tool
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reactloop.eval.metrics import (
+from reactloop.eval.records.metrics import (
     mcnemar_exact,
     mean_over_tasks,
     pass_at_k,

@@ -14,9 +14,9 @@ from typing import Any
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeSpec, Rung
-from reactloop.eval.process_backend import ProcessBackend
-from reactloop.eval.store import ResultsStore
-from reactloop.eval.tasks import Task
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.run.process_backend import ProcessBackend
+from reactloop.eval.tasks.tasks import Task
 
 MIB = 2**20
 BOUND = 60.0  # seconds: every wait of these tests, so that a deadlock reports, not hangs

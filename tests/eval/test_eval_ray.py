@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.tasks import Task
+from reactloop.eval.run.oracle import OracleFactory
+from reactloop.eval.tasks.tasks import Task
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, error_reply
 from reactloop.testing.openai_replies import json_reply
 

@@ -26,10 +26,10 @@ from helpers import invoke
 from reactloop import FunctionModel, Model, ModelTurn
 from reactloop.errors import UsageError
 from reactloop.eval import EvalConfig, EvalOutcome, Rung, load_suite, run_eval
-from reactloop.eval.episode import EpisodeSpec
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.ray_backend import RayBackend, forwarded_env, worker_nodes
-from reactloop.eval.tasks import Task
+from reactloop.eval.run.oracle import OracleFactory
+from reactloop.eval.run.ray_backend import RayBackend, forwarded_env, worker_nodes
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.tasks.tasks import Task
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, tool_call
 from reactloop.testing.openai_replies import json_reply
 

@@ -41,8 +41,8 @@ from test_eval_resume_journal import (
 
 from reactloop import read_journal
 from reactloop.eval import EvalConfig, Rung, run_eval
-from reactloop.eval.continued import set_aside
-from reactloop.eval.ray_journals import ActorJournals, DriverJournals, Ended
+from reactloop.eval.run.continued import set_aside
+from reactloop.eval.run.ray_journals import ActorJournals, DriverJournals, Ended
 
 ray = pytest.importorskip("ray")
 
@@ -76,7 +76,7 @@ def episode_actors() -> list[int]:
     for entry in Path("/proc").iterdir():
         try:
             if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(
-                b"ray::_EpisodeActor"
+                b"ray::EpisodeActor"
             ):
                 found.append(int(entry.name))
         except OSError:

@@ -17,7 +17,7 @@ import pytest
 
 from browser import CHROMIUM, HEADLESS_FLAGS, needs_chromium
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.run.oracle import OracleFactory
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +176,7 @@ def _markdown_table(report: str, title: str) -> list[list[str]]:
 
 
 def test_index_has_the_protocol_health_table_and_a_forced_column(out: Path, tmp_path: Path) -> None:
-    from reactloop.eval.html import write_html
+    from reactloop.eval.report.html import write_html
 
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     data["episodes"][1]["forced"] = True  # as an episode whose answer came from a wind-down

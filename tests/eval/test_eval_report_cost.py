@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
-from reactloop.eval import EvalConfig, Rung, html, load_suite, report_process, run_eval, runner
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.report_process import ReportProcess
+from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval.report import html
+from reactloop.eval.report import process as report_process
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.run import runner
+from reactloop.eval.run.oracle import OracleFactory
 
 pytest.importorskip("matplotlib")
 

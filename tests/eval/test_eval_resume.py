@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.run.oracle import OracleFactory
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, error_reply
 from reactloop.testing.openai_replies import json_reply
 
@@ -65,8 +65,8 @@ import sys, threading
 from pathlib import Path
 from reactloop import FunctionModel
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.oracle import OracleFactory
+from reactloop.eval.run.oracle import OracleFactory
+from reactloop.eval.run.oracle import OracleFactory
 
 oracle = OracleFactory()
 started = 0

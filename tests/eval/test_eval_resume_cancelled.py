@@ -17,8 +17,8 @@ from pathlib import Path
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn, ToolCall, read_journal
 from reactloop.eval import EpisodeSpec, Rung, load_suite, run_episode
-from reactloop.eval.episode import CancelScope
-from reactloop.eval.oracle import OracleFactory, plan
+from reactloop.eval.run.episode import CancelScope
+from reactloop.eval.run.oracle import OracleFactory, plan
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_eval_resume_journal import (

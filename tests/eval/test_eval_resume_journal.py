@@ -22,7 +22,7 @@ import pytest
 
 from reactloop import Limits, read_journal
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_episode, run_eval
-from reactloop.eval.oracle import OracleFactory, plan, total
+from reactloop.eval.run.oracle import OracleFactory, plan, total
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, tool_call
 from reactloop.testing.openai_replies import json_reply
 

@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from reactloop import FunctionModel, Limits, Model, ModelRequest, ModelTurn, read_journal
 from reactloop.cli.eval import eval_command
-from reactloop.eval import EpisodeSpec, EvalConfig, Rung, backends, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
+from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval.run import backends
+from reactloop.eval.run.oracle import OracleFactory
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
 from reactloop.testing.openai_replies import json_reply
 

@@ -12,9 +12,10 @@ import pytest
 
 from reactloop import FunctionModel
 from reactloop.eval import Rung, Task
-from reactloop.eval.agent_specs import SubAgent
-from reactloop.eval.episode import EpisodeSpec, run_episode
-from reactloop.eval.tasks import task_from_dict
+from reactloop.eval.run.episode import run_episode
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.tasks.agent_specs import SubAgent
+from reactloop.eval.tasks.tasks import task_from_dict
 from reactloop.models.base import ModelRequest
 
 RATES = {"input": 1.0, "output": 2.0}  # $ per 1M tokens

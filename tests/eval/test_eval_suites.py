@@ -10,7 +10,7 @@ from pathlib import Path
 from helpers import call
 from reactloop import FunctionModel, ModelRequest, ModelTurn, ScriptedModel
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.summary import summarize
+from reactloop.eval.report.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 BET = re.compile(r"bet my friend (\d+) (\w+) that it would rain in (\w+) today.*in (\w+)\?")

@@ -12,8 +12,8 @@ import pytest
 
 from reactloop import FunctionModel, ModelRequest, ModelTurn, ToolCall
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_episode, run_eval
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.summary import summarize
+from reactloop.eval.report.summary import summarize
+from reactloop.eval.run.oracle import OracleFactory
 
 TASKS = tuple(load_suite("arithmetic")[:4])  # 01 and 03: two items; 02 and 04: three
 A_FAILS = frozenset({("arith-01", 0)})

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from reactloop.errors import UsageError
 from reactloop.eval import Task, check_answer, load_suite, load_tasks
-from reactloop.eval.bet_tools import convert_currency, get_current_weather
-from reactloop.eval.oracle import plan, total
-from reactloop.eval.tasks import last_number, task_from_dict
+from reactloop.eval.run.oracle import plan, total
+from reactloop.eval.tasks.bet_tools import convert_currency, get_current_weather
+from reactloop.eval.tasks.tasks import last_number, task_from_dict
 
 
 def test_last_number_reads_thousands_separators_and_decimals() -> None:

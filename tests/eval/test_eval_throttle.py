@@ -11,8 +11,8 @@ from pathlib import Path
 
 from reactloop.errors import ModelError, ProviderError
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.tasks import Task
-from reactloop.eval.throttle import MAX_HISTORY, EndpointGate, is_overload
+from reactloop.eval.run.throttle import MAX_HISTORY, EndpointGate, is_overload
+from reactloop.eval.tasks.tasks import Task
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, error_reply
 from reactloop.testing.openai_replies import json_reply
 

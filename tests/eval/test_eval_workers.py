@@ -22,8 +22,8 @@ import pytest
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.oracle import OracleFactory
-from reactloop.eval.process_backend import _context, _preload
+from reactloop.eval.run.oracle import OracleFactory
+from reactloop.eval.run.process_backend import _context, _preload
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
 from reactloop.testing.openai_replies import json_reply
 
@@ -64,9 +64,11 @@ def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> No
     import openai  # what a rung's adapter imports in the driver
 
     names = _preload()
-    assert {"reactloop.eval.process_backend", "reactloop.loop.run_loop", openai.__name__} <= set(
-        names
-    )
+    assert {
+        "reactloop.eval.run.process_backend",
+        "reactloop.loop.run_loop",
+        openai.__name__,
+    } <= set(names)
     assert not any(name.endswith("__main__") for name in names)  # it would run a command
     assert not any(name.startswith("openai.") for name in names)  # openai imports its own
     assert len(repr(names)) < 64 * 1024  # one argument of the forkserver's command line

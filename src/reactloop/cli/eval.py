@@ -13,9 +13,9 @@ import click
 from reactloop import Limits
 from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval import EvalConfig, EvalOutcome, load_suite, run_eval
-from reactloop.eval.cores import CONCURRENCY_PER_WORKER, EPISODES_PER_WORKER
-from reactloop.eval.ladder import load_models_file, parse_protocols, rungs_from_specs
-from reactloop.eval.summary import summarize
+from reactloop.eval.report.summary import summarize
+from reactloop.eval.run.cores import CONCURRENCY_PER_WORKER, EPISODES_PER_WORKER
+from reactloop.eval.run.ladder import load_models_file, parse_protocols, rungs_from_specs
 
 INTERRUPTED = 130
 
@@ -28,7 +28,7 @@ class EvalUsageError(click.ClickException):
 
 
 class WorkersType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.4 on
-    """``auto`` (None: the rule of ``reactloop.eval.cores``) or a count from 1 to 256."""
+    """``auto`` (None: the rule of ``reactloop.eval.run.cores``) or a count from 1 to 256."""
 
     name = "N|auto"
 

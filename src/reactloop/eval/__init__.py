@@ -11,31 +11,23 @@ outcome = run_eval(EvalConfig(suite="arithmetic", rungs=rungs, out=Path("eval-ou
 print(outcome.out / "report.md")
 ```
 
-Modules: ``tasks`` (a task and its checks, JSONL suites; ``agent_specs``: its sub-agents),
-``suites`` (the built-in suites),
-``bet_tools`` and ``coding`` (their tools and workspaces), ``episode`` (one run, checked, as a
-record; ``agent_tree``: a task's sub-agents run, and the tree scored as one agent),
-``continued`` (an interrupted episode continued from its journal),
-``health`` (protocol health from a run's events), ``store`` (atomic per-episode records,
-resume), ``metrics`` (Wilson, pass@k, pass^k, McNemar), ``summary`` (the tables),
-``backends``, ``process_backend`` and ``ray_backend`` (where episodes run, and stalled ones
-given up; ``process_worker``: a worker process; ``pipes``: the pipes between the driver and its
-workers, which cannot deadlock; ``ray_workspaces``: task folders sent to the Ray actors;
-``ray_journals``: the journals between the driver and the actors), ``cores`` (how many
-worker processes: the usable cores, the rule),
-``throttle`` (adaptive concurrency per endpoint), ``report``, ``html``,
-``health_table`` (the protocol-health table of both), ``charts``, ``report_process`` (pages
-and charts in a child process),
-``ladder`` (rungs from options or a models file), ``runner`` (``run_eval``), ``oracle`` (a
-deterministic model for tests and benchmarks).
+Sub-packages, in reading order (each ``__init__`` lists its files):
+
+- ``tasks``: what an eval asks (tasks, their checks, the suites, their tools)
+- ``records``: what it keeps (each episode's record, protocol health, the store, the metrics)
+- ``report``: what it shows (the tables, report.md, index.html, the charts)
+- ``run``: how it runs (episodes planned, scheduled in process, in worker processes or on
+  Ray, continued by ``--resume``; ``run_eval``)
 """
 
-from reactloop.eval.episode import EpisodeSpec, Rung, run_episode
-from reactloop.eval.ladder import load_models_file, rungs_from_specs
-from reactloop.eval.metrics import mcnemar_exact, pass_at_k, pass_hat_k, wilson_interval
-from reactloop.eval.runner import EvalConfig, EvalOutcome, run_eval
-from reactloop.eval.suites import SUITES, load_suite
-from reactloop.eval.tasks import Task, check_answer, load_tasks
+from reactloop.eval.records.metrics import mcnemar_exact, pass_at_k, pass_hat_k, wilson_interval
+from reactloop.eval.run.episode import run_episode
+from reactloop.eval.run.ladder import load_models_file, rungs_from_specs
+from reactloop.eval.run.plan import EvalConfig
+from reactloop.eval.run.runner import EvalOutcome, run_eval
+from reactloop.eval.run.spec import EpisodeSpec, Rung
+from reactloop.eval.tasks.suites import SUITES, load_suite
+from reactloop.eval.tasks.tasks import Task, check_answer, load_tasks
 
 __all__ = [
     "SUITES",

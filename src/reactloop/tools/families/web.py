@@ -3,7 +3,7 @@
 ``get_current_weather(city, unit)`` geocodes the city with Open-Meteo, then reads its current
 temperature and precipitation; ``convert_currency(amount, from_currency, to_currency)`` asks
 Frankfurter for the rate. Names, arguments and result fields are those of the offline twins in
-``reactloop.eval.bet_tools``. Every failure (an unknown city or currency, no network, a slow
+``reactloop.eval.tasks.bet_tools``. Every failure (an unknown city or currency, no network, a slow
 or broken server) is a ``ToolError``: an ``{"ok": false, "error": …}`` observation.
 
 Each base URL (a scheme, a host and a port) can be changed, for a local fake in tests:

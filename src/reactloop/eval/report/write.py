@@ -13,11 +13,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from reactloop.eval.html import write_html
-from reactloop.eval.report_markdown import errored_line, markdown_lines
-from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import ResultsStore, StoredRecords
-from reactloop.eval.summary import Tally
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.records.store import ResultsStore, StoredRecords
+from reactloop.eval.report.html import write_html
+from reactloop.eval.report.markdown import errored_line, markdown_lines
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.report.summary import Tally
 
 EPISODE_COLUMNS = (
     "key", "rung", "model", "server_model", "protocol", "task_id", "repeat", "seed",
@@ -96,12 +97,13 @@ def _first_pass(
         writer = csv.DictWriter(handle, fieldnames=list(EPISODE_COLUMNS), extrasaction="ignore")
         writer.writeheader()
         for record, text in _with_texts(records):
-            counted.add(record)
-            writer.writerow(_episode_row(record))
+            typed = EpisodeRecord.from_dict(record)
+            counted.add(typed)
+            writer.writerow(_episode_row(record))  # the JSON form's keys are the columns
             episodes.write(separator + text.replace("\n", "\n  "))
             separator = ",\n  "
-            if record["status"] == "errored":
-                errored.write(errored_line(record) + "\n")
+            if typed.errored:
+                errored.write(errored_line(typed) + "\n")
     return counted
 
 

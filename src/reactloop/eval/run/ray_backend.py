@@ -18,11 +18,10 @@ Ray fails otherwise, the episode is recorded ``errored``, ``reason: actor_died``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -30,17 +29,15 @@ from typing import Any
 
 import reactloop
 from reactloop.errors import MissingDependency, UsageError
-from reactloop.eval.backends import stalled_record
-from reactloop.eval.episode import CancelScope, EpisodeSpec, Rung, base_record, run_episode
-from reactloop.eval.ray_journals import (
-    ActorJournals,
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.run.backends import stalled_record
+from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.ray_actor import EpisodeActor
+from reactloop.eval.run.ray_journals import (
     DriverJournals,
-    Ended,
-    Piece,
-    Wanted,
 )
-from reactloop.eval.ray_workspaces import PackedWorkspaces, UnpackedWorkspaces
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.run.ray_workspaces import PackedWorkspaces
+from reactloop.eval.run.spec import EpisodeSpec, Rung
 from reactloop.models.roster import ROSTER
 
 Record = dict[str, Any]
@@ -49,49 +46,6 @@ ACTOR_CPUS = 0.01
 """What each actor reserves: its threads wait on the network. Not 0: Ray ignores a soft node
 affinity for an actor that needs no resources (both actors landed on one node)."""
 ACTOR_START_SECONDS = 180.0  # for every actor to start (a cold node imports Ray and the SDKs)
-
-
-class _EpisodeActor:
-    def __init__(self, caps: dict[str, int], default: int) -> None:
-        import ray
-
-        self.node: str = ray.get_runtime_context().get_node_id()
-        self.scope = CancelScope()
-        self.gates = EndpointGates(caps, default)
-        self.folder = Path(tempfile.mkdtemp(prefix="reactloop-ray-"))
-        self.workspaces = UnpackedWorkspaces(self.folder)
-        self.journals = ActorJournals(self.folder)
-
-    def ready(self) -> tuple[str, str]:
-        """This node's reactloop version, and the node's id."""
-        return reactloop.__version__, self.node
-
-    def run(
-        self, spec: EpisodeSpec, workspace: bytes | None = None, journal: bytes | None = None
-    ) -> tuple[Record | None, Ended]:
-        """The episode's record and journal; ``journal``: the one ``--resume`` may continue."""
-        trace = self.journals.begin(spec.file_stem, journal)
-        record = None
-        try:
-            spec = self.workspaces.local(spec, workspace)
-            record = run_episode(spec, trace, self.scope, self.gates)
-        finally:
-            ended = self.journals.end(spec.file_stem)
-        if record is not None:
-            record["ray_node"] = self.node
-        return record, ended
-
-    def progress(self, wanted: dict[str, Wanted]) -> dict[str, Piece]:
-        return self.journals.progress(wanted)
-
-    def cancel(self) -> None:
-        self.scope.cancel()
-
-    def cleanup(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-    def endpoints(self) -> list[dict[str, Any]]:
-        return self.gates.summaries()
 
 
 def forwarded_env(rungs: Iterable[Rung], environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -179,7 +133,7 @@ class RayBackend:
             max_task_retries=TASK_RETRIES,
         )
         env = forwarded_env(rungs)
-        actor_class = remote(_EpisodeActor)
+        actor_class = remote(EpisodeActor)
         runtime_env = {"env_vars": env} if env else None
         self.actors = [
             actor_class.options(
@@ -250,7 +204,7 @@ class RayBackend:
             record, ended = self._lost(spec, number, exc), None
         self.journals.finish(spec.file_stem, record, ended)
         if record is not None:
-            self.nodes[number] = record.get("ray_node", self.nodes[number])
+            self.nodes[number] = EpisodeRecord.from_dict(record).ray_node or self.nodes[number]
             self.save(spec, record)
         return record  # type: ignore[no-any-return]
 
@@ -258,14 +212,14 @@ class RayBackend:
         """The episode's actor died (its node with it, most often) or could not run it."""
         died = isinstance(exc, self.ray.exceptions.RayActorError)
         node = self.nodes[number]
-        return base_record(spec, time.time()) | {
-            "status": "errored",
-            "reason": "actor_died" if died else "ray_error",
-            "error": f"Ray actor {number} on node {node[:12]} lost the episode: "
-            f"{type(exc).__name__}",
-            "journal": "as far as it came back from the actor",
-            "ray_node": node,
-        }
+        return dataclasses.replace(
+            base_record(spec, time.time()),
+            status="errored",
+            reason="actor_died" if died else "ray_error",
+            error=f"Ray actor {number} on node {node[:12]} lost the episode: {type(exc).__name__}",
+            journal="as far as it came back from the actor",
+            ray_node=node,
+        ).to_dict()
 
     def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
         """The actor's thread stays busy (so it stays counted in the actor's load); the

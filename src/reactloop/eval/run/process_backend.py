@@ -26,6 +26,7 @@ later evals too.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -37,10 +38,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.backends import stalled_record
-from reactloop.eval.episode import EpisodeSpec, base_record
-from reactloop.eval.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
-from reactloop.eval.process_worker import serve
+from reactloop.eval.run.backends import stalled_record
+from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
+from reactloop.eval.run.process_worker import serve
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.worker_messages import (
+    Abandon,
+    Cancel,
+    Close,
+    EpisodeDone,
+    FromWorker,
+    RunEpisode,
+)
 
 Record = dict[str, Any]
 JOIN_SECONDS = 10.0  # a closed worker's exit (a thread given up as stalled may keep it)
@@ -52,7 +62,7 @@ PRELOADED = frozenset(
 """Packages whose modules the driver has imported, the forkserver imports too: reactloop's
 and the model SDKs' with their HTTP stack (what they import comes along)."""
 RUN_MODULES = (
-    "reactloop.eval.process_worker",
+    "reactloop.eval.run.process_worker",
     "reactloop.loop.run_loop",
     "reactloop.tools.custody",
     "encodings.idna",
@@ -144,7 +154,7 @@ class ProcessBackend:
             return number
         worker = min(alive, key=loads.__getitem__)
         self._where[number] = worker
-        self.writers[worker].put(("run", number, spec))  # never blocks: its Writer sends
+        self.writers[worker].put(RunEpisode(number, spec))  # never blocks: its Writer sends
         return number
 
     def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
@@ -164,16 +174,15 @@ class ProcessBackend:
         except queue.Empty:
             pass
 
-    def _take(self, worker: int, message: Any) -> None:
+    def _take(self, worker: int, message: FromWorker | None) -> None:
         if message is None:  # its results pipe ended: the worker exited, died or was killed
             self._gone.add(worker)
             self._lost(worker)
-        elif message[0] == "record":
-            _, number, record = message
-            if self._where.pop(number, None) is not None:  # else abandoned, or given up
-                self._done[number] = record
+        elif isinstance(message, EpisodeDone):
+            if self._where.pop(message.number, None) is not None:  # else abandoned, given up
+                self._done[message.number] = message.record
         else:
-            self._endpoints += [s | {"worker": worker} for s in message[1]]
+            self._endpoints += [s | {"worker": worker} for s in message.summaries]
 
     def _check_writers(self) -> None:
         """A worker that has read nothing it was sent for ``write_seconds`` is given up: killed
@@ -198,11 +207,10 @@ class ProcessBackend:
 
     def _errored(self, number: int, error: str) -> None:
         spec = self._specs[number]
-        record = base_record(spec, 0.0) | {
-            "status": "errored",
-            "reason": "worker_died",
-            "error": error,
-        }
+        errored = dataclasses.replace(
+            base_record(spec, 0.0), status="errored", reason="worker_died", error=error
+        )
+        record = errored.to_dict()
         self.save(spec, record)
         self._done[number] = record
 
@@ -219,13 +227,13 @@ class ProcessBackend:
         if worker is None or not self._usable(worker):
             self.save(spec, record)
         else:
-            self.writers[worker].put(("abandon", handle))
+            self.writers[worker].put(Abandon(handle))
         return record
 
     def cancel(self) -> None:
         for worker, writer in enumerate(self.writers):
             if self._usable(worker):
-                writer.put(("cancel",))
+                writer.put(Cancel())
 
     def endpoints(self) -> list[Record]:
         return list(self._endpoints)
@@ -237,7 +245,7 @@ class ProcessBackend:
         closing = [w for w in range(len(self.writers)) if self._usable(w)]
         for worker, writer in enumerate(self.writers):
             if worker in closing:
-                writer.put(("close",))
+                writer.put(Close())
             writer.close()  # its thread sends what is queued, then closes the pipe
         deadline = time.monotonic() + CLOSE_SECONDS
         while waiting := [w for w in closing if not self._closed(w)]:

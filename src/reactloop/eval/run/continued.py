@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop import Agent, Journal, Limits, RunResult, StopReason, Tool
 from reactloop.errors import UsageError
-from reactloop.eval.toolset import make_workspace, needs_workspace
+from reactloop.eval.records.record import EpisodeRecord, Resumed
+from reactloop.eval.tasks.toolset import make_workspace, needs_workspace
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Observer
 from reactloop.journal.one_run import as_one_run
@@ -40,7 +41,7 @@ from reactloop.resume.resume_run import mismatch, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
 if TYPE_CHECKING:
-    from reactloop.eval.episode import EpisodeSpec
+    from reactloop.eval.run.spec import EpisodeSpec
 
 Build = Callable[[Path | None, Limits], tuple[Agent, list[Tool]]]
 """The episode's agent (and its tools) for a workspace and limits; without a journal."""
@@ -75,20 +76,19 @@ class Attempt:
         self.cancelled = result.stop_reason == StopReason.CANCELLED
         return result
 
-    def clean_up(self, record: Mapping[str, Any] | None) -> None:
+    def clean_up(self, record: EpisodeRecord | None) -> None:
         """Remove the workspace, unless ``--resume`` may continue the work in it (a stalled
         or cancelled episode: killed ones never get here)."""
-        stalled = record is not None and record.get("reason") == "stalled"
+        stalled = record is not None and record.reason == "stalled"
         if self.workspace is not None and not stalled and not self.cancelled:
             shutil.rmtree(self.workspace, ignore_errors=True)
 
-    def marks(self) -> dict[str, Any]:
-        """What the record says of this attempt: continued from which step, or restarted."""
-        if self.state is not None:
-            return {"resumed_from_step": self.state.step, "resumed_after": self.state.why}
-        if self.restarted is not None:
-            return {"restarted": self.restarted}
-        return {}
+    def resumed(self) -> Resumed | None:
+        """What the record says of a continued attempt: from which step, after what (a
+        restarted one says ``restarted``)."""
+        if self.state is None:
+            return None
+        return Resumed(step=self.state.step, after=self.state.why)
 
 
 def start_attempt(spec: EpisodeSpec, trace: Path, build: Build) -> Attempt:

@@ -10,7 +10,7 @@ waits for the child to finish the pages and the charts and answers the charts it
 there is no child (``here()``, or it could not start, or it died), ``names`` draws the charts
 in this process and ``write_pages`` renders the pages the child did not.
 
-    python -m reactloop.eval.report_process     # the child: one JSON job a line on stdin
+    python -m reactloop.eval.report.process     # the child: one JSON job a line on stdin
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.charts import write_charts
-from reactloop.eval.html import render_page
-from reactloop.eval.store import ResultsStore
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.report.charts import write_charts
+from reactloop.eval.report.html import render_page
 
 _END = None
 REPORT_SECONDS = 300.0
@@ -56,7 +57,7 @@ class ReportProcess:
         env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "reactloop.eval.report_process"],
+                [sys.executable, "-m", "reactloop.eval.report.process"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -81,10 +82,10 @@ class ReportProcess:
             with contextlib.suppress(OSError):
                 stdin.close()
 
-    def page(self, out: Path, record: dict[str, Any]) -> None:
+    def page(self, out: Path, record: EpisodeRecord) -> None:
         """Render the viewer page of ``record`` (in the child; thread-safe, never waits)."""
         if self._feeder is not None:
-            job = {"page": {"out": str(out), "key": record["key"], "trace": record["trace"]}}
+            job = {"page": {"out": str(out), "key": record.key, "trace": record.trace}}
             self._jobs.put(json.dumps(job))
 
     def draw(self, out: Path, data: dict[str, Any]) -> None:
@@ -148,7 +149,7 @@ def _child() -> None:
         job = json.loads(line)
         if "page" in job:
             out = Path(job["page"]["out"])
-            render_page(out, job["page"], ResultsStore(out, fsync=False))
+            render_page(out, job["page"]["trace"], ResultsStore(out, fsync=False))
         elif "charts" in job:
             if importlib.util.find_spec("matplotlib") is None:
                 print("null")  # the eval's process draws none and says why

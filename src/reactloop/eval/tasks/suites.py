@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from reactloop.errors import UsageError
-from reactloop.eval.bet_tools import WEATHER, converted, rained
-from reactloop.eval.coding import coding_tasks
-from reactloop.eval.tasks import Task, load_tasks
+from reactloop.eval.tasks.bet_tools import WEATHER, converted, rained
+from reactloop.eval.tasks.coding import coding_tasks
+from reactloop.eval.tasks.tasks import Task, load_tasks
 
 ITEMS = (
     ("notebooks", "notebook"),

@@ -1,66 +1,38 @@
 """``run_eval(config)``: plan the episodes, skip the ones already recorded, run the rest on a
 backend, store each record as it finishes, and write the report.
 
-Episode seeds: with ``seed`` given, repeat r of every task runs with seed ``seed + r``, so
-repeats differ from each other and a rerun with the same seed reproduces them.
+The config, its checks and the plan are ``plan.py``'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import reactloop
-from reactloop import Limits, resolve_model
-from reactloop.errors import UsageError
-from reactloop.eval.backends import Backend, LocalBackend, OnDone, dispatch
-from reactloop.eval.cores import usable_cores, worker_count
-from reactloop.eval.episode import EpisodeSpec, Rung
-from reactloop.eval.memory import release_freed_memory
-from reactloop.eval.process_backend import ProcessBackend
-from reactloop.eval.progress import EvalProgress
-from reactloop.eval.ray_backend import RayBackend
-from reactloop.eval.report import write_report
-from reactloop.eval.report_process import ReportProcess
-from reactloop.eval.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
-from reactloop.eval.suites import load_suite
-from reactloop.eval.tasks import Task
-from reactloop.eval.throttle import EndpointGates
-from reactloop.eval.toolset import EVAL_FAMILIES
-from reactloop.tools.registry import parse_families
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.records.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
+from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.report.write import write_report
+from reactloop.eval.run.backends import Backend, LocalBackend, OnDone, dispatch
+from reactloop.eval.run.cores import usable_cores, worker_count
+from reactloop.eval.run.memory import release_freed_memory
+from reactloop.eval.run.plan import EvalConfig, check, manifest, plan
+from reactloop.eval.run.process_backend import ProcessBackend
+from reactloop.eval.run.progress import EvalProgress
+from reactloop.eval.run.ray_backend import RayBackend
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.throttle import EndpointGates
+from reactloop.eval.tasks.suites import load_suite
 
 TRIM_EVERY = 1000
 """Episodes between two returns of the freed heap to the system (``release_freed_memory``)."""
 REPORT_CHILD_FROM = 64
 """Episodes to run from which the report's pages and charts are made in a child process (its
 start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class EvalConfig:
-    suite: str
-    rungs: tuple[Rung, ...]
-    out: Path
-    repeats: int = 3
-    concurrency: int = 4
-    backend: str = "local"
-    ray_address: str | None = None
-    ray_actors: int | None = None  # None: one per Ray node, at least two
-    workers: int | None = 1  # None: one a usable core, as the eval can use (eval/cores.py)
-    resume: bool = False
-    seed: int | None = None
-    temperature: float | None = None
-    limits: Limits = field(default_factory=lambda: Limits(max_seconds=300.0))
-    episode_seconds: float | None = None
-    tasks: tuple[Task, ...] | None = None
-    progress: bool = False
-    report: bool = True
-    fsync: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,39 +51,14 @@ class EvalOutcome:
 
     @property
     def errored(self) -> int:
-        return sum(r["status"] == "errored" for r in self.records)  # one record at a time
-
-
-def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
-    """Every episode, repeat-major so that partial results cover every task and rung."""
-    return [
-        EpisodeSpec(
-            suite=config.suite,
-            task=task,
-            rung=rung,
-            protocol=protocol,
-            repeat=repeat,
-            seed=None if config.seed is None else config.seed + repeat,
-            temperature=config.temperature,
-            limits=config.limits,
-            episode_seconds=config.episode_seconds,
-            continue_journal=config.resume,
-        )
-        for repeat in range(config.repeats)
-        for task in tasks
-        for rung in config.rungs
-        for protocol in rung.protocols
-    ]
+        return sum(EpisodeRecord.from_dict(r).errored for r in self.records)  # one at a time
 
 
 def run_eval(
     config: EvalConfig, *, on_record: Callable[[dict[str, Any]], None] | None = None
 ) -> EvalOutcome:
-    _validate(config)
     tasks = list(config.tasks) if config.tasks is not None else load_suite(config.suite)
-    _check_tools(tasks)
-    if config.backend == "local":
-        _check_models(config)
+    check(config, tasks)
     store = ResultsStore(config.out, fsync=config.fsync)
     stored = store.prepare(manifest(config, tasks), resume=config.resume)
     specs = plan(config, tasks)
@@ -124,28 +71,12 @@ def run_eval(
         enabled=config.progress,
         label=_label(config),
     )
-    made = {"continued": 0, "restarted": 0}
     moved = _moved(specs, stored)
     del stored  # the records are on disk: the driver keeps none of them
     report = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
-
-    finished = itertools.count(1)
-
-    def done(spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
-        if record is None:
-            return
-        if report is not None:
-            report.page(config.out, record)  # rendered by the report's child meanwhile
-        made["continued"] += "resumed_from_step" in record
-        made["restarted"] += "restarted" in record
-        progress.advance(record)
-        if on_record is not None:
-            on_record(record)
-        if next(finished) % TRIM_EVERY == 0:
-            release_freed_memory()
-
+    done = _Finished(config.out, progress, report, on_record)
     try:
         with progress:
             completed, endpoints = _run_episodes(config, store, todo, done, report)
@@ -163,7 +94,8 @@ def run_eval(
         repeats=config.repeats,
         endpoints=endpoints,
         workers=config.workers or 1,
-        **made,
+        continued=done.continued,
+        restarted=done.restarted,
     )
     if config.report:
         release_freed_memory()  # the last episodes' heap, before the report walks the records
@@ -174,6 +106,37 @@ def run_eval(
 
 
 _ABSENT = Stored(None, "")
+
+
+class _Finished:
+    """What the driver does as each episode ends (``OnDone``): its page to the report's
+    child, the counts and the progress bar, the caller's ``on_record``, and every
+    ``TRIM_EVERY`` episodes the freed heap given back."""
+
+    def __init__(
+        self,
+        out: Path,
+        progress: EvalProgress,
+        report: ReportProcess | None,
+        on_record: Callable[[dict[str, Any]], None] | None,
+    ) -> None:
+        self.out, self.progress, self.report, self.on_record = out, progress, report, on_record
+        self.continued = self.restarted = 0
+        self._finished = itertools.count(1)
+
+    def __call__(self, spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
+        if record is None:
+            return
+        typed = EpisodeRecord.from_dict(record)
+        if self.report is not None:
+            self.report.page(self.out, typed)  # rendered by the report's child meanwhile
+        self.continued += typed.resumed is not None
+        self.restarted += typed.restarted is not None
+        self.progress.advance(typed)
+        if self.on_record is not None:
+            self.on_record(record)
+        if next(self._finished) % TRIM_EVERY == 0:
+            release_freed_memory()
 
 
 def _moved(specs: list[EpisodeSpec], stored: dict[str, Stored]) -> dict[str, str]:
@@ -219,26 +182,8 @@ def _run_episodes(
     return completed, gates.summaries()
 
 
-def _validate(config: EvalConfig) -> None:
-    if config.repeats < 1:
-        raise UsageError("--repeats must be at least 1")
-    if config.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    if config.workers is not None and config.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    if config.episode_seconds is not None and not config.episode_seconds > 0:
-        raise UsageError("--episode-seconds must be more than 0")
-    if not config.rungs:
-        raise UsageError("name at least one model: --model SPEC or --models FILE")
-    if config.backend not in ("local", "ray"):
-        raise UsageError(f"--backend must be local or ray, not {config.backend!r}")
-    labels = [r.label for r in config.rungs]
-    if len(set(labels)) != len(labels):
-        raise UsageError("rung labels must be unique")
-
-
 def _workers(config: EvalConfig, episodes: int) -> int:
-    """``workers``, or (None) the rule of ``eval/cores.py``; the Ray backend has none."""
+    """``workers``, or (None) the rule of ``eval/run/cores.py``; the Ray backend has none."""
     if config.backend != "local":
         return 1
     cores = usable_cores()
@@ -251,21 +196,6 @@ def _label(config: EvalConfig) -> str:
     if config.backend != "local":
         return f"eval · {config.backend}"
     return f"eval · {config.workers} workers" if config.workers != 1 else "eval · 1 process"
-
-
-def _check_tools(tasks: list[Task]) -> None:
-    for task in tasks:
-        try:
-            parse_families(",".join(n for n in task.tools if n not in EVAL_FAMILIES))
-        except UsageError as exc:
-            raise UsageError(f"task {task.id}: {exc}") from None
-
-
-def _check_models(config: EvalConfig) -> None:
-    """Resolve each spec once, so that a misspelt one is a usage error, not N errored episodes."""
-    for rung in config.rungs:
-        if rung.factory is None:
-            resolve_model(rung.spec, rung.settings(config.seed, config.temperature))
 
 
 def _backend(
@@ -295,30 +225,3 @@ def _backend(
             fsync=config.fsync,
         )
     return LocalBackend(config.concurrency, store.traces, save, gates)
-
-
-def manifest(config: EvalConfig, tasks: list[Task]) -> dict[str, Any]:
-    return {
-        "suite": config.suite,
-        "tasks": [task.id for task in tasks],
-        "rungs": [
-            {
-                "label": r.label,
-                "spec": r.spec,
-                "base_url": r.base_url,
-                "protocols": list(r.protocols),
-                "concurrency": r.concurrency,
-                "prices": r.prices,
-            }
-            for r in config.rungs
-        ],
-        "repeats": config.repeats,
-        "seed": config.seed,
-        "temperature": config.temperature,
-        "concurrency": config.concurrency,
-        "episode_seconds": config.episode_seconds,
-        "backend": config.backend,
-        "workers": "auto" if config.workers is None else config.workers,
-        "reactloop_version": reactloop.__version__,
-        "python": sys.version.split()[0],
-    }

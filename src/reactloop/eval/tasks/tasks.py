@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
-from reactloop.eval.agent_specs import SubAgent, agents_from
+from reactloop.eval.tasks.agent_specs import SubAgent, agents_from
 
 CHECKS = ("number", "exact", "contains", "command")
 COMMAND_TIMEOUT = 120.0

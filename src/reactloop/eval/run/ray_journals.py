@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.continued import ASIDE, set_aside
+from reactloop.eval.run.continued import ASIDE, set_aside
 
 STREAM_SECONDS = 1.0
 Wanted = tuple[str, bool, int]  # what the driver has: the run's token, restarted, its length

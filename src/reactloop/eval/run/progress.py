@@ -9,6 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from reactloop.eval.records.record import EpisodeRecord
+
 
 class EvalProgress:
     def __init__(
@@ -45,12 +47,12 @@ class EvalProgress:
         errored = f", {self.errored} errored" if self.errored else ""
         return f"passed {self.passed}/{self.scored} ({share}){errored}"
 
-    def advance(self, record: dict[str, Any]) -> None:
-        if record["status"] == "errored":
+    def advance(self, record: EpisodeRecord) -> None:
+        if record.errored:
             self.errored += 1
         else:
             self.scored += 1
-            self.passed += record["status"] == "passed"
+            self.passed += record.passed
         self._progress.update(self._task, advance=1, status=self._status())
 
     def __enter__(self) -> EvalProgress:

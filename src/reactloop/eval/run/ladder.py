@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.errors import UsageError
-from reactloop.eval.episode import Rung
+from reactloop.eval.run.spec import Rung
 from reactloop.usage.prices import PRICE_KEYS
 
 PROTOCOLS = ("native", "text")

@@ -18,8 +18,14 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
-from reactloop.eval.health import HEALTH_COUNTS
-from reactloop.eval.metrics import mcnemar_exact, mean_over_tasks, percentile, wilson_interval
+from reactloop.eval.records.health import HEALTH_COUNTS
+from reactloop.eval.records.metrics import (
+    mcnemar_exact,
+    mean_over_tasks,
+    percentile,
+    wilson_interval,
+)
+from reactloop.eval.records.record import NO_RUN, EpisodeRecord, EpisodeRun
 
 Group = tuple[str, str]  # (rung label, protocol)
 # rate name -> (numerator count, denominator count)
@@ -109,41 +115,40 @@ class GroupTally:
         self.call_seconds, self.costs = Values(), Values()
         self.steps: dict[int, _Step] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: EpisodeRecord) -> None:
         self.episodes += 1
-        if record.get("server_model"):
-            self.server_models.add(record["server_model"])
-        for step in record.get("steps", ()):
+        run = record.run or NO_RUN
+        if run.server_model:
+            self.server_models.add(run.server_model)
+        for step in run.steps:
             self.steps.setdefault(step["step"], _Step()).add(step)
-        if record["status"] == "errored":
+        if record.errored:
             return
         self.scored += 1
-        trials = self.tasks.setdefault(record["task_id"], [0, 0])
+        trials = self.tasks.setdefault(str(record.task_id), [0, 0])
         trials[0] += 1
-        if record["status"] == "passed":
+        if record.passed:
             trials[1] += 1
             self.passed += 1
-            self.steps_success.add(record["model_calls"])
-            self.tools_success.add(record["tool_calls"])
-        self._add_health(record)
-        self._add_spending(record)
+            self.steps_success.add(run.model_calls)
+            self.tools_success.add(run.tool_calls)
+        self._add_health(run)
+        self._add_spending(run)
 
-    def _add_health(self, record: dict[str, Any]) -> None:
-        health = record.get("health") or {}
-        for name, value in health.items():
+    def _add_health(self, run: EpisodeRun) -> None:
+        for name, value in run.health.items():
             self.health[name] = self.health.get(name, 0) + int(value)
-        self.loop_stops += record.get("stop_reason") == "loop_detected"
-        self.wind_down_episodes += health.get("wind_downs", 0) > 0
+        self.loop_stops += run.stop_reason == "loop_detected"
+        self.wind_down_episodes += run.health.get("wind_downs", 0) > 0
 
-    def _add_spending(self, record: dict[str, Any]) -> None:
-        usage = record.get("usage") or {}
+    def _add_spending(self, run: EpisodeRun) -> None:
         for name in self.tokens:
-            self.tokens[name] += usage.get(name, 0)
-        for step in record.get("steps", ()):
+            self.tokens[name] += run.usage.get(name, 0)
+        for step in run.steps:
             if step["seconds"] is not None:
                 self.call_seconds.add(step["seconds"])
-        if record.get("cost") is not None:
-            self.costs.add(record["cost"])
+        if run.cost is not None:
+            self.costs.add(run.cost)
 
     def trials(self) -> list[tuple[int, int]]:
         return [(n, c) for n, c in self.tasks.values()]
@@ -217,10 +222,10 @@ class Tally:
     def __init__(self) -> None:
         self.groups: dict[Group, GroupTally] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
-        group = (record["rung"], record["protocol"])
+    def add(self, record: EpisodeRecord) -> None:
+        group = (str(record.rung), str(record.protocol))
         if group not in self.groups:
-            self.groups[group] = GroupTally(record["model"])
+            self.groups[group] = GroupTally(record.model)
         self.groups[group].add(record)
 
     def summary(self, k: int) -> list[dict[str, Any]]:
@@ -257,9 +262,10 @@ def _compare(a: Group, b: Group, solved_a: dict[str, bool], solved_b: dict[str, 
 
 
 def tally(records: Iterable[dict[str, Any]]) -> Tally:
+    """The tables of records in JSON form (a results folder's, ``EvalOutcome.records``)."""
     counted = Tally()
     for record in records:
-        counted.add(record)
+        counted.add(EpisodeRecord.from_dict(record))
     return counted
 
 

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from reactloop import Agent, Limits, Model, Tool, read_journal
 from reactloop.errors import JournalError
-from reactloop.eval.health import journal_stats
-from reactloop.eval.toolset import episode_tools
+from reactloop.eval.records.health import journal_stats
+from reactloop.eval.tasks.toolset import episode_tools
 from reactloop.usage.children import child_journal, child_usages
 
 if TYPE_CHECKING:
-    from reactloop.eval.tasks import Task
+    from reactloop.eval.tasks.tasks import Task
 
 MAX_DEPTH = 8  # journals naming each other in a loop are not followed further
 

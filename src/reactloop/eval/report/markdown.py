@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from reactloop.eval.health_table import HEALTH_NOTE, health_rows, percent
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.report.health_table import HEALTH_NOTE, health_rows, percent
 
 
 def number(value: float | None, digits: int = 1) -> str:
@@ -16,7 +17,7 @@ def number(value: float | None, digits: int = 1) -> str:
 
 
 def markdown(data: dict[str, Any], *, k: int, charts: Sequence[str] = ()) -> str:
-    errored = (errored_line(r) for r in data["episodes"] if r["status"] == "errored")
+    errored = (errored_line(r) for r in map(EpisodeRecord.from_dict, data["episodes"]) if r.errored)
     return "\n".join(markdown_lines(data, k=k, charts=charts, errored=errored)) + "\n"
 
 
@@ -145,8 +146,8 @@ def _tasks(ids: Sequence[str]) -> str:
     return f"{len(ids)}: " + ", ".join(ids) if ids else "0"
 
 
-def errored_line(record: dict[str, Any]) -> str:
-    return f"- `{record['key']}`: {str(record.get('error') or '')[:200]}"
+def errored_line(record: EpisodeRecord) -> str:
+    return f"- `{record.key}`: {str(record.error or '')[:200]}"
 
 
 def _errored_list(lines: Iterable[str]) -> Iterator[str]:

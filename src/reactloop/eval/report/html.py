@@ -13,8 +13,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.health_table import HEALTH_NOTE, health_rows
-from reactloop.eval.store import ResultsStore
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.report.health_table import HEALTH_NOTE, health_rows
 from reactloop.viewer import render_html
 
 _STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
@@ -30,7 +31,7 @@ def write_pages(out: Path, episodes: Sequence[dict[str, Any]]) -> dict[str, str 
     """Each episode's viewer page (rendered when missing or stale), by key."""
     store = ResultsStore(out, fsync=False)
     (out / "pages").mkdir(exist_ok=True)
-    return {r["key"]: render_page(out, r, store) for r in episodes}
+    return {r["key"]: render_page(out, r.get("trace"), store) for r in episodes}
 
 
 def write_html(
@@ -61,20 +62,24 @@ def write_html(
         f"<title>reactloop eval</title><style>{_STYLE}</style></head><body>"
     )
 
-    def link(record: dict[str, Any]) -> str | None:
-        return links.get(record["key"]) if links is not None else render_page(out, record, store)
+    def link(record: EpisodeRecord) -> str | None:
+        if links is not None:
+            return links.get(record.key)
+        return render_page(out, record.trace, store)
 
     path = out / "index.html"
-    rows = (_episode_row(record, link(record)) for record in data["episodes"])
+    typed = map(EpisodeRecord.from_dict, data["episodes"])
+    rows = (_episode_row(record, link(record)) for record in typed)
     opening = [start, *(part + "\n" for part in head), "<h2>Episodes</h2><table>", _EPISODE_HEAD]
     store.write_pieces(path, itertools.chain(opening, rows, ["</table></body></html>\n"]))
     return path
 
 
-def render_page(out: Path, record: dict[str, Any], store: ResultsStore) -> str | None:
-    """The page's path relative to ``out`` (rendered if missing or stale), or None."""
-    trace = out / str(record.get("trace") or "")
-    if not record.get("trace") or not trace.is_file():
+def render_page(out: Path, journal: str | None, store: ResultsStore) -> str | None:
+    """The page of the episode whose journal is ``journal`` (a record's ``trace``): its path
+    relative to ``out`` (rendered if missing or stale), or None."""
+    trace = out / str(journal or "")
+    if not journal or not trace.is_file():
         return None
     page = out / "pages" / (trace.stem + ".html")
     if not page.exists() or page.stat().st_mtime < trace.stat().st_mtime:
@@ -122,14 +127,16 @@ _EPISODE_HEAD = (
 )
 
 
-def _episode_row(record: dict[str, Any], link: str | None) -> str:
-    name = escape(record["key"])
+def _episode_row(record: EpisodeRecord, link: str | None) -> str:
+    name = escape(record.key)
     label = f'<a href="{escape(link)}">{name}</a>' if link else name
-    status = escape(str(record["status"]))
-    answer = escape(str(record.get("answer") or record.get("error") or "")[:120])
-    forced = '<td class="forced">forced</td>' if record.get("forced") is True else "<td></td>"
+    status = escape(str(record.status))
+    run = record.run
+    answer = escape(str((run and run.answer) or record.error or "")[:120])
+    forced = '<td class="forced">forced</td>' if run and run.forced is True else "<td></td>"
+    stop = escape(str((run and run.stop_reason) or "–"))
     return (
         f'<tr><td>{label}</td><td class="{status}">{status}</td>'
-        f"<td>{escape(str(record.get('stop_reason') or '–'))}</td>{forced}<td>{answer}</td>"
-        f"<td>{record.get('model_calls', '–')}</td></tr>"
+        f"<td>{stop}</td>{forced}<td>{answer}</td>"
+        f"<td>{run.model_calls if run else '–'}</td></tr>"
     )

@@ -3,13 +3,14 @@
 ``dispatch`` holds at most ``concurrency`` episodes in flight, and at most each endpoint's cap
 on that endpoint, filling free slots round-robin over the endpoints so that one slow server does
 not take every slot. A backend runs one episode per ``submit``: ``LocalBackend`` in a thread
-pool, ``RayBackend`` (``reactloop.eval.ray_backend``) as calls to Ray actors. Within an episode,
+pool, ``RayBackend`` (``reactloop.eval.run.ray_backend``) as calls to Ray actors. Within an episode,
 the local backend's model calls also pass their endpoint's adaptive gate (``throttle.py``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as futures
+import dataclasses
 import threading
 import time
 from collections import defaultdict, deque
@@ -17,8 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from reactloop.eval.episode import CancelScope, EpisodeSpec, base_record, run_episode, stalled
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.run.episode import CancelScope, base_record, run_episode, stalled
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.throttle import EndpointGates
 
 Record = dict[str, Any]
 STALL_GRACE = 2.0  # seconds past its --episode-seconds before an episode is given up
@@ -132,7 +134,7 @@ class LocalBackend:
 
 def stalled_record(spec: EpisodeSpec, journal: str) -> Record:
     started = time.time() - (spec.episode_seconds or spec.limits.max_seconds or 0.0)
-    return base_record(spec, started) | stalled(spec, journal)
+    return dataclasses.replace(base_record(spec, started), **stalled(spec, journal)).to_dict()
 
 
 def bound(spec: EpisodeSpec) -> float | None:

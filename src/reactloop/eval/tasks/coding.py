@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from reactloop.eval.tasks import Task
+from reactloop.eval.tasks.tasks import Task
 
 _AVERAGE_TESTS = """import pytest
 from calc import average, spread

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.episode import EpisodeSpec
+from reactloop.eval.run.spec import EpisodeSpec
 
 
 def pack(folder: Path) -> bytes:

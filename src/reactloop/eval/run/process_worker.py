@@ -1,9 +1,10 @@
 """The worker process of ``ProcessBackend``: its main thread reads the tasks pipe and nothing
-else; a ``Writer`` thread sends the results (``reactloop.eval.pipes`` says why that cannot
+else; a ``Writer`` thread sends the results (``reactloop.eval.run.pipes`` says why that cannot
 deadlock)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import signal
 import threading
@@ -11,11 +12,21 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from reactloop.eval.backends import LocalBackend
-from reactloop.eval.episode import EpisodeSpec, base_record
-from reactloop.eval.pipes import CLOSE_SECONDS, Writer
-from reactloop.eval.store import ResultsStore
-from reactloop.eval.throttle import EndpointGates
+from reactloop.eval.records.store import ResultsStore
+from reactloop.eval.run.backends import LocalBackend
+from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.pipes import CLOSE_SECONDS, Writer
+from reactloop.eval.run.spec import EpisodeSpec
+from reactloop.eval.run.throttle import EndpointGates
+from reactloop.eval.run.worker_messages import (
+    Abandon,
+    Cancel,
+    Close,
+    Endpoints,
+    EpisodeDone,
+    RunEpisode,
+    ToWorker,
+)
 
 
 def serve(
@@ -26,9 +37,9 @@ def serve(
     caps: dict[str, int],
     fsync: bool,
 ) -> None:
-    """The child: run each (number, spec) it gets; answer (number, record) when it ends.
+    """The child: run each ``RunEpisode`` it gets; answer its ``EpisodeDone`` when it ends.
     Ctrl-C reaches every process of the terminal's group: here it is ignored, for the driver
-    owns it (it sends ``cancel``: the episodes in flight end cancelled, unrecorded)."""
+    owns it (it sends ``Cancel``: the episodes in flight end cancelled, unrecorded)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker = _Worker(Writer(results, "reactloop-eval-results"), traces, threads, caps, fsync)
     while True:
@@ -55,23 +66,23 @@ class _Worker:
         self._lock = threading.Lock()  # guards ``_running`` alone: never held across a send
         self._running: dict[int, tuple[Any, EpisodeSpec]] = {}
 
-    def handle(self, message: tuple[Any, ...]) -> bool:
-        """Act on one message from the driver; False once it said ``close``."""
-        kind = message[0]
-        if kind == "run":
-            self._run(message[1], message[2])
-        elif kind == "abandon":
-            with self._lock:
-                found = self._running.pop(message[1], None)
-            if found is not None:  # saved stalled here, so that a late record is never saved
-                self.backend.abandon(*found)
-        elif kind == "cancel":
-            self.backend.cancel()
-        elif kind == "close":
-            self.backend.close()  # every record is queued before the endpoints
-            self.writer.put(("endpoints", self.gates.summaries()))
-            self.writer.close(CLOSE_SECONDS)
-            return False
+    def handle(self, message: ToWorker) -> bool:
+        """Act on one message from the driver; False once it said ``Close``."""
+        match message:
+            case RunEpisode(number, spec):
+                self._run(number, spec)
+            case Abandon(number):
+                with self._lock:
+                    found = self._running.pop(number, None)
+                if found is not None:  # saved stalled here, so that a late record is never saved
+                    self.backend.abandon(*found)
+            case Cancel():
+                self.backend.cancel()
+            case Close():
+                self.backend.close()  # every record is queued before the endpoints
+                self.writer.put(Endpoints(self.gates.summaries()))
+                self.writer.close(CLOSE_SECONDS)
+                return False
         return True
 
     def _run(self, number: int, spec: EpisodeSpec) -> None:
@@ -86,5 +97,6 @@ class _Worker:
         try:
             record = future.result()
         except BaseException as exc:  # a bug: the episode is errored, the worker goes on
-            record = base_record(spec, 0.0) | {"status": "errored", "error": repr(exc)}
-        self.writer.put(("record", number, record))
+            errored = base_record(spec, 0.0)
+            record = dataclasses.replace(errored, status="errored", error=repr(exc)).to_dict()
+        self.writer.put(EpisodeDone(number, record))

@@ -1,8 +1,8 @@
 """The pipes between the eval's driver and its worker processes, and why they cannot deadlock.
 
-Each worker has two one-way pipes: *tasks* (driver → worker: ``run``, ``abandon``, ``cancel``,
-``close``) and *results* (worker → driver: ``record``, ``endpoints``). Each end of each pipe
-belongs to one thread:
+Each worker has two one-way pipes: *tasks* (driver → worker: ``RunEpisode``, ``Abandon``,
+``Cancel``, ``Close``) and *results* (worker → driver: ``EpisodeDone``, ``Endpoints``; the
+messages are ``worker_messages``'). Each end of each pipe belongs to one thread:
 
 - the writing end to a ``Writer``: a thread that does nothing but send the messages put in its
   queue, in order (the driver has one per worker, each worker one);

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Tool
-from reactloop.eval.bet_tools import bet_tools
-from reactloop.eval.tasks import Task
+from reactloop.eval.tasks.bet_tools import bet_tools
+from reactloop.eval.tasks.tasks import Task
 from reactloop.tools.base import ToolContext
 from reactloop.tools.registry import build_tools, parse_families
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn, ToolCall
 
 if TYPE_CHECKING:
-    from reactloop.eval.episode import EpisodeSpec
+    from reactloop.eval.run.spec import EpisodeSpec
 
 _ITEM = re.compile(r"(\d+) [a-z]+ at (\d+) each")
 

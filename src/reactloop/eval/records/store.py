@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple, Protocol, overload
 
 from reactloop.errors import UsageError
+from reactloop.eval.records.record import EpisodeRecord
 
 FINAL = frozenset({"passed", "failed"})
 MANIFEST = "eval.json"
@@ -63,7 +64,7 @@ class ResultsStore:
         for path in sorted(self.episodes.glob("*.json")):
             record = self.read(path.stem)
             if record is not None:
-                records[record["key"]] = Stored(record.get("status"), path.stem)
+                records[record["key"]] = Stored(EpisodeRecord.from_dict(record).status, path.stem)
         return records
 
     def read(self, stem: str) -> dict[str, Any] | None:
