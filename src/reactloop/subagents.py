@@ -161,9 +161,6 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         try:
             result = loop.execute()
         finally:
-            release = getattr(loop.budget, "release", None)
-            if release is not None:
-                release()  # a model call the child reserved but did not make
             if journal is not None:
                 journal.close()
     summary = _summary(result)

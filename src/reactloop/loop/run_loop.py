@@ -118,6 +118,8 @@ class RunLoop:
                     stop = self.step_once()
             except KeyboardInterrupt:
                 stop = Stop(StopReason.CANCELLED, None, "interrupted")
+            finally:  # a sub-agent's reserved model call not made (a fresh run or a resumed one)
+                self.budget.release()
             return self.finish(stop)
 
     def start(self) -> None:
