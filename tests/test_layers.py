@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "reactloop.output")),
     ("loop", ("reactloop.loop",)),
     ("agent", ("reactloop.agent", "reactloop.approval", "reactloop.resume",
-               "reactloop.subagents")),
+               "reactloop.subagents", "reactloop.subagent_reach")),
     ("features", ("reactloop.conversation", "reactloop.replay", "reactloop.usage",
                   "reactloop.viewer", "reactloop.testing")),
     ("entry points", ("reactloop", "reactloop.__main__", "reactloop.cli", "reactloop.eval")),

@@ -18,6 +18,8 @@ The tool takes a ``task`` and runs the agent on it as a *child* of the run that 
   delegation cannot reach a tool with side effects, and is never approved for one). A child
   whose root defers a call (``Defer``) stops ``awaiting_approval``; its parent gets an error
   observation (a tree does not wait for approvals).
+- **Reach.** Never more than its parent: under a read-only run a child that could write is
+  refused, and a child's ``bash`` gets its parent's sandbox (``reactloop.subagent_reach``).
 - **One record.** The parent's journal gets a ``child_start`` and a ``child_stop`` event
   (``agent_path``, the child's ``trace``; ``child_stop`` has its stop reason, counts, usage
   and cost, its descendants' included); the child's events go to a journal of its own beside
@@ -53,6 +55,7 @@ from reactloop.messages import Usage
 from reactloop.result import RunResult
 from reactloop.resume.resume_run import resume_run
 from reactloop.resume.resumed_loop import ResumedLoop
+from reactloop.subagent_reach import AGENT_KEY, Reach, ceiling_of, fitted
 from reactloop.tools.base import Tool, current_call_id, make_tool
 from reactloop.tools.prepared import Approver, PreparedCall
 
@@ -101,19 +104,10 @@ def agent_tool(
             return delegate(typed(**fields).model_dump_json())
 
         made = dataclasses.replace(made, function=delegate_typed, arguments_model=typed)
-    made.function.__dict__[_AGENT_KEY] = agent  # for ``agent_of``: replay reads the child's tools
+    made.function.__dict__[AGENT_KEY] = agent  # for ``agent_of``: replay reads the child's tools
     # ``bounded``: it ends by the run's deadline itself; ``idempotent``: called again with the
     # same call id (a resumed parent), it resumes its child instead of starting one
     return dataclasses.replace(made, bounded=True, idempotent=not read_only)
-
-
-_AGENT_KEY = "reactloop_agent"
-
-
-def agent_of(made: Tool) -> Agent | None:
-    """The agent an agent tool (``agent_tool``) runs, or None for any other tool."""
-    found = getattr(made.function, _AGENT_KEY, None)
-    return found if found is not None and hasattr(found, "toolbox") else None
 
 
 def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
@@ -126,6 +120,8 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
             f"not run: {name} would be an agent at depth {parent.place.depth + 1}, "
             f"deeper than the limit ({max_depth})"
         )
+    ceiling = ceiling_of(parent.settings.toolbox, parent.settings.config)
+    toolbox = fitted(name, agent.toolbox, ceiling)  # never more than the parent's modes
     call_id = current_call_id()
     left = _left_child(parent, call_id)  # by a killed run of the parent, now resumed
     if left is not None and left.ended is not None:  # it ended before the kill: it stands,
@@ -136,12 +132,13 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
     journal = None if left is not None else _child_journal(parent, name, place.path)
     settings = dataclasses.replace(
         agent.settings(),
+        toolbox=toolbox,
         limits=capped(agent.limits, parent.budget),
         price=agent.price if agent.price is not None else parent.settings.price,
         cancel=parent.settings.cancel,
         approve=_root_first(parent, agent.approve),
         journal=journal if journal is not None else agent.journal,
-        config={**agent.config, "agent_path": place.path},
+        config={**agent.config, "agent_path": place.path, **_reach(ceiling)},
         tree=place,
     )
     trace = str(left.path) if left is not None else None if journal is None else str(journal.path)
@@ -241,6 +238,10 @@ def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
             if not beside.exists():
                 return Journal(beside)
             number += 1
+
+
+def _reach(ceiling: Reach) -> dict[str, Any]:
+    return {} if ceiling == Reach() else {"reach": ceiling.to_dict()}
 
 
 def _emit(parent: RunView, event_type: str, **data: Any) -> None:
