@@ -286,7 +286,7 @@ class RunLoop:
             error = "the model still called tools after the limit"
             return Stop(StopReason.MAX_TOOL_CALLS, None, error)
         outcome = self.calls.run(calls)
-        if self.calls.deferred:
+        if self.calls.waits:
             pending = self.calls.pending()
             error = f"{len(pending)} call(s) wait for approval: reactloop approve, then resume"
             return Stop(StopReason.AWAITING_APPROVAL, None, error, pending=pending)

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from reactloop.journal.events import Emitter
     from reactloop.journal.run_state import RunState
     from reactloop.loop.settings import RunSettings
+    from reactloop.loop.tool_calls import CallRunner
 
 _NO_USAGE = Usage()
 _N = TypeVar("_N", int, float)
@@ -55,13 +56,13 @@ class TreePlace:
     first call of the ``researcher`` tool), ``depth`` (0 for the root), the ``parent`` budget
     its spending also counts in (None for the root), and the tree's two locks: ``lock`` for
     the budgets and the journals, ``asking`` for the root's approver (one question at a
-    time)."""
+    time; reentrant, as a grandchild's question is asked through its parent's approver)."""
 
     path: str = ""
     depth: int = 0
     parent: Budget | None = None
     lock: threading.RLock = dataclasses.field(default_factory=threading.RLock)
-    asking: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    asking: threading.RLock = dataclasses.field(default_factory=threading.RLock)
     children: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
 
     def child(self, name: str, parent: Budget) -> TreePlace:
@@ -83,6 +84,7 @@ class RunView(Protocol):
     settings: RunSettings
     budget: Budget
     events: Emitter
+    calls: CallRunner  # a child's calls that wait for a decision wait in its parent's call too
     place: TreePlace
     done: bool  # the run has ended: nothing more goes in its journal
 

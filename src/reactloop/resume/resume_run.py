@@ -62,6 +62,7 @@ def resume_run(
             raise UsageError(f"cannot resume {recorded.path}: {problem} (--force resumes anyway)")
     given = dict(decisions or {})
     known = {**given, **state.decisions}  # a decision in the journal stands
+    known = {**_leading_to(known), **known}
     journal = open_to_append(recorded.path, state, fsync=fsync)  # locked: then changed
     try:
         torn = set_aside_torn(recorded)
@@ -76,6 +77,13 @@ def resume_run(
         return loop.execute()
     finally:
         journal.close()
+
+
+def _leading_to(decisions: Mapping[str, Decision]) -> dict[str, Decision]:
+    """The agent calls that lead to the sub-agents' calls decided (``call_0_0/call_1_0``):
+    each runs again, to take the decision down to its child, without asking the approver
+    again (``reactloop.subagent_resume``)."""
+    return {key.split("/", 1)[0]: True for key in decisions if "/" in key}
 
 
 def open_to_append(path: Path, state: ResumeState, *, fsync: bool = False) -> Journal:
