@@ -17,7 +17,13 @@ from pathlib import Path
 from reactloop.approval import Decision
 from reactloop.errors import JournalError, ToolError, UsageError
 from reactloop.journal.reader import read_events
-from reactloop.journal.schema import ChildStartEvent, ResumeEvent, RunStartEvent, StopEvent
+from reactloop.journal.schema import (
+    ChildStartEvent,
+    ChildStopEvent,
+    ResumeEvent,
+    RunStartEvent,
+    StopEvent,
+)
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.loop.settings import RunSettings
@@ -35,6 +41,8 @@ class Left:
 
     path: Path
     ended: RunResult | None
+    agent_path: str  # the child's place in the tree, as it had it
+    counted: int | None  # its last ``child_stop`` in its parent's journal: its tool calls
 
 
 def left_child(parent: RunView, call_id: str | None) -> Left | None:
@@ -44,21 +52,21 @@ def left_child(parent: RunView, call_id: str | None) -> Left | None:
     if call_id is None or not isinstance(parent, ResumedLoop) or not isinstance(own, Journal):
         return None
     try:
-        traces = [
-            e.trace
-            for e in read_events(own.path)
-            if isinstance(e, ChildStartEvent) and e.call_id == call_id and e.trace
-        ]
-        events = read_events(traces[-1]) if traces else []
+        parents = [e for e in read_events(own.path) if getattr(e, "call_id", None) == call_id]
+        starts = [e for e in parents if isinstance(e, ChildStartEvent) and e.trace]
+        events = read_events(starts[-1].trace or "") if starts else []
     except (JournalError, OSError):
         return None
     if not any(isinstance(e, RunStartEvent) for e in events):
         return None  # killed before the child's first line: it never ran
     resumes = [i for i, e in enumerate(events) if isinstance(e, ResumeEvent)]
     stop = next((e for e in events[max(resumes, default=0) :] if isinstance(e, StopEvent)), None)
-    if stop is None or stop.stop_reason == StopReason.AWAITING_APPROVAL:
-        return Left(Path(traces[-1]), None)
-    return Left(Path(traces[-1]), outcome(stop))
+    ended = None
+    if stop is not None and stop.stop_reason != StopReason.AWAITING_APPROVAL:
+        ended = outcome(stop)
+    stops = [e for e in parents if isinstance(e, ChildStopEvent)]
+    counted = stops[-1].tool_calls if stops else None
+    return Left(Path(starts[-1].trace or ""), ended, starts[-1].agent_path, counted)
 
 
 def outcome(stop: StopEvent) -> RunResult:

@@ -121,10 +121,16 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
     call_id = current_call_id()
     left = left_child(parent, call_id)  # by an earlier run of the parent, now resumed
     if left is not None and left.ended is not None:  # it ended before the kill: it stands,
-        e = left.ended  # nothing runs again, and what it spent counts in the tree
-        count_spent(parent.budget, e.model_calls, e.tool_calls, e.usage, e.cost or 0.0)
+        e = left.ended  # nothing runs again, and what it spent counts in the tree (once)
+        if left.counted is None:
+            count_spent(parent.budget, e.model_calls, e.tool_calls, e.usage, e.cost or 0.0)
         return e
-    place = parent.place.child(name, parent.budget)
+    place = parent.place.child(
+        name,
+        parent.budget,
+        path=None if left is None else left.agent_path,
+        counted=None if left is None else left.counted,
+    )
     journal = None if left is not None else _child_journal(parent, name, place.path)
     settings = dataclasses.replace(
         agent.settings(),

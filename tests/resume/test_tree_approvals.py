@@ -86,6 +86,7 @@ def test_a_grandchilds_deferred_call_stops_the_tree_and_runs_once_when_approved(
     last = tree(ran).resume(trace, decisions={bump_key: True})
     assert (last.answer, last.stop_reason) == ("done", StopReason.FINAL_ANSWER)
     assert ran == [7]  # once, in the writer
+    assert (last.model_calls, last.tool_calls) == (6, 3)  # each agent's 2 and 1, once
     for journal_path in (trace, *tmp_path.glob("root.*.jsonl")):
         events = read_journal(journal_path)
         assert events[-1]["type"] == "stop", journal_path

@@ -64,17 +64,21 @@ class TreePlace:
     lock: threading.RLock = dataclasses.field(default_factory=threading.RLock)
     asking: threading.RLock = dataclasses.field(default_factory=threading.RLock)
     children: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
+    counted: int | None = None  # a resumed child in its parent's state: its tool calls there
 
-    def child(self, name: str, parent: Budget) -> TreePlace:
-        """The place of this run's next child, called through the tool ``name``."""
+    def child(
+        self, name: str, parent: Budget, *, path: str | None = None, counted: int | None = None
+    ) -> TreePlace:
+        """The place of the next child, called through ``name`` (``path``: a resumed one's)."""
         with self.lock:
             number = next(self.children)
         return TreePlace(
-            path=f"{self.path}/{name}#{number}",
+            path=path or f"{self.path}/{name}#{number}",
             depth=self.depth + 1,
             parent=parent,
             lock=self.lock,
             asking=self.asking,
+            counted=counted,
         )
 
 
@@ -110,7 +114,7 @@ def budget_for(place: TreePlace, limits: Limits, price: Pricer | None) -> Budget
     """A root's plain ``Budget``, or a child's ``TreeBudget``."""
     if place.parent is None:
         return Budget(limits, price)
-    return TreeBudget(limits, price, parent=place.parent, lock=place.lock)
+    return TreeBudget(limits, price, parent=place.parent, lock=place.lock, counted=place.counted)
 
 
 def capped(limits: Limits, parent: Budget) -> Limits:
@@ -144,10 +148,17 @@ class TreeBudget(Budget):
     """A child's budget: its own limits and every ancestor's, which count its spending too."""
 
     def __init__(
-        self, limits: Limits, price: Pricer | None, *, parent: Budget, lock: threading.RLock
+        self,
+        limits: Limits,
+        price: Pricer | None,
+        *,
+        parent: Budget,
+        lock: threading.RLock,
+        counted: int | None = None,
     ) -> None:
         self.parent = parent
         self.lock = lock
+        self.counted = counted  # its spending before a resume, in its ancestors: tool calls
         self.reserved = False  # a model call of this run reserved in the ancestors
         self._tool_calls = 0
         super().__init__(limits, price)
@@ -222,10 +233,15 @@ class TreeBudget(Budget):
 
     def restore(self, state: RunState) -> None:
         """A child resumed after a kill: its spending before it, counted in every ancestor
-        too, as it was live (its tool calls reach them through ``tool_calls``)."""
+        too, as it was live (its tool calls reach them through ``tool_calls``); not when its
+        parent's state has it already (from the child's ``child_stop``: a child resumed after
+        it waited for a decision), but for a call of its own it runs again (not counted)."""
         with self.lock:
+            if self.counted is not None:  # ``tool_calls`` passes up only the difference
+                self._tool_calls = self.counted
             super().restore(state)
-            count_spent(self.parent, state.model_calls, 0, state.usage, self.cost or 0.0)
+            if self.counted is None:
+                count_spent(self.parent, state.model_calls, 0, state.usage, self.cost or 0.0)
 
     def record_model_call_failed(self) -> None:
         with self.lock:
