@@ -7,8 +7,9 @@ Two modes hold down a tree, from each run to its children, and from them to thei
   ``write_file`` and ``edit_file``, a ``bash`` whose workspace is mounted read-only) and none
   of its own tools has side effects. A child of a read-only run (or of any run below one)
   that could write — a tool with side effects, a ``bash`` with a writable workspace, an agent
-  tool whose agent could write — is refused before it starts: the parent's model gets an
-  error observation that names the tools, and no model of the child is asked.
+  tool whose agent could write — is refused: a ``ValueError`` when the read-only agent is
+  built (``refuse_wider``), and when the child is called, under its tree's ceiling, an error
+  observation that names the tools, before any model of the child is asked.
 - **The sandbox.** A child's ``bash`` never runs in a weaker sandbox than its parent's
   (``bwrap`` is stronger than ``auto``, which is stronger than ``weak``; a run without
   ``bash`` passes on the sandbox of the run above it): a child's ``bash`` configured weaker is
@@ -104,6 +105,21 @@ def fitted(name: str, toolbox: Toolbox, ceiling: Reach) -> Toolbox:
         if shell is not None and _weaker(shell.mode, ceiling.sandbox):
             narrowed[made.name] = _narrowed(made, shell, ceiling.sandbox)
     return toolbox.with_tools(narrowed) if narrowed else toolbox
+
+
+def refuse_wider(toolbox: Toolbox, config: Mapping[str, Any]) -> None:
+    """A ``ValueError`` when a read-only agent has an agent tool whose agent could write (so
+    that it fails when it is built; each child is checked again, under the ceiling of its
+    whole tree, when it is called)."""
+    if not ceiling_of(toolbox, config).read_only:
+        return
+    for made in _tools(toolbox):
+        agent = agent_of(made)
+        if agent is not None:
+            try:
+                fitted(made.name, agent.toolbox, Reach(read_only=True))
+            except ToolError as exc:
+                raise ValueError(str(exc).removeprefix("not run: ")) from None
 
 
 def _narrowed(made: Tool, shell: Shell, mode: Any) -> Tool:

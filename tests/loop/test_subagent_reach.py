@@ -33,36 +33,50 @@ def observations(result: Any) -> list[str]:
     return [m.content for m in result.history if m.role == "tool"]
 
 
-def test_a_read_only_run_refuses_a_child_that_could_write(tmp_path: Path) -> None:
+WRITER_REFUSED = (
+    "ask could write (edit_file, write_file), and the run that calls it is read-only: "
+    "a sub-agent never gets more than its parent"
+)
+
+
+def test_a_read_only_agent_with_a_writing_child_is_refused_when_built(tmp_path: Path) -> None:
+    child = Agent(ScriptedModel(["written"]), file_tools(tmp_path, read_only=False))
+    with pytest.raises(ValueError) as refused:
+        Agent(
+            ScriptedModel(["no"]),
+            [*file_tools(tmp_path, read_only=True), child.as_tool("ask", "Ask.")],
+        )
+    assert str(refused.value) == WRITER_REFUSED
+
+
+def test_a_read_only_run_refuses_a_child_that_could_write_when_called(tmp_path: Path) -> None:
+    """The check when a child starts (a toolbox changed after the agent was built: the
+    check at construction cannot see it)."""
+    reader = Agent(ScriptedModel(["read"]), file_tools(tmp_path, read_only=True))
     child_model = ScriptedModel(["written"])
-    child = Agent(child_model, file_tools(tmp_path, read_only=False))
+    writer = Agent(child_model, file_tools(tmp_path, read_only=False))
     root = Agent(
         ScriptedModel([{"tool_calls": [ASK]}, "it refused"]),
-        [*file_tools(tmp_path, read_only=True), child.as_tool("ask", "Ask.")],
+        [*file_tools(tmp_path, read_only=True), reader.as_tool("ask", "Ask.")],
     )
+    root.toolbox = root.toolbox.with_tools({"ask": writer.as_tool("ask", "Ask.")})
     result = root.run("go")
     assert result.answer == "it refused"
     (seen,) = observations(result)
-    assert json.loads(seen) == {
-        "ok": False,
-        "error": "not run: ask could write (edit_file, write_file), and the run that calls it "
-        "is read-only: a sub-agent never gets more than its parent",
-    }
+    assert json.loads(seen) == {"ok": False, "error": f"not run: {WRITER_REFUSED}"}
     assert child_model.requests == []  # no model of the child was asked
 
 
 def test_a_writer_two_levels_down_is_named_and_refused(tmp_path: Path) -> None:
     writer = Agent(ScriptedModel(["w"]), file_tools(tmp_path, read_only=False))
-    reader = Agent(
-        ScriptedModel(["r"]),
-        [*file_tools(tmp_path, read_only=True), writer.as_tool("helper", "Help.")],
-    )
-    root = Agent(
-        ScriptedModel([{"tool_calls": [ASK]}, "no"]),
-        [*shell(tmp_path, "auto", read_only=True), reader.as_tool("ask", "Ask.")],
-    )
-    (seen,) = observations(root.run("go"))
-    assert "ask could write (helper: edit_file, helper: write_file)" in seen
+    reader = Agent(ScriptedModel(["r"]), [writer.as_tool("helper", "Help.")])  # no mode
+    with pytest.raises(
+        ValueError, match=r"ask could write \(helper: edit_file, helper: write_file\)"
+    ):
+        Agent(
+            ScriptedModel(["no"]),
+            [*shell(tmp_path, "auto", read_only=True), reader.as_tool("ask", "Ask.")],
+        )
 
 
 def test_a_read_only_child_runs_under_a_read_only_parent(tmp_path: Path) -> None:
