@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from reactloop.loop.run_loop import RunLoop
 
 ProtocolName = Literal["auto", "native", "text"]
+_AGENT = "reactloop_agent"  # an agent tool's function holds its agent (``subagent_reach``)
 Prior = RunResult | Sequence[Message] | None
 
 
@@ -119,6 +120,13 @@ class Agent:
         self.tool_choice = tool_choice
         self.approve = approve
         self.config = dict(config or {})
+        if any(
+            hasattr(getattr(self.toolbox.get(n), "function", None), _AGENT)
+            for n in self.toolbox.names
+        ):
+            from reactloop.subagent_reach import refuse_wider
+
+            refuse_wider(self.toolbox, self.config)  # a read-only agent with a writing child
         self.on_text = on_text
         self.verify = as_verify(verify)
         self.checklist = tuple(checklist)

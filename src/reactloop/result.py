@@ -12,14 +12,19 @@ from reactloop.messages import Message, Usage
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PendingCall:
     """A call that waits for a person's decision (a run stopped ``awaiting_approval``): its
-    id, its tool, and its arguments decoded (None when they are not a JSON object)."""
+    id, its tool, and its arguments decoded (None when they are not a JSON object). A call of
+    a sub-agent has its ``agent_path`` (``/coder#1``), and its id is the ids of the calls that
+    lead to it, from the root's agent call down, joined by ``/`` (``call_0_0/call_1_0``): the
+    key of its decision for ``Agent.resume``."""
 
     id: str
     name: str
     arguments: dict[str, Any] | None
+    agent_path: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"call_id": self.id, "name": self.name, "arguments": self.arguments}
+        data = {"call_id": self.id, "name": self.name, "arguments": self.arguments}
+        return data | {"agent_path": self.agent_path} if self.agent_path else data
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,12 @@ The tool takes a ``task`` and runs the agent on it as a *child* of the run that 
   first (one question at a time for the whole tree); only if it allows the call is the
   child's own approver, if it has one, asked too. The rule for tools: a child uses its own
   tools, and an agent tool is read-only only if every tool of the child is (a read-only
-  delegation cannot reach a tool with side effects, and is never approved for one). A child
-  whose root defers a call (``Defer``) stops ``awaiting_approval``; its parent gets an error
-  observation (a tree does not wait for approvals).
+  delegation cannot reach a tool with side effects, and is never approved for one). A call
+  of a child that the root defers (``Defer``) stops the child ``awaiting_approval``, and its
+  parent's call with it: the tree stops awaiting, the root's ``pending`` naming the call and
+  its agent; ``Agent.resume`` with the decision takes it down (``subagent_resume``).
+- **Reach.** Never more than its parent: under a read-only run a child that could write is
+  refused, and a child's ``bash`` gets its parent's sandbox (``reactloop.subagent_reach``).
 - **One record.** The parent's journal gets a ``child_start`` and a ``child_stop`` event
   (``agent_path``, the child's ``trace``; ``child_stop`` has its stop reason, counts, usage
   and cost, its descendants' included); the child's events go to a journal of its own beside
@@ -36,23 +39,19 @@ The tool takes a ``task`` and runs the agent on it as a *child* of the run that 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
 
-from reactloop.errors import JournalError, ToolError, UsageError
-from reactloop.journal.reader import read_events
-from reactloop.journal.schema import ChildStartEvent, ResumeEvent, RunStartEvent, StopEvent
+from reactloop.errors import ToolError
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.settings import RunSettings
 from reactloop.loop.tree_budget import RunView, capped, count_spent, current_run
-from reactloop.messages import Usage
 from reactloop.result import RunResult
-from reactloop.resume.resume_run import resume_run
-from reactloop.resume.resumed_loop import ResumedLoop
+from reactloop.subagent_reach import AGENT_KEY, Reach, ceiling_of, fitted
+from reactloop.subagent_resume import decisions_below, left_child, resumed, waiting
 from reactloop.tools.base import Tool, current_call_id, make_tool
 from reactloop.tools.prepared import Approver, PreparedCall
 
@@ -101,19 +100,10 @@ def agent_tool(
             return delegate(typed(**fields).model_dump_json())
 
         made = dataclasses.replace(made, function=delegate_typed, arguments_model=typed)
-    made.function.__dict__[_AGENT_KEY] = agent  # for ``agent_of``: replay reads the child's tools
+    made.function.__dict__[AGENT_KEY] = agent  # for ``agent_of``: replay reads the child's tools
     # ``bounded``: it ends by the run's deadline itself; ``idempotent``: called again with the
     # same call id (a resumed parent), it resumes its child instead of starting one
     return dataclasses.replace(made, bounded=True, idempotent=not read_only)
-
-
-_AGENT_KEY = "reactloop_agent"
-
-
-def agent_of(made: Tool) -> Agent | None:
-    """The agent an agent tool (``agent_tool``) runs, or None for any other tool."""
-    found = getattr(made.function, _AGENT_KEY, None)
-    return found if found is not None and hasattr(found, "toolbox") else None
 
 
 def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
@@ -126,22 +116,31 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
             f"not run: {name} would be an agent at depth {parent.place.depth + 1}, "
             f"deeper than the limit ({max_depth})"
         )
+    ceiling = ceiling_of(parent.settings.toolbox, parent.settings.config)
+    toolbox = fitted(name, agent.toolbox, ceiling)  # never more than the parent's modes
     call_id = current_call_id()
-    left = _left_child(parent, call_id)  # by a killed run of the parent, now resumed
+    left = left_child(parent, call_id)  # by an earlier run of the parent, now resumed
     if left is not None and left.ended is not None:  # it ended before the kill: it stands,
-        e = left.ended  # nothing runs again, and what it spent counts in the tree
-        count_spent(parent.budget, e.model_calls, e.tool_calls, e.usage, e.cost or 0.0)
+        e = left.ended  # nothing runs again, and what it spent counts in the tree (once)
+        if left.counted is None:
+            count_spent(parent.budget, e.model_calls, e.tool_calls, e.usage, e.cost or 0.0)
         return e
-    place = parent.place.child(name, parent.budget)
+    place = parent.place.child(
+        name,
+        parent.budget,
+        path=None if left is None else left.agent_path,
+        counted=None if left is None else left.counted,
+    )
     journal = None if left is not None else _child_journal(parent, name, place.path)
     settings = dataclasses.replace(
         agent.settings(),
+        toolbox=toolbox,
         limits=capped(agent.limits, parent.budget),
         price=agent.price if agent.price is not None else parent.settings.price,
         cancel=parent.settings.cancel,
         approve=_root_first(parent, agent.approve),
         journal=journal if journal is not None else agent.journal,
-        config={**agent.config, "agent_path": place.path},
+        config={**agent.config, "agent_path": place.path, **_reach(ceiling)},
         tree=place,
     )
     trace = str(left.path) if left is not None else None if journal is None else str(journal.path)
@@ -155,80 +154,22 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
         call_id=call_id,
     )
     if left is not None:
-        result = _resumed(name, settings, left.path)
+        result = resumed(name, settings, left.path, decisions_below(parent, call_id))
     else:
-        loop = RunLoop(settings, task)
-        try:
-            result = loop.execute()
-        finally:
-            release = getattr(loop.budget, "release", None)
-            if release is not None:
-                release()  # a model call the child reserved but did not make
-            if journal is not None:
-                journal.close()
+        result = _fresh(settings, task, journal)
     summary = _summary(result)
     _emit(parent, "child_stop", agent_path=place.path, trace=trace, call_id=call_id, **summary)
+    if result.stop_reason is StopReason.AWAITING_APPROVAL and call_id is not None:
+        parent.calls.defer_running(call_id, waiting(call_id, place.path, result))
     return result
 
 
-@dataclasses.dataclass(frozen=True)
-class _Left:
-    """A child's journal that a killed run of its parent left: ``ended`` is its outcome when
-    it stopped before the kill (None: it was killed too, and is resumed)."""
-
-    path: Path
-    ended: RunResult | None
-
-
-def _left_child(parent: RunView, call_id: str | None) -> _Left | None:
-    """The child a resumed parent's call ran before the kill: the ``child_start`` of the same
-    call id in the parent's journal, and the child's own journal, which began its run."""
-    own = parent.settings.journal
-    if call_id is None or not isinstance(parent, ResumedLoop) or not isinstance(own, Journal):
-        return None
+def _fresh(settings: RunSettings, task: str, journal: Journal | None) -> RunResult:
     try:
-        traces = [
-            e.trace
-            for e in read_events(own.path)
-            if isinstance(e, ChildStartEvent) and e.call_id == call_id and e.trace
-        ]
-        events = read_events(traces[-1]) if traces else []
-    except (JournalError, OSError):
-        return None
-    if not any(isinstance(e, RunStartEvent) for e in events):
-        return None  # killed before the child's first line: it never ran
-    resumes = [i for i, e in enumerate(events) if isinstance(e, ResumeEvent)]
-    stop = next((e for e in events[max(resumes, default=0) :] if isinstance(e, StopEvent)), None)
-    return _Left(Path(traces[-1]), None if stop is None else _outcome(stop))
-
-
-def _outcome(stop: StopEvent) -> RunResult:
-    """A child's recorded ``stop`` as the result its parent's tool reads."""
-    try:
-        reason = StopReason(stop.stop_reason)
-    except ValueError:
-        reason = StopReason.MODEL_ERROR
-    return RunResult(
-        answer=stop.answer,
-        stop_reason=reason,
-        model_calls=stop.model_calls,
-        tool_calls=stop.tool_calls,
-        usage=Usage.from_dict(stop.usage),
-        history=(),
-        seconds=stop.seconds or 0.0,
-        error=stop.error,
-        forced=stop.forced,
-        cost=stop.cost,
-    )
-
-
-def _resumed(name: str, settings: RunSettings, path: Path) -> RunResult:
-    """The child killed with its parent, resumed in its own journal as a child again: its
-    calls that had run are not run again (``reactloop.resume``)."""
-    try:
-        return resume_run(settings, path, limits=settings.limits)
-    except UsageError as exc:
-        raise ToolError(f"{name} was killed with its parent and cannot go on: {exc}") from None
+        return RunLoop(settings, task).execute()
+    finally:
+        if journal is not None:
+            journal.close()
 
 
 def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
@@ -244,6 +185,10 @@ def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
             if not beside.exists():
                 return Journal(beside)
             number += 1
+
+
+def _reach(ceiling: Reach) -> dict[str, Any]:
+    return {} if ceiling == Reach() else {"reach": ceiling.to_dict()}
 
 
 def _emit(parent: RunView, event_type: str, **data: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reactloop import FunctionModel
+from reactloop import FunctionModel, read_journal
 from reactloop.eval import Rung, Task
 from reactloop.eval.run.episode import run_episode
 from reactloop.eval.run.spec import EpisodeSpec
@@ -107,3 +107,53 @@ def test_a_suite_line_declares_sub_agents(tmp_path: Path) -> None:
         task_from_dict({**line, "agents": [{"tools": ["lookup"]}]}, base=tmp_path)
     with pytest.raises(ValueError, match="tools must be a list"):
         task_from_dict({**line, "agents": [{"name": "r", "tools": 3}]}, base=tmp_path)
+
+
+def cut_after(path: Path, kind: str) -> None:
+    """The journal as a kill would leave it: its lines up to its first ``kind`` event."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    keep = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == kind) + 1
+    path.write_text("".join(lines[:keep]), encoding="utf-8")
+
+
+def test_a_resumed_tree_episode_counts_its_child_once(tmp_path: Path) -> None:
+    """``--resume`` of an episode killed while its researcher ran (after its ``lookup``): the
+    tree goes on (the researcher in its own journal, resumed), and the record is the one an
+    uninterrupted episode gets: the child listed once, its calls and tokens counted once."""
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "killed").mkdir()
+    whole, _ = episode(tmp_path / "whole", must_call=("lookup",))
+    _, trace = episode(tmp_path / "killed", must_call=("lookup",))
+    cut_after(trace, "child_start")
+    cut_after(trace.with_name("episode.researcher-1.jsonl"), "tool_result")
+    spec = EpisodeSpec(
+        suite="tree",
+        task=Task(
+            id="double",
+            task="Double the population.",
+            expected=4_200_000,
+            notes=NOTES,
+            agents=(
+                SubAgent(name="researcher", description="Looks things up.", tools=("lookup",)),
+            ),
+            must_call=("lookup",),
+        ),
+        rung=Rung(label="tree", spec="function", prices=RATES, factory=tree_model),
+        protocol="native",
+        repeat=0,
+        continue_journal=True,
+    )
+    record = run_episode(spec, trace)
+    assert record is not None and record["status"] == "passed", record
+    assert record["resumed_from_step"] == 1
+    assert sorted(p.name for p in trace.parent.iterdir()) == [
+        "episode.jsonl",
+        "episode.researcher-1.jsonl",
+    ]  # the researcher went on in its journal: none new
+    child_events = read_journal(trace.with_name("episode.researcher-1.jsonl"))
+    assert [e["type"] for e in child_events].count("resume") == 1
+    compared = ("model_calls", "tool_calls", "usage", "cost", "called")
+    assert {k: record[k] for k in compared} == {k: whole[k] for k in compared}
+    [child] = record["children"]
+    [whole_child] = whole["children"]
+    assert child == whole_child

@@ -397,7 +397,8 @@ def test_cost_sums_the_tree_and_splits_it_by_child(tmp_path: Path) -> None:
     assert "tree total (this run and its sub-agents): input 400 · output 40" in text
 
 
-def test_a_child_whose_call_the_root_defers_is_an_error_observation() -> None:
+def test_a_child_whose_call_the_root_defers_stops_the_tree_awaiting_it() -> None:
+    """(The decision taken down the tree: tests/resume/test_tree_approvals.py.)"""
     ran: list[str] = []
 
     @tool
@@ -417,13 +418,13 @@ def test_a_child_whose_call_the_root_defers_is_an_error_observation() -> None:
         [mailer],
         approve=root_says,
     )
-    seen = first_observation(root)
+    result = root.run("go")
     assert ran == []
-    assert seen == {
-        "ok": False,
-        "error": "mailer stopped without an answer: its call to send was deferred, "
-        "and a sub-agent cannot wait for an approval",
-    }
+    assert result.stop_reason is StopReason.AWAITING_APPROVAL
+    assert [(p.name, p.agent_path, p.arguments) for p in result.pending] == [
+        ("send", "/mailer#1", {"to": "ana"})
+    ]
+    assert [m.role for m in result.history][-1] == "assistant"  # the call to mailer waits
 
 
 def test_a_typed_input_is_checked_and_becomes_the_task() -> None:

@@ -4,15 +4,18 @@ the parent's state is folded from its journal (``child_stop``), when a killed ch
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from reactloop import Agent, Journal, Limits, ScriptedModel
+from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason, tool
 from reactloop.journal.fold import fold
 from reactloop.journal.reader import read_events
 from reactloop.journal.run_state import RunState
 from reactloop.loop.budget import Budget
-from reactloop.loop.tree_budget import TreeBudget, count_spent
+from reactloop.loop.tree_budget import TreeBudget, count_spent, current_run
 from reactloop.messages import Usage
 from reactloop.tools.families.calculator import calculator_tool
 
@@ -66,3 +69,42 @@ def test_a_resumed_childs_spending_before_the_kill_counts_in_its_ancestors() -> 
     grandchild.restore(state)
     for budget in (grandchild, child, root):
         assert (budget.model_calls, budget.tool_calls, budget.usage.total_tokens) == (4, 2, 36)
+
+
+def _cut_after(path: Path, last: Callable[[dict[str, Any]], bool]) -> None:
+    """The journal as a kill would leave it: its lines up to the first event ``last`` takes."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    keep = next(i for i, line in enumerate(lines) if last(json.loads(line))) + 1
+    path.write_text("".join(lines[:keep]), encoding="utf-8")
+
+
+def test_a_resumed_child_leaves_no_model_call_reserved_in_its_ancestors(tmp_path: Path) -> None:
+    """A child killed after its tool ran, resumed with its parent: its answer passes its check
+    (``verify``, which looks whether another model call could go, reserving one), and once it
+    has stopped no model call of it is still reserved in the root's budget."""
+    ask = {"name": "ask", "arguments": {"task": "what is 2 + 2?"}}
+    probe = {"name": "reserved", "arguments": {}}
+
+    @tool(read_only=True)
+    def reserved() -> int:
+        """The model calls the sub-agents of this run hold reserved."""
+        run = current_run()
+        assert run is not None
+        return run.budget.reserved_calls
+
+    def tree() -> Agent:
+        child = Agent(ScriptedModel([{"tool_calls": [SUM]}, "4"]), [calculator_tool()], verify=bool)
+        root_turns = [{"tool_calls": [ask]}, {"tool_calls": [probe]}, "done"]
+        return Agent(ScriptedModel(root_turns), [child.as_tool("ask", "Ask."), reserved])
+
+    trace = tmp_path / "root.jsonl"
+    with Journal(trace) as journal:
+        assert tree().run("go", journal=journal).answer == "done"
+    _cut_after(trace, lambda e: e["type"] == "child_start")  # killed while the child ran
+    _cut_after(tmp_path / "root.ask-1.jsonl", lambda e: e["type"] == "tool_result")
+    result = tree().resume(trace)
+    assert (result.answer, result.stop_reason) == ("done", StopReason.FINAL_ANSWER)
+    assert [m.content for m in result.history if m.role == "tool"] == [
+        '{"ok": true, "output": {"answer": "4", "stop_reason": "final_answer"}}',
+        '{"ok": true, "output": 0}',
+    ]

@@ -130,9 +130,8 @@ def _on_handling(state: RunState, event: JournalEvent) -> None:
 def _on_child_stop(state: RunState, event: ChildStopEvent) -> None:
     """A sub-agent's spending (its descendants' included), counted in its parent as it was
     live (``loop/tree_budget.py``): a resumed root's limits hold for the whole tree."""
-    state.model_calls += event.model_calls
-    state.tool_calls += event.tool_calls
-    state.usage = state.usage + Usage.from_dict(event.usage or {})
+    usage = Usage.from_dict(event.usage or {})
+    state.count_child(event.call_id, event.model_calls, event.tool_calls, usage)
 
 
 def _on_start(state: RunState, event: ToolStartEvent) -> None:

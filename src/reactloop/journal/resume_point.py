@@ -2,10 +2,10 @@
 its last completed point: the last turn, its calls and their results. The events after it
 are the preparation of a step that never got its turn (a budget notice, a wind-down, a
 request): the resumed loop makes them again, the same way, so they are left out; but for the
-decisions on pending calls, and a typed answer's verdict. The run's stop (``stop_reason``)
-reopens the calls it closed, as a ``resume`` event would. ``resume_record``: what the
-``resume`` event records of that state; ``uncertain_notes``: what a call that may have run
-is noted with.
+decisions on pending calls, a sub-agent's ``child_stop``, and a typed answer's verdict. The
+run's stop (``stop_reason``) reopens the calls it closed, as a ``resume`` event would.
+``resume_record``: what the ``resume`` event records of that state; ``uncertain_notes``: what
+a call that may have run is noted with.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from reactloop.journal.fold import advance, place_notice, reopen
 from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import (
     ApprovalEvent,
+    ChildStopEvent,
     ElicitationEvent,
     RequestEvent,
     ToolCallEvent,
@@ -40,6 +41,9 @@ _DONE_POINTS = (
     ApprovalEvent,
 )
 _NOTICE_WARNINGS = (WarningKind.FORMAT_ERROR, WarningKind.EMPTY_REPLY, WarningKind.TRUNCATED)
+# after the last completed point, still folded: a decision, and a sub-agent that stopped (the
+# call that ran it has no result yet: it was killed, or the child waits for a decision)
+_SPENT_AFTER = (ApprovalEvent, ChildStopEvent)
 
 
 def fold_to_resume(
@@ -52,7 +56,7 @@ def fold_to_resume(
     place_notice(state)
     seconds, state.notices = state.seconds, []
     for event in run[done + 1 :]:
-        if isinstance(event, ApprovalEvent) or (state.turn_handled and _invalid_answer(event)):
+        if isinstance(event, _SPENT_AFTER) or (state.turn_handled and _invalid_answer(event)):
             advance(state, event)
     if not state.messages:
         state.messages = _opening(run)

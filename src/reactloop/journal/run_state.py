@@ -65,3 +65,21 @@ class RunState:
     checklist_shown: bool = False  # the checklist was shown to the model (a ``check`` event)
     revealed: set[str] = field(default_factory=set)  # deferred tools a search revealed
     activated: set[str] = field(default_factory=set)  # skills the model activated
+    children: dict[str, tuple[int, int, Usage]] = field(default_factory=dict)  # spent, by call
+
+    def count_child(
+        self, call_id: str | None, model_calls: int, tool_calls: int, usage: Usage
+    ) -> None:
+        """A sub-agent's spending from its ``child_stop``. A child that stopped again (resumed
+        after it waited for a decision) counts what its last stop says, which includes what it
+        had spent before: its earlier stop is taken back."""
+        before = self.children.get(call_id) if call_id else None
+        if call_id:
+            self.children[call_id] = (model_calls, tool_calls, usage)
+        if before is not None:
+            taken = before[2].to_dict()
+            self.usage = Usage.from_dict({k: v - taken[k] for k, v in self.usage.to_dict().items()})
+            model_calls, tool_calls = model_calls - before[0], tool_calls - before[1]
+        self.model_calls += model_calls
+        self.tool_calls += tool_calls
+        self.usage = self.usage + usage

@@ -88,6 +88,10 @@ class Budget:
         """A call counted by ``take_tool_call`` that was then refused."""
         self.tool_calls -= 1
 
+    def release(self) -> None:
+        """Give back a model call reserved but not made (a sub-agent's: ``TreeBudget``); the
+        run calls it as it ends, however it ends."""
+
     def timed_out(self) -> bool:
         limit = self.limits.max_seconds
         return limit is not None and time.monotonic() - self.started >= limit

@@ -122,6 +122,8 @@ class RunLoop:
                     stop = self.step_once()
             except KeyboardInterrupt:
                 stop = Stop(StopReason.CANCELLED, None, "interrupted")
+            finally:  # a sub-agent's reserved model call not made (a fresh run or a resumed one)
+                self.budget.release()
             return self.finish(stop)
 
     def start(self) -> None:
@@ -288,7 +290,7 @@ class RunLoop:
             error = "the model still called tools after the limit"
             return Stop(StopReason.MAX_TOOL_CALLS, None, error)
         outcome = self.calls.run(calls)
-        if self.calls.deferred:
+        if self.calls.waits:
             pending = self.calls.pending()
             error = f"{len(pending)} call(s) wait for approval: reactloop approve, then resume"
             return Stop(StopReason.AWAITING_APPROVAL, None, error, pending=pending)

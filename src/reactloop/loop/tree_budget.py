@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from reactloop.journal.events import Emitter
     from reactloop.journal.run_state import RunState
     from reactloop.loop.settings import RunSettings
+    from reactloop.loop.tool_calls import CallRunner
 
 _NO_USAGE = Usage()
 _N = TypeVar("_N", int, float)
@@ -55,25 +56,29 @@ class TreePlace:
     first call of the ``researcher`` tool), ``depth`` (0 for the root), the ``parent`` budget
     its spending also counts in (None for the root), and the tree's two locks: ``lock`` for
     the budgets and the journals, ``asking`` for the root's approver (one question at a
-    time)."""
+    time; reentrant, as a grandchild's question is asked through its parent's approver)."""
 
     path: str = ""
     depth: int = 0
     parent: Budget | None = None
     lock: threading.RLock = dataclasses.field(default_factory=threading.RLock)
-    asking: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    asking: threading.RLock = dataclasses.field(default_factory=threading.RLock)
     children: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
+    counted: int | None = None  # a resumed child in its parent's state: its tool calls there
 
-    def child(self, name: str, parent: Budget) -> TreePlace:
-        """The place of this run's next child, called through the tool ``name``."""
+    def child(
+        self, name: str, parent: Budget, *, path: str | None = None, counted: int | None = None
+    ) -> TreePlace:
+        """The place of the next child, called through ``name`` (``path``: a resumed one's)."""
         with self.lock:
             number = next(self.children)
         return TreePlace(
-            path=f"{self.path}/{name}#{number}",
+            path=path or f"{self.path}/{name}#{number}",
             depth=self.depth + 1,
             parent=parent,
             lock=self.lock,
             asking=self.asking,
+            counted=counted,
         )
 
 
@@ -83,6 +88,7 @@ class RunView(Protocol):
     settings: RunSettings
     budget: Budget
     events: Emitter
+    calls: CallRunner  # a child's calls that wait for a decision wait in its parent's call too
     place: TreePlace
     done: bool  # the run has ended: nothing more goes in its journal
 
@@ -108,7 +114,7 @@ def budget_for(place: TreePlace, limits: Limits, price: Pricer | None) -> Budget
     """A root's plain ``Budget``, or a child's ``TreeBudget``."""
     if place.parent is None:
         return Budget(limits, price)
-    return TreeBudget(limits, price, parent=place.parent, lock=place.lock)
+    return TreeBudget(limits, price, parent=place.parent, lock=place.lock, counted=place.counted)
 
 
 def capped(limits: Limits, parent: Budget) -> Limits:
@@ -142,10 +148,17 @@ class TreeBudget(Budget):
     """A child's budget: its own limits and every ancestor's, which count its spending too."""
 
     def __init__(
-        self, limits: Limits, price: Pricer | None, *, parent: Budget, lock: threading.RLock
+        self,
+        limits: Limits,
+        price: Pricer | None,
+        *,
+        parent: Budget,
+        lock: threading.RLock,
+        counted: int | None = None,
     ) -> None:
         self.parent = parent
         self.lock = lock
+        self.counted = counted  # its spending before a resume, in its ancestors: tool calls
         self.reserved = False  # a model call of this run reserved in the ancestors
         self._tool_calls = 0
         super().__init__(limits, price)
@@ -220,10 +233,15 @@ class TreeBudget(Budget):
 
     def restore(self, state: RunState) -> None:
         """A child resumed after a kill: its spending before it, counted in every ancestor
-        too, as it was live (its tool calls reach them through ``tool_calls``)."""
+        too, as it was live (its tool calls reach them through ``tool_calls``); not when its
+        parent's state has it already (from the child's ``child_stop``: a child resumed after
+        it waited for a decision), but for a call of its own it runs again (not counted)."""
         with self.lock:
+            if self.counted is not None:  # ``tool_calls`` passes up only the difference
+                self._tool_calls = self.counted
             super().restore(state)
-            count_spent(self.parent, state.model_calls, 0, state.usage, self.cost or 0.0)
+            if self.counted is None:
+                count_spent(self.parent, state.model_calls, 0, state.usage, self.cost or 0.0)
 
     def record_model_call_failed(self) -> None:
         with self.lock:

@@ -30,7 +30,8 @@ from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.schema import ChildStartEvent, ToolResultEvent
 from reactloop.loop.tree_budget import current_run
 from reactloop.replay.report import ReplayReport
-from reactloop.subagents import agent_of, observation, run_child
+from reactloop.subagent_reach import agent_of
+from reactloop.subagents import observation, run_child
 from reactloop.tools.base import Tool, current_call_id
 from reactloop.usage.children import child_journal
 

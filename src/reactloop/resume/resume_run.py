@@ -64,6 +64,7 @@ def resume_run(
             raise UsageError(f"cannot resume {recorded.path}: {problem} (--force resumes anyway)")
     given = fresh_decisions(decisions or {}, state.decisions)
     known = {**state.decisions, **given}  # a decision in the journal stands
+    known = {**_leading_to(known), **known}
     journal = open_to_append(recorded.path, state, fsync=fsync)  # locked: then changed
     try:
         torn = set_aside_torn(recorded)
@@ -89,6 +90,13 @@ def fresh_decisions(
         for call_id, decision in given.items()
         if call_id not in recorded or (isinstance(decision, Mapping) and recorded[call_id] is True)
     }
+
+
+def _leading_to(decisions: Mapping[str, Decision]) -> dict[str, Decision]:
+    """The agent calls that lead to the sub-agents' calls decided (``call_0_0/call_1_0``):
+    each runs again, to take the decision down to its child, without asking the approver
+    again (``reactloop.subagent_resume``)."""
+    return {key.split("/", 1)[0]: True for key in decisions if "/" in key}
 
 
 def open_to_append(path: Path, state: ResumeState, *, fsync: bool = False) -> Journal:

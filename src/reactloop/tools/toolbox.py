@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,19 @@ class Toolbox:
         run._reader = None
         run._offer_lock = threading.Lock()
         return run
+
+    def with_tools(self, replaced: Mapping[str, Tool]) -> Toolbox:
+        """This toolbox with some of its tools replaced by others of the same names and
+        parameters (a sub-agent's ``bash`` in a narrower sandbox: ``reactloop.subagent_reach``);
+        a tool searched for (deferred) is not replaced, as its search holds it."""
+        deferred = set() if self.search is None else set(self.search.index.tools)
+        if unknown := [n for n in replaced if n not in self._tools or n in deferred]:
+            raise ValueError(f"cannot replace the tools {unknown}: not here, or deferred")
+        box = object.__new__(type(self))
+        box.__dict__.update(self.__dict__)
+        box._tools = {**self._tools, **replaced}
+        box._specs = tuple(replaced[s.name].spec if s.name in replaced else s for s in self._specs)
+        return box
 
     def _offered(self, name: str) -> bool:
         """Whether the model is sent the tool (a deferred one: only to a provider's search)."""
