@@ -126,7 +126,8 @@ _RAISED = {
 @click.option(
     "--tool-search",
     type=click.Choice(SEARCH_MODES),
-    help="The run's --tool-search, given again. [default: own]",
+    help="The run's --tool-search, given again; what it resolves to must be what the run "
+    "searched with. [default: auto; own for a run that recorded none]",
 )
 @mcp_options
 @click.option("--force", is_flag=True, help="Resume though the model, tools or workspace differ.")

@@ -30,6 +30,7 @@ from reactloop.loop.tool_calls import CallRunner
 from reactloop.loop.typed_answers import AnswerGate
 from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
+from reactloop.tools.search import SEARCH_USED
 
 if TYPE_CHECKING:
     from reactloop.journal.run_state import RunState
@@ -135,7 +136,8 @@ def run_start_data(
 ) -> dict[str, object]:
     """The ``run_start`` event's data; ``prior``: how many messages of earlier runs it
     continues (``continues`` names their journal, when they had one). A first run whose tools
-    use a workspace records it as it is now, before any tool ran (``workspace_record``)."""
+    use a workspace records it as it is now, before any tool ran (``workspace_record``); a run
+    with deferred tools, its search in ``config.tool_search_used`` (who searches, what)."""
     data: dict[str, object] = {
         "task": task,
         "model": settings.model.name,
@@ -145,6 +147,9 @@ def run_start_data(
         "instructions": settings.instructions,
         "config": dict(settings.config),
     }
+    if (search := settings.toolbox.search) is not None:  # what resume compares (search_differs)
+        used = {"mode": "native" if search.native else "own", "deferred": search.index.names}
+        data["config"] = {**settings.config, SEARCH_USED: used}
     if settings.output is not None:
         data["output_schema"] = settings.output.schema
     if prior:

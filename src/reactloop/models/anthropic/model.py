@@ -48,6 +48,7 @@ from reactloop.models.anthropic.request import (
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
 from reactloop.models.sdk_client import ANTHROPIC, SdkClient, make_client
+from reactloop.models.tool_search_support import claude_has_tool_search
 
 if TYPE_CHECKING:
     from reactloop.models.base import ModelSettings
@@ -118,6 +119,11 @@ class AnthropicModel:
             idle_timeout=idle_timeout,
             http_client=http_client,
         )
+
+    @property
+    def model_has_tool_search(self) -> bool:
+        """Whether this model has the server's tool-search tool (``tool_search_support.py``)."""
+        return claude_has_tool_search(self.model)
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)

@@ -42,6 +42,7 @@ from reactloop.models.responses.server_state import ServerState
 from reactloop.models.responses.stream import read_stream
 from reactloop.models.roster import ROSTER
 from reactloop.models.sdk_client import OPENAI, make_client
+from reactloop.models.tool_search_support import gpt_has_tool_search
 
 REASONING_MODELS = ("o1", "o3", "o4", "gpt-5", "gpt-oss", "codex")
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -115,6 +116,11 @@ class OpenAIResponsesModel:
             idle_timeout=idle_timeout,
             http_client=http_client,
         )
+
+    @property
+    def model_has_tool_search(self) -> bool:
+        """Whether this model has the hosted ``tool_search`` (``tool_search_support.py``)."""
+        return gpt_has_tool_search(self.model)
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)
