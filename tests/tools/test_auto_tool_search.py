@@ -23,9 +23,11 @@ from reactloop.testing import (
     FakeAnthropicServer,
     FakeOpenAIServer,
     FakeResponsesServer,
+    anthropic_error,
     completion,
     message,
     response,
+    responses_error,
     tool_call,
     tool_use,
 )
@@ -186,3 +188,21 @@ def test_a_toolbox_given_keeps_its_search_under_auto() -> None:
 def test_an_unknown_search_is_refused() -> None:
     with pytest.raises(ValueError, match="auto, own or native"):
         Agent(ScriptedModel(["Finish[9]"]), [clock], tool_search="theirs")  # type: ignore[arg-type]
+
+
+def test_a_refused_search_says_how_to_do_without_it() -> None:
+    refusal = "tools.2: the model claude-3-5-haiku does not support tool_search_tool_bm25_20251119"
+    with FakeAnthropicServer([anthropic_error(400, "invalid_request_error", refusal)]) as server:
+        claude = AnthropicModel(model="claude-3-5-haiku", base_url=server.base_url)
+        agent = Agent(claude, [clock, lookup], limits=LIMITS, tool_search="native")
+        result = agent.run("Time?")
+    assert result.stop_reason is StopReason.MODEL_ERROR
+    assert refusal in str(result.error) and "(--tool-search own)" in str(result.error)
+    with FakeResponsesServer([responses_error(400, "tool_search is not supported")]) as server:
+        gpt = OpenAIResponsesModel(model="gpt-5", base_url=server.base_url, max_retries=0)
+        result = Agent(gpt, [clock, lookup], limits=LIMITS, tool_search="native").run("Time?")
+    assert "(--tool-search own)" in str(result.error)
+    with FakeResponsesServer([responses_error(400, "unknown parameter: temperature")]) as server:
+        gpt = OpenAIResponsesModel(model="gpt-5", base_url=server.base_url, max_retries=0)
+        result = Agent(gpt, [clock, lookup], limits=LIMITS, tool_search="native").run("Time?")
+    assert result.error and "--tool-search" not in str(result.error)

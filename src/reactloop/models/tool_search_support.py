@@ -13,12 +13,15 @@ that ``Agent(tool_search="auto")`` uses it only there (``tools/search.py``: ``se
 * The Responses API's hosted ``tool_search``: ``gpt-5.4`` and later (``gpt-5.4-pro``,
   ``gpt-5.5``, ``gpt-6``).
 
-A name read neither way (another server's model, a test's) gets the harness's pair.
+A name read neither way (another server's model, a test's) gets the harness's pair. An HTTP 400
+about the search (``with_search_hint``) says how to do without it.
 """
 
 from __future__ import annotations
 
 import re
+
+from reactloop.errors import ModelError, ProviderError
 
 CLAUDE_FIRST = (4, 5)  # the first version of each Claude family with tool search
 GPT_FIRST = (5, 4)  # the first GPT with the hosted ``tool_search``
@@ -41,3 +44,27 @@ def gpt_has_tool_search(model: str) -> bool:
 
 def _version(found: re.Match[str]) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2) or 0)
+
+
+SEARCH_WORDS = ("tool_search", "defer_loading", "tool_reference")  # in a refusal of the search
+SEARCH_HINT = (
+    " (the provider refused its tool search: this model may not have it; "
+    "tool_search='own' (--tool-search own) searches with the harness's search_tools)"
+)
+
+
+def with_search_hint(error: ModelError) -> ModelError:
+    """``error``, saying how to go on when it is an HTTP 400 about the provider's tool search
+    (a model ``tool_search="native"`` was forced on, or one the table thinks has it)."""
+    if not isinstance(error, ProviderError) or error.status != 400:
+        return error
+    if not any(word in str(error).lower() for word in SEARCH_WORDS):
+        return error
+    return ProviderError(
+        f"{error}{SEARCH_HINT}",
+        status=error.status,
+        code=error.code,
+        retryable=error.retryable,
+        retry_after=error.retry_after,
+        kind=error.kind,
+    )
