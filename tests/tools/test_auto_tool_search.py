@@ -19,6 +19,7 @@ from reactloop.models.local.model import LocalLlamaModel
 from reactloop.models.openai import OpenAIChatModel
 from reactloop.models.responses import OpenAIResponsesModel
 from reactloop.models.tool_search_support import claude_has_tool_search, gpt_has_tool_search
+from reactloop.replay.rerun import replay
 from reactloop.testing import (
     FakeAnthropicServer,
     FakeOpenAIServer,
@@ -121,6 +122,29 @@ def test_the_default_sends_a_supported_claude_the_providers_search(tmp_path: Pat
     assert "search_tools" not in names(first["tools"])
     start = next(e for e in read_journal(trace) if e["type"] == "run_start")
     assert start["config"]["tool_search_used"] == {"mode": "native", "deferred": ["lookup"]}
+
+
+def test_a_run_with_the_providers_search_replays_identically(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    responder = searching("read a note by its key", {"key": "price"}, answer="7")
+    with FakeAnthropicServer(responder=responder) as server:
+        claude = AnthropicModel(model="claude-sonnet-4-5", base_url=server.base_url, max_retries=0)
+        with Journal(trace) as journal:
+            Agent(claude, [clock, lookup], journal=journal, limits=LIMITS).run("Tea?")
+    again = tmp_path / "again.jsonl"
+    report = replay(trace, tools=[clock, lookup], journal=again)
+    assert report.identical and report.result.answer == "7", report.divergence
+    start = next(e for e in read_journal(again) if e["type"] == "run_start")
+    assert start["config"]["tool_search_used"] == {"mode": "own", "deferred": ["lookup"]}
+
+
+def test_a_search_record_in_the_config_given_is_not_recorded_as_the_runs(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    carried = {"tool_search_used": {"mode": "native", "deferred": ["lookup"]}}
+    with Journal(trace) as journal:
+        Agent(ScriptedModel(["Finish[9]"]), [clock], journal=journal, config=carried).run("q")
+    start = next(e for e in read_journal(trace) if e["type"] == "run_start")
+    assert "tool_search_used" not in start["config"]
 
 
 def test_the_default_gives_an_unsupported_claude_the_harnesss_pair() -> None:

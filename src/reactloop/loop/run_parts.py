@@ -138,6 +138,10 @@ def run_start_data(
     continues (``continues`` names their journal, when they had one). A first run whose tools
     use a workspace records it as it is now, before any tool ran (``workspace_record``); a run
     with deferred tools, its search in ``config.tool_search_used`` (who searches, what)."""
+    config = {k: v for k, v in settings.config.items() if k != SEARCH_USED}  # another run's
+    if (search := settings.toolbox.search) is not None:  # what resume compares (search_differs)
+        used = {"mode": "native" if search.native else "own", "deferred": search.index.names}
+        config[SEARCH_USED] = used
     data: dict[str, object] = {
         "task": task,
         "model": settings.model.name,
@@ -145,11 +149,8 @@ def run_start_data(
         "tools": [spec.to_dict() for spec in settings.toolbox.specs],
         "limits": vars(settings.limits),
         "instructions": settings.instructions,
-        "config": dict(settings.config),
+        "config": config,
     }
-    if (search := settings.toolbox.search) is not None:  # what resume compares (search_differs)
-        used = {"mode": "native" if search.native else "own", "deferred": search.index.names}
-        data["config"] = {**settings.config, SEARCH_USED: used}
     if settings.output is not None:
         data["output_schema"] = settings.output.schema
     if prior:
