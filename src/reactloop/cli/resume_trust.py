@@ -9,9 +9,9 @@ recorded ones, the approval is given again, the sandbox is ``--sandbox`` (``auto
 strongest here), a recorded base URL is sent to only when ``--base-url`` names it again, and
 the tools (``trusted_config``: the families that write, run commands or reach the network,
 ``--read-only``, the workspace they write in, the notes file, the ``--verify`` command) are
-the options given, which must be the recorded ones; so is ``--tool-search`` (not a
-permission, but the tools array the run's history was made with). A journal that disagrees
-is refused in one line, before anything starts.
+the options given, which must be the recorded ones; so is the search ``--tool-search``
+resolves to (not a permission, but the tools array the run's history was made with). A
+journal that disagrees is refused in one line, before anything starts.
 """
 
 from __future__ import annotations
