@@ -64,9 +64,11 @@ class Agent:
     before a final answer is accepted (``reactloop.loop.completion_checks``). ``skills``
     (folders of ``*/SKILL.md``, or ``Skill`` values) are listed in the instructions and loaded
     by the model with ``activate_skill`` (``reactloop.tools.skills``); skills given here are
-    trusted: the code that gives them chose them. ``tool_search="native"`` lets a provider that
-    has its own tool search (``native_tool_search``) search the deferred tools; elsewhere, and
-    by default (``"own"``), the harness's ``search_tools`` does (``reactloop.tools.search``).
+    trusted: the code that gives them chose them. ``tool_search``: who searches the deferred
+    tools; by default (``"auto"``) the provider, where the model's adapter has a search of its
+    own (``native_tool_search``) and the model supports it (``model_has_tool_search``), and
+    the harness's ``search_tools`` everywhere else (``reactloop.tools.search``); ``"native"``
+    the provider's search on any model of such an adapter, ``"own"`` always the harness's.
     """
 
     def __init__(
@@ -88,13 +90,15 @@ class Agent:
         verify: Verify | None = None,
         checklist: Sequence[str] = (),
         skills: Sequence[str | Path | Skill] = (),
-        tool_search: Literal["own", "native"] = "own",
+        tool_search: Literal["auto", "own", "native"] = "auto",
     ) -> None:
         self.limits = limits or Limits()
         window = self.limits.context_tokens or getattr(model, "context_window", None)
         self.protocol = pick_protocol(model, protocol)
         searched = search_mode(tool_search, model, self.protocol)  # native: where it is the model's
-        self.toolbox = _toolbox(tools, window, skills, searched)  # automatic search: a share
+        self.toolbox = _toolbox(
+            tools, window, skills, searched, tool_search
+        )  # automatic search: a share
         if self.toolbox.deferred and search_mode("native", model, self.protocol) != "native":
             raise ValueError("the toolbox defers to the provider's search, which this model lacks")
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
@@ -349,13 +353,19 @@ class Agent:
 
 
 def _toolbox(
-    tools: Toolbox | Iterable[Tool], context_tokens: int | None, skills: Sequence[Any], search: str
+    tools: Toolbox | Iterable[Tool],
+    context_tokens: int | None,
+    skills: Sequence[Any],
+    search: str,
+    asked: str,
 ) -> Toolbox:
-    """The agent's toolbox; ``skills``: folders to load (``*/SKILL.md``) or ``Skill`` values."""
+    """The agent's toolbox; ``skills``: folders to load (``*/SKILL.md``) or ``Skill`` values;
+    ``search``: the one ``asked`` resolved to (a ``Toolbox`` given keeps its own, unless
+    ``native`` was asked of it explicitly)."""
     if isinstance(tools, Toolbox):
         if skills:
             raise ValueError("with a Toolbox, give it the skills: Toolbox(tools, skills=...)")
-        if search == "native" and tools.search is not None and not tools.search.native:
+        if asked == "native" == search and tools.search is not None and not tools.search.native:
             raise ValueError("with a Toolbox, give it the search: Toolbox(tools, tool_search=...)")
         return tools
     loaded = [s for s in skills if isinstance(s, Skill)]

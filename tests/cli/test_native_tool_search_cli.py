@@ -88,14 +88,17 @@ def test_run_sends_them_to_the_responses_apis_hosted_search(tmp_path: Path) -> N
     assert search["by"] == "provider" and search["revealed"] == ["lookup"]
 
 
-def test_the_default_is_the_harnesss_pair_on_anthropic_too(tmp_path: Path) -> None:
+def test_the_default_is_the_harnesss_pair_on_a_claude_without_tool_search(
+    tmp_path: Path,
+) -> None:
     call = tool_use("search_tools", {"queries": ["read a note"]})
     with FakeAnthropicServer([message(content=[call]), message("7")]) as server:
         code, _, err, trace = run(tmp_path, server, "--defer-tools", "lookup")
     assert code == 0, err
     assert tool_names(server.requests[0].json) == ["calculator", "search_tools", "call_tool"]
     start = next(e for e in read_journal(trace) if e["type"] == "run_start")
-    assert "tool_search" not in start["config"]
+    assert start["config"]["tool_search"] == "auto"
+    assert start["config"]["tool_search_used"] == {"mode": "own", "deferred": ["lookup"]}
 
 
 def test_native_asked_of_a_model_without_a_search_says_so(tmp_path: Path) -> None:
@@ -189,7 +192,7 @@ def test_resume_refuses_a_tool_search_other_than_the_runs(tmp_path: Path) -> Non
         assert tampered != before
         trace.write_bytes(tampered)
         code, _, err = invoke(*base, "--tool-search", "native")
-        assert code == 2 and "the journal's tool search is not one of own, native" in err
+        assert code == 2 and "the journal's tool search is not one of auto, own, native" in err
 
 
 def test_tools_shows_the_providers_array(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_a_run_with_the_harnesss_pair_is_not_resumed_with_the_providers(tmp_path
     calls = [message(content=[tool_use("multiply", {"a": 1, "b": n})]) for n in (2, 3)]
     with FakeAnthropicServer(calls) as server:
         with Journal(trace) as journal:
-            result = agent(server, journal=journal).run("q")
+            result = agent(server, journal=journal, tool_search="own").run("q")
         assert result.stop_reason is StopReason.MAX_TOOL_CALLS, result.error
         with pytest.raises(UsageError, match=r"tool_search='own' \(--tool-search own\)"):
             agent(server, tool_search="native").resume(trace)

@@ -69,7 +69,7 @@ class RunOptions:
     model_idle_timeout: float | None = None
     local_context: int | None = None
     defer_tools: tuple[str, ...] = ()
-    tool_search: str = "own"
+    tool_search: str = "auto"
     skills: tuple[Path, ...] = ()
     trust_skills: bool = False
 

@@ -127,7 +127,7 @@ _RAISED = {
 @click.option(
     "--tool-search",
     type=click.Choice(SEARCH_MODES),
-    help="The run's --tool-search, given again. [default: own]",
+    help="The run's --tool-search; it must resolve to the run's search. [default: auto]",
 )
 @mcp_options
 @click.option("--force", is_flag=True, help="Resume though the model, tools or workspace differ.")

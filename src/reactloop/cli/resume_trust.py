@@ -9,9 +9,9 @@ recorded ones, the approval is given again, the sandbox is ``--sandbox`` (``auto
 strongest here), a recorded base URL is sent to only when ``--base-url`` names it again, and
 the tools (``trusted_config``: the families that write, run commands or reach the network,
 ``--read-only``, the workspace they write in, the notes file, the ``--verify`` command) are
-the options given, which must be the recorded ones; so is ``--tool-search`` (not a
-permission, but the tools array the run's history was made with). A journal that disagrees
-is refused in one line, before anything starts.
+the options given, which must be the recorded ones; so is the search ``--tool-search``
+resolves to (not a permission, but the tools array the run's history was made with). A
+journal that disagrees is refused in one line, before anything starts.
 """
 
 from __future__ import annotations
@@ -171,19 +171,22 @@ def trusted_config(options: Mapping[str, Any], config: Mapping[str, Any]) -> dic
 
 
 def confirmed_tool_search(given: str | None, config: Mapping[str, Any]) -> str:
-    """``--tool-search``, which must be the run's (``config.tool_search``, else ``own``): the
-    tools array a resumed run sends is the one its history was made with."""
-    recorded = config.get("tool_search") or "own"
-    if recorded not in SEARCH_MODES:
+    """The ``--tool-search`` a resumed run asks for: the one given, else ``auto`` (``own`` for
+    a run that recorded none, an older reactloop's, whose default it was); a run that asked for
+    ``native`` must ask again. That it resolves, for this model, to the search the run had (its
+    ``tool_search_used``) is checked with the agent (``resume/resume_run.py``:
+    ``search_differs``): the tools array goes on as the run's history was made with it."""
+    recorded = config.get("tool_search")
+    if recorded is not None and recorded not in SEARCH_MODES:
         raise UsageError(f"the journal's tool search is not one of {', '.join(SEARCH_MODES)}")
-    if (given or "own") == recorded:
-        return str(recorded)
-    if given is None:
+    if given is not None:
+        return given
+    if recorded == "native":
         raise UsageError(
-            f"the run chose its tool search with --tool-search {recorded}: give it again (the "
+            "the run chose its tool search with --tool-search native: give it again (the "
             "tools array goes on as the run's history was made with it)"
         )
-    raise UsageError(f"the --tool-search given differs from the run's (--tool-search {recorded})")
+    return "own" if recorded is None else "auto"
 
 
 def check_replay_tools(trace: Path, tools: str | None, read_only: bool, sandbox: str) -> None:

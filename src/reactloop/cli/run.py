@@ -77,16 +77,18 @@ _PROTOCOL_HELP = (
     metavar="PATTERN",
     help="Defer the tools whose names match (e.g. 'github_*'): the model finds them with "
     "search_tools and calls them with call_tool, or with the provider's own search "
-    "(--tool-search native; docs/tools.md).",
+    "(--tool-search; docs/tools.md).",
 )
 @click.option(
     "--tool-search",
     type=click.Choice(SEARCH_MODES),
-    default="own",
+    default="auto",
     show_default=True,
-    help="Who searches the deferred tools: own (the harness's search_tools and call_tool, on "
-    "every model) or native (the provider's own search where the model has one: anthropic:, "
-    "responses:; elsewhere own, and a line says so).",
+    help="Who searches the deferred tools: auto (the provider's own search where the model "
+    "supports it, e.g. anthropic:claude-sonnet-4-5 or later, responses:gpt-5.4 or later; the "
+    "harness's elsewhere), own (the harness's search_tools and call_tool, on every model) or "
+    "native (the provider's search on any anthropic: or responses: model; elsewhere own, and "
+    "a line says so).",
 )
 @click.option(
     "--skills",

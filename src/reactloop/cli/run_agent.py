@@ -74,8 +74,8 @@ def _run(
     session: Session | None,
 ) -> int:
     """Build the run, then open the journal: a usage error found first leaves no file behind.
-    The model comes before the toolbox, whose search is the model's with ``--tool-search
-    native`` (``run_tools.py``), and before any MCP server starts."""
+    The model comes before the toolbox, whose search is the model's where
+    ``--tool-search`` lets it (``run_tools.py``), and before any MCP server starts."""
 
     context = ToolContext(
         notes=options.notes,

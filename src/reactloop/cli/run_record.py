@@ -43,8 +43,7 @@ def run_config(
     }
     if options.defer_tools:  # rebuilt by resume and replay (``tools/search.py``)
         config["defer_tools"] = list(options.defer_tools)
-    if options.tool_search != "own":  # given again to reactloop resume (resume_trust.py)
-        config["tool_search"] = options.tool_search
+    config["tool_search"] = options.tool_search  # given again to resume (resume_trust.py)
     if options.skills:  # which skills the run trusted, and their text (``tools/skills.py``)
         config["skills"] = [str(folder.resolve()) for folder in options.skills]
         config["skill_digests"] = digests(load_skills(options.skills))

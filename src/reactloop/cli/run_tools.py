@@ -1,10 +1,11 @@
 """The tools of a ``reactloop run`` (and ``chat``): the built-in families, the MCP servers'
 tools, the deferred ones (``--defer-tools``) and who searches them (``--tool-search``).
 
-The model is built first: with ``--tool-search native``, the provider searches the deferred
-tools only where the model has a search of its own and calls tools natively
-(``tools/search.py``: ``search_mode``, which ``Agent(tool_search=...)`` uses too); elsewhere
-the harness's ``search_tools`` and ``call_tool`` do, and ``search_note`` says so.
+The model is built first: the provider searches the deferred tools only where the model's
+adapter has a search of its own and calls tools natively, with ``--tool-search auto`` (the
+default) only if the model supports it too (``tools/search.py``: ``search_mode``, which
+``Agent(tool_search=...)`` uses too); elsewhere the harness's ``search_tools`` and
+``call_tool`` do, and for ``--tool-search native`` ``search_note`` says so.
 """
 
 from __future__ import annotations

@@ -45,12 +45,12 @@ from reactloop.tools.toolbox import Toolbox
 @click.option(
     "--tool-search",
     type=click.Choice(SEARCH_MODES),
-    default="own",
+    default="auto",
     show_default=True,
-    help="As run's: native shows the tools array as --model's provider is sent it, with its "
-    "own search.",
+    help="As run's: with --model, auto and native show the tools array as that provider is "
+    "sent it when it searches itself.",
 )
-@click.option("--model", help="The model of --tool-search native (anthropic:NAME, responses:NAME).")
+@click.option("--model", help="The model of --tool-search (anthropic:NAME, responses:NAME).")
 @click.option("--skills", multiple=True, type=click.Path(path_type=Path), metavar="DIR")
 @click.option("--trust-skills", is_flag=True, help="Trust the skills of --skills.")
 @mcp_options
@@ -106,9 +106,9 @@ def list_tools(
 
 
 def shown_model(tool_search: str, spec: str | None) -> Any:
-    """The model whose tools array ``--tool-search native`` shows (built, never called: a
-    key it would need is not asked for), or None."""
-    if tool_search != "native":
+    """The model whose tools array ``--tool-search`` shows (built, never called: a key it
+    would need is not asked for), or None (``own``, or ``auto`` without ``--model``)."""
+    if tool_search == "own" or (tool_search == "auto" and spec is None):
         return None
     if spec is None:
         raise UsageError(

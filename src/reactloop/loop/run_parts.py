@@ -30,6 +30,7 @@ from reactloop.loop.tool_calls import CallRunner
 from reactloop.loop.typed_answers import AnswerGate
 from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
+from reactloop.tools.search import SEARCH_USED
 
 if TYPE_CHECKING:
     from reactloop.journal.run_state import RunState
@@ -135,7 +136,12 @@ def run_start_data(
 ) -> dict[str, object]:
     """The ``run_start`` event's data; ``prior``: how many messages of earlier runs it
     continues (``continues`` names their journal, when they had one). A first run whose tools
-    use a workspace records it as it is now, before any tool ran (``workspace_record``)."""
+    use a workspace records it as it is now, before any tool ran (``workspace_record``); a run
+    with deferred tools, its search in ``config.tool_search_used`` (who searches, what)."""
+    config = {k: v for k, v in settings.config.items() if k != SEARCH_USED}  # another run's
+    if (search := settings.toolbox.search) is not None:  # what resume compares (search_differs)
+        used = {"mode": "native" if search.native else "own", "deferred": search.index.names}
+        config[SEARCH_USED] = used
     data: dict[str, object] = {
         "task": task,
         "model": settings.model.name,
@@ -143,7 +149,7 @@ def run_start_data(
         "tools": [spec.to_dict() for spec in settings.toolbox.specs],
         "limits": vars(settings.limits),
         "instructions": settings.instructions,
-        "config": dict(settings.config),
+        "config": config,
     }
     if settings.output is not None:
         data["output_schema"] = settings.output.schema

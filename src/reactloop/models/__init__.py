@@ -12,7 +12,8 @@ journal as a model). Shared by them: ``base.py`` (the ``Model`` protocol), ``sse
 ``retry.py`` and ``http_deadline.py`` (retries and the run's time limit on the wire, for the
 HTTP adapters). For the small models' prompts (native and text ReAct): ``worked_examples.py``
 (the worked examples as data, and ``parroted``) and ``copy_guard.py`` (an answer copied from
-them is refused).
+them is refused). ``tool_search_support.py``: which models answer their provider's own tool
+search.
 """
 
 from typing import TYPE_CHECKING

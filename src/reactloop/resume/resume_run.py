@@ -27,7 +27,7 @@ from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_tor
 from reactloop.resume.resumed_loop import ResumedLoop
 from reactloop.resume.run_state import ResumeState, rebuild
 from reactloop.support.json_encode import canonical
-from reactloop.tools.search import CALL_TOOL, SEARCH_TOOLS
+from reactloop.tools.search import CALL_TOOL, SEARCH_TOOLS, SEARCH_USED
 from reactloop.tools.toolbox import Toolbox
 
 
@@ -139,7 +139,7 @@ def mismatch(settings: RunSettings, start: Mapping[str, Any]) -> str | None:
         return f"the journal was recorded with model {model!r}, not {settings.model.name!r}"
     if start.get("protocol") not in (None, settings.protocol):
         return f"the journal used the {start.get('protocol')} protocol, not {settings.protocol}"
-    tools = search_differs(start.get("tools"), settings.toolbox)
+    tools = search_differs(start.get("tools"), settings.toolbox, start.get("config"))
     tools = tools or tools_differ(start.get("tools"), settings.toolbox.specs)
     if tools is not None:
         return tools
@@ -174,9 +174,14 @@ def answers_differ(settings: RunSettings, schema: Any, checks: Any) -> str | Non
     return None
 
 
-def search_differs(recorded: Any, toolbox: Toolbox) -> str | None:
-    """Whether the run is resumed with the other tool search than it had: the harness's pair
-    in the journal's tools and the provider's search now, or the other way round."""
+def search_differs(recorded: Any, toolbox: Toolbox, config: Any = None) -> str | None:
+    """Whether the run is resumed with the other tool search than it had (the harness's pair
+    then and the provider's search now, or the other way round), or with other tools deferred:
+    as the run's config recorded it (``tool_search_used``), else (an older reactloop's run) as
+    its tools array shows."""
+    used = config.get(SEARCH_USED) if isinstance(config, Mapping) else None
+    if isinstance(used, Mapping) and used.get("mode") in ("own", "native"):
+        return _used_differs(used, toolbox)
     names = (
         {t.get("name") for t in recorded if isinstance(t, dict)}
         if isinstance(recorded, list)
@@ -187,15 +192,35 @@ def search_differs(recorded: Any, toolbox: Toolbox) -> str | None:
         return None
     pair_before = SEARCH_TOOLS in names and CALL_TOOL in names
     if pair_before and search.native:
-        return (
-            "the journal's run searched its deferred tools with search_tools, the agent with "
-            "the provider's search: resume with tool_search='own' (--tool-search own)"
-        )
+        return _OTHER_SEARCH["own"]
     if not pair_before and not search.native and set(search.index.tools) <= names:
-        return (
-            "the journal's run sent the deferred tools themselves (to the provider's search), "
-            "the agent search_tools: resume with tool_search='native' (--tool-search native)"
-        )
+        return _OTHER_SEARCH["native"]
+    return None
+
+
+_OTHER_SEARCH = {  # the run's search → why the agent's other one is refused, and what to give
+    "own": (
+        "the journal's run searched its deferred tools with search_tools, the agent with "
+        "the provider's search: resume with tool_search='own' (--tool-search own)"
+    ),
+    "native": (
+        "the journal's run sent the deferred tools themselves (to the provider's search), "
+        "the agent search_tools: resume with tool_search='native' (--tool-search native)"
+    ),
+}
+
+
+def _used_differs(used: Mapping[str, Any], toolbox: Toolbox) -> str | None:
+    """How the agent's search differs from the recorded one (``tool_search_used``)."""
+    search = toolbox.search
+    if search is None:
+        return "the journal's run deferred tools, and the agent defers none (--defer-tools)"
+    if used["mode"] != ("native" if search.native else "own"):
+        return _OTHER_SEARCH[str(used["mode"])]
+    deferred = used.get("deferred")
+    if isinstance(deferred, list) and set(deferred) != set(search.index.names):
+        shown = ", ".join(str(name) for name in deferred) or "none"
+        return f"the agent defers other tools than the journal's run ({shown})"
     return None
 
 

@@ -18,10 +18,11 @@ The ``tools`` array the model gets never changes during a run, so a provider's p
 through ``call_tool``, before a search revealed it is refused with an observation that says
 so; it never runs silently.
 
-With the provider's own search (``native``: ``Agent(tool_search="native")`` on a model whose
-``native_tool_search`` is True) there is no pair: every tool is sent, the deferred ones marked
-so (``ModelRequest.deferred``), the provider searches, and the searches its reply reports
-(``ModelTurn.tool_searches``) are journaled and reveal the tools they loaded, as ours do.
+With the provider's own search (``native``: by default where the model's adapter has one and
+its model supports it; ``Agent(tool_search="native")``: any model of such an adapter) there is
+no pair: every tool is sent, the deferred ones marked so (``ModelRequest.deferred``), the
+provider searches, and the searches its reply reports (``ModelTurn.tool_searches``) are
+journaled and reveal the tools they loaded, as ours do.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from reactloop.tools.prepared import PreparedCall, prepare
 
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
-SEARCH_MODES = ("own", "native")  # ``Agent(tool_search=...)``, ``--tool-search``
+SEARCH_MODES = ("auto", "own", "native")  # ``Agent(tool_search=...)``, ``--tool-search``
+SEARCH_USED = "tool_search_used"  # run_start's config: the search a run had, and what it defers
 AUTO_SHARE = 0.10  # of the context: deferred schemas beyond it turn search on by themselves
 DEFAULT_CONTEXT_TOKENS = 128_000  # the context the share is of, when none is known
 MATCHES_PER_QUERY = 5
@@ -236,12 +238,15 @@ def search_for(
 
 def search_mode(asked: str, model: object, protocol: str) -> str:
     """The search a toolbox gets when ``asked`` (one of ``SEARCH_MODES``): ``native`` when
-    ``model`` has a search of its own (``native_tool_search``) and tools are called natively
-    (``protocol``, as resolved), else ``own``, the harness's pair."""
+    tools are called natively (``protocol``, as resolved) and ``model``'s adapter has a search
+    of its own (``native_tool_search``), for ``auto`` only if its model has it too
+    (``model_has_tool_search``); else ``own``, the harness's pair."""
     if asked not in SEARCH_MODES:
-        raise ValueError(f"tool_search must be own or native, not {asked!r}")
+        raise ValueError(f"tool_search must be auto, own or native, not {asked!r}")
     searches = protocol == "native" and getattr(model, "native_tool_search", 0) is True
-    return "native" if asked == "native" and searches else "own"
+    if asked == "auto":
+        searches = searches and getattr(model, "model_has_tool_search", 0) is True
+    return "native" if asked != "own" and searches else "own"
 
 
 def defer_matching(tools: Iterable[Tool], patterns: Iterable[str]) -> list[Tool]:

@@ -13,7 +13,6 @@ times) inside one ``complete``: the loop sees one turn, never a pause as an answ
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -48,6 +47,7 @@ from reactloop.models.anthropic.request import (
 from reactloop.models.anthropic.stream import read_reply
 from reactloop.models.base import ModelRequest
 from reactloop.models.sdk_client import ANTHROPIC, SdkClient, make_client
+from reactloop.models.tool_search_support import claude_has_tool_search, with_search_hint
 
 if TYPE_CHECKING:
     from reactloop.models.base import ModelSettings
@@ -111,13 +111,21 @@ class AnthropicModel:
             name=self.name,
             base_url=self.base_url,
             api_key=api_key,
-            status_error=functools.partial(provider_error, self.name),
+            status_error=self._status_error,
             max_retries=max_retries,
             sleep=sleep,
             timeout=timeout,
             idle_timeout=idle_timeout,
             http_client=http_client,
         )
+
+    def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
+        return with_search_hint(provider_error(self.name, status, headers, text))
+
+    @property
+    def model_has_tool_search(self) -> bool:
+        """Whether this model has the server's tool-search tool (``tool_search_support.py``)."""
+        return claude_has_tool_search(self.model)
 
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)

@@ -42,6 +42,7 @@ from reactloop.models.responses.server_state import ServerState
 from reactloop.models.responses.stream import read_stream
 from reactloop.models.roster import ROSTER
 from reactloop.models.sdk_client import OPENAI, make_client
+from reactloop.models.tool_search_support import gpt_has_tool_search, with_search_hint
 
 REASONING_MODELS = ("o1", "o3", "o4", "gpt-5", "gpt-oss", "codex")
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -116,6 +117,11 @@ class OpenAIResponsesModel:
             http_client=http_client,
         )
 
+    @property
+    def model_has_tool_search(self) -> bool:
+        """Whether this model has the hosted ``tool_search`` (``tool_search_support.py``)."""
+        return gpt_has_tool_search(self.model)
+
     def complete(self, request: ModelRequest) -> ModelTurn:
         body = self.build_request(request)
         if request.on_raw is not None:
@@ -176,9 +182,10 @@ class OpenAIResponsesModel:
         return read
 
     def _status_error(self, status: int, headers: Any, text: str) -> ModelError:
-        return provider_error(
+        error = provider_error(
             self.name, status, headers, text, base_url=self.base_url, key_env=self._key_env
         )
+        return with_search_hint(error)
 
 
 def from_spec(provider: str, name: str, settings: ModelSettings) -> OpenAIResponsesModel:
