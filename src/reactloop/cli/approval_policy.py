@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from reactloop.approval import AllowRule, bash_command
-from reactloop.cli.decisions import record_decisions, record_policy, recorded_policy
+from reactloop.cli.decisions import record_decisions, record_policy, recorded_policy, shown
 from reactloop.errors import UsageError
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
@@ -79,8 +79,7 @@ def record_approvals(trace: Path, options: Mapping[str, Any], stderr: Console) -
     who = options["who"] or user()
     if options["approve_pending"] and state.why == "awaiting_approval":
         for event in record_decisions(trace, (), deny=None, who=who):
-            line = f"approved: {event['call_id']} {event['name']} {event['arguments']}"
-            stderr.print(line, markup=False)
+            stderr.print(f"approved: {shown(event)}", markup=False)
     if policy is not None:
         record_policy(trace, policy, who=who)
 

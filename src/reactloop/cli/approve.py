@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reactloop.cli.approval_policy import user
-from reactloop.cli.decisions import parse_answer, record_decisions
+from reactloop.cli.decisions import parse_answer, record_decisions, shown
 from reactloop.cli.resume_trust import check_reach
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
@@ -40,7 +40,9 @@ def approve(
     force: bool,
 ) -> None:
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
-    A call that waits on a server's question (shown) is answered with --answer.
+    A call that waits on a server's question (shown) is answered with --answer. A call that
+    waits in a sub-agent has its chained id (call_0_0/call_0_0, shown with the agent's path);
+    the decision goes into the root's journal, and Agent.resume takes it down the tree.
 
     The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
     and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
@@ -65,7 +67,7 @@ def approve(
             click.echo(f"{event['call_id']}: {question['server']} asks: {question['message']}")
         if "answer" in event:
             verb = f"answered {json.dumps(event['answer'], ensure_ascii=False)}"
-        click.echo(f"{event['call_id']} {event['name']} {event['arguments']}: {verb}")
+        click.echo(f"{shown(event)}: {verb}")
 
 
 def _approve_error(message: str) -> str:

@@ -3,7 +3,10 @@ journal as ``approval`` events (who, when, as given); ``reactloop resume`` then 
 approved calls and answers the denied ones with the reason.
 
 Only a run that stopped ``awaiting_approval`` has pending calls; an id that is not one of
-them, or a call already denied, is a ``UsageError`` and nothing is written.
+them, or a call already denied, is a ``UsageError`` and nothing is written. A tree's calls
+that wait in its sub-agents are those its root's last ``stop`` names (``pending``), each by
+its chained id (``call_0_0/call_0_0``, ``PendingCall.id``): the decision is written in the
+root's journal under that id, and ``Agent.resume`` takes it down the tree.
 
 ``record_policy`` appends the approval policy given for the rest of the run (``reactloop
 resume --allow``) as an ``approval`` event without a ``call_id``: ``{"policy": {"mode",
@@ -23,21 +26,42 @@ from reactloop.approval import Decision, decision_data
 from reactloop.errors import UsageError
 from reactloop.journal.events import Event
 from reactloop.journal.one_run import typed_or_none
-from reactloop.journal.schema import ApprovalEvent
-from reactloop.messages import ToolCall
+from reactloop.journal.schema import ApprovalEvent, StopEvent
 from reactloop.resume.journal_file import set_aside_torn
 from reactloop.resume.resume_run import open_to_append, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
 
-def pending_ids(state: ResumeState) -> list[str]:
-    return [c.call.id for c in state.calls if c.state == "not_started"]
+def waiting_calls(
+    events: Sequence[Mapping[str, Any]], state: ResumeState
+) -> dict[str, dict[str, str]]:
+    """The calls the run waits for, by id, each as it will run (``name``, ``arguments``)
+    and the agent it waits in (``agent_path``, ``""`` for the root's own): the root's calls
+    not started, then its sub-agents' calls that its last ``stop`` names. A root's call to a
+    sub-agent that waits on a call below it is not itself waiting."""
+    below = _waiting_below(events)
+    leading = {call_id.split("/", 1)[0] for call_id in below}
+    own = {
+        c.call.id: {"name": c.call.name, "arguments": c.call.arguments, "agent_path": ""}
+        for c in state.calls
+        if c.state == "not_started" and c.call.id not in leading
+    }
+    return {**own, **below}
 
 
-def _what(call: ToolCall) -> dict[str, str]:
-    """The call a decision is on, as it will run: shown to the person who decides, and kept
-    in the ``approval`` event beside the id."""
-    return {"name": call.name, "arguments": call.arguments}
+def _waiting_below(events: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """The sub-agents' calls the last ``stop`` names, by chained id."""
+    stop = next((e for e in map(typed_or_none, reversed(events)) if isinstance(e, StopEvent)), None)
+    pending = stop.pending if stop is not None and stop.pending else []
+    return {
+        str(p["call_id"]): {
+            "name": str(p.get("name")),
+            "arguments": json.dumps(p.get("arguments"), ensure_ascii=False),
+            "agent_path": str(p.get("agent_path") or ""),
+        }
+        for p in pending
+        if isinstance(p, Mapping) and "/" in str(p.get("call_id", ""))
+    }
 
 
 def parse_answer(text: str) -> dict[str, Any]:
@@ -69,24 +93,44 @@ def record_decisions(
     recorded, state = prepare_resume(path)
     if state.why != "awaiting_approval":
         raise UsageError(f"{recorded.path}: the run is not awaiting approval ({state.why})")
-    chosen = _chosen(recorded.path, state, call_ids, answered=answer is not None)
+    calls = waiting_calls(recorded.events, state)
+    chosen = _chosen(recorded.path, state, calls, call_ids, answered=answer is not None)
     decision: Decision = True if deny is None else (deny or "denied by the user")
     if answer is not None and deny is None:
         decision = dict(answer)
-    calls = {c.call.id: c.call for c in state.calls}
-    events = [{**decision_data(i, decision, who=who), **_what(calls[i])} for i in chosen]
+    shown = {i: {"name": calls[i]["name"], "arguments": calls[i]["arguments"]} for i in chosen}
+    events = [{**decision_data(i, decision, who=who), **shown[i]} for i in chosen]
     with open_to_append(recorded.path, state) as journal:
         set_aside_torn(recorded)
         for data in events:
             journal(Event("approval", state.step, data))
-    return [{**data, "question": state.questions.get(data["call_id"])} for data in events]
+    return [
+        {
+            **data,
+            "question": state.questions.get(data["call_id"]),
+            "agent_path": calls[data["call_id"]]["agent_path"],
+        }
+        for data in events
+    ]
+
+
+def shown(event: Mapping[str, Any]) -> str:
+    """A decided call as the person saw it: its id, tool and arguments, and for a sub-agent's
+    call (its chained id) the agent it waits in."""
+    where = f" in {event['agent_path']}" if event.get("agent_path") else ""
+    return f"{event['call_id']} {event['name']} {event['arguments']}{where}"
 
 
 def _chosen(
-    path: Path, state: ResumeState, call_ids: Sequence[str], *, answered: bool
+    path: Path,
+    state: ResumeState,
+    calls: Mapping[str, Any],
+    call_ids: Sequence[str],
+    *,
+    answered: bool,
 ) -> list[str]:
     """The calls decided on: those given, checked pending (and, for an answer, asking)."""
-    pending = pending_ids(state)
+    pending = list(calls)
     asking = [i for i in pending if i in state.questions]
     waiting = (
         asking if answered else [i for i in pending if i not in state.decisions or i in asking]
