@@ -22,8 +22,8 @@ budget of the run that called it. Its ``TreeBudget`` then:
 The root's own ``Budget`` is a plain one: the root's loop is blocked in its tool calls while
 its children run, so only the children's threads write it, under the tree's lock.
 
-``current_run()`` is the run whose tool is being called (a context variable set by
-``RunLoop.drive``, which the tool threads inherit), so an agent tool finds its parent.
+``current_run()``: the run whose tool is called (a context variable set by ``RunLoop.drive``,
+which the tool threads inherit), so an agent tool finds its parent.
 """
 
 from __future__ import annotations
@@ -54,9 +54,8 @@ _N = TypeVar("_N", int, float)
 class TreePlace:
     """Where a run is in its tree: ``path`` (``""`` for the root, ``"/researcher#1"`` for the
     first call of the ``researcher`` tool), ``depth`` (0 for the root), the ``parent`` budget
-    its spending also counts in (None for the root), and the tree's two locks: ``lock`` for
-    the budgets and the journals, ``asking`` for the root's approver (one question at a
-    time; reentrant, as a grandchild's question is asked through its parent's approver)."""
+    its spending also counts in (None for the root), the tree's locks: ``lock`` (budgets,
+    journals), ``asking`` (the root's approver: one question at a time, reentrant)."""
 
     path: str = ""
     depth: int = 0
@@ -69,11 +68,12 @@ class TreePlace:
     def child(
         self, name: str, parent: Budget, *, path: str | None = None, counted: int | None = None
     ) -> TreePlace:
-        """The place of the next child, called through ``name`` (``path``: a resumed one's)."""
-        with self.lock:
-            number = next(self.children)
+        """The next child's place, through ``name``; a resumed one keeps its path (and number)."""
+        if path is None:
+            with self.lock:
+                path = f"{self.path}/{name}#{next(self.children)}"
         return TreePlace(
-            path=path or f"{self.path}/{name}#{number}",
+            path=path,
             depth=self.depth + 1,
             parent=parent,
             lock=self.lock,

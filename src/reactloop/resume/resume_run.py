@@ -10,6 +10,7 @@ line (if any) is set aside, the journal is opened to append, and the ``ResumedLo
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,10 +18,13 @@ from typing import Any
 
 from reactloop.approval import Decision, decision_data
 from reactloop.errors import JournalError, UsageError
+from reactloop.journal.one_run import typed_or_none
 from reactloop.journal.resume_point import resume_record, uncertain_notes
+from reactloop.journal.schema import ChildStartEvent
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
+from reactloop.loop.tree_budget import TreePlace
 from reactloop.messages import ToolSpec
 from reactloop.result import RunResult
 from reactloop.resume.journal_file import Recorded, read_recorded, set_aside_torn
@@ -68,7 +72,9 @@ def resume_run(
     journal = open_to_append(recorded.path, state, fsync=fsync)  # locked: then changed
     try:
         torn = set_aside_torn(recorded)
-        settings = dataclasses.replace(settings, journal=journal)
+        settings = dataclasses.replace(
+            settings, journal=journal, tree=numbered_after(settings.tree, recorded.events)
+        )
         notes = uncertain_notes(state, recorded.created)
         record = resume_record(state, state.why, torn, len(recorded.torn))
         record["limits"] = vars(settings.limits)
@@ -97,6 +103,16 @@ def _leading_to(decisions: Mapping[str, Decision]) -> dict[str, Decision]:
     each runs again, to take the decision down to its child, without asking the approver
     again (``reactloop.subagent_resume``)."""
     return {key.split("/", 1)[0]: True for key in decisions if "/" in key}
+
+
+def numbered_after(place: TreePlace | None, events: Sequence[Mapping[str, Any]]) -> TreePlace:
+    """The resumed run's place in its tree, its children numbered after those its journal
+    records (``child_start``), so that a child it starts now never takes an earlier one's
+    path (``/coder#1``) in ``cost`` and ``view``."""
+    paths = [e.agent_path for e in map(typed_or_none, events) if isinstance(e, ChildStartEvent)]
+    numbers = [int(n) for n in (path.rsplit("#", 1)[-1] for path in paths) if n.isdigit()]
+    start = max(numbers, default=0) + 1
+    return dataclasses.replace(place or TreePlace(), children=itertools.count(start))
 
 
 def open_to_append(path: Path, state: ResumeState, *, fsync: bool = False) -> Journal:
