@@ -38,7 +38,6 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.loop.async_runner"): "arun and astream: asyncio code",
     ("reactloop.agent", "reactloop.resume.resume_run"): "Agent.resume: the resumed loop",
     ("reactloop.agent", "reactloop.subagents"): "Agent.as_tool: the loop, as a first run",
-    ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_tools", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.resume", "reactloop.tools.mcp"): "resume of a run with MCP servers",
     ("reactloop.cli.run_settings", "reactloop.loop.command_check"): "run --verify (the sandbox)",

@@ -23,6 +23,7 @@ from reactloop import (
     ToolCall,
     tool,
 )
+from reactloop.loop.runtime.executor import run_now
 from reactloop.models.base import ModelRequest
 from reactloop.tools.base import make_tool
 from reactloop.tools.toolbox import Toolbox
@@ -228,7 +229,7 @@ def test_an_async_tool_raising_keyboard_interrupt_cancels_the_run() -> None:
 
 
 def test_the_toolbox_alone_awaits_async_tools_too() -> None:
-    (result,) = Toolbox([a_double]).execute_many(calls("a_double", 3))
+    (result,) = run_now(Toolbox([a_double]), calls("a_double", 3))
     assert result.output == 6
     assert Toolbox([a_double]).execute(calls("a_double", 5)[0]).output == 10
 
@@ -248,7 +249,7 @@ def test_a_sync_tool_runs_inline_on_the_thread_that_runs_the_loop(
     bounded: bool, max_seconds: float | None
 ) -> None:
     """No hand-off a call: under a limit the whole run goes on a run thread of its own (which
-    the caller's thread gives up on at the limit: ``tools/custody.py``), without one it runs
+    the caller's thread gives up on at the limit: ``loop/runtime/custody.py``), without one it runs
     on the caller's thread; either way the tools run on the loop's thread."""
     loop_threads: list[threading.Thread] = []
     threads: list[threading.Thread] = []
