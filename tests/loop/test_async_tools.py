@@ -234,6 +234,35 @@ def test_the_toolbox_alone_awaits_async_tools_too() -> None:
     assert Toolbox([a_double]).execute(calls("a_double", 5)[0]).output == 10
 
 
+def test_the_toolbox_alone_awaits_an_async_tool_from_code_that_runs_an_event_loop() -> None:
+    """``Toolbox.execute`` called from async code: the tool gets a loop of its own, on a thread
+    of its own (this thread's loop is busy waiting for the call)."""
+
+    async def caller() -> tuple[Any, asyncio.AbstractEventLoop]:
+        return Toolbox([a_double]).execute(calls("a_double", 4)[0]), asyncio.get_running_loop()
+
+    result, callers_loop = asyncio.run(caller())
+    assert result.output == 8
+    assert loops[-1] is not callers_loop
+
+
+def test_a_ctrl_c_in_a_call_the_toolbox_runs_alone_is_an_error_result() -> None:
+    @tool
+    def stop() -> str:
+        """Ctrl-C."""
+        raise KeyboardInterrupt
+
+    @tool
+    async def astop() -> str:
+        """Ctrl-C, asynchronously."""
+        raise KeyboardInterrupt
+
+    for name in ("stop", "astop"):
+        result = Toolbox([stop, astop]).execute(ToolCall(id="k", name=name))
+        assert not result.ok and result.executed
+        assert result.error == "cancelled: the call was interrupted while it ran"
+
+
 def _model_that_notes_its_thread(threads: list[threading.Thread], tool_name: str) -> FunctionModel:
     def reply(request: ModelRequest) -> ModelTurn:
         threads.append(threading.current_thread())
