@@ -39,7 +39,6 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.resume.resume_run"): "Agent.resume: the resumed loop",
     ("reactloop.agent", "reactloop.subagents"): "Agent.as_tool: the loop, as a first run",
     ("reactloop.agent", "reactloop.subagent_reach"): "an agent with agent tools: their reach",
-    ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_tools", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.run_settings", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_settings", "reactloop.usage"): "reactloop run --prices",

@@ -41,11 +41,12 @@ def approve(
 ) -> None:
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
 
-    A call that waits on a server's question (shown) is answered with --answer. The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
-    and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
-    approves and goes on in one command). A denial stands. Exit 0, or 2 on a usage error (a
-    run not awaiting approval, an id that is not pending, a journal inside its run's written
-    workspace without --force): nothing is written then.
+    A call that waits on a server's question (shown) is answered with --answer. The decisions go
+    into TRACE (who, when); `reactloop resume TRACE` runs the approved calls and answers the
+    denied ones with the reason (`reactloop resume TRACE --approve-pending` approves and goes on
+    in one command). A denial stands. Exit 0, or 2 on a usage error (a run not awaiting
+    approval, an id that is not pending, a journal inside its run's written workspace without
+    --force): nothing is written then.
     """
     if deny is not None and not deny.strip():
         raise CliError("--deny needs a reason the model can read")

@@ -27,7 +27,11 @@ from reactloop.support.json_decode import JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from reactloop.journal.run_state import RunState
     from reactloop.tools.base import Tool
+    from reactloop.tools.prepared import PreparedCall
 
 Action = Literal["run", "warn", "stop"]
 Effects = Literal["none", "idempotent", "side"]
@@ -211,3 +215,30 @@ def _near_verdict(near: NearVerdict | None, key: str) -> Verdict:
         return Verdict(action="run", key=key)
     action: Action = "stop" if near.action == "stop" else "warn"
     return Verdict(action, key, "near_repeat", near.message, near.evidence)
+
+
+# The results the loop guard never saw: refused by a budget before it, or never run.
+_UNJUDGED: frozenset[str | None] = frozenset(
+    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
+)
+
+
+def judged_again(
+    guard: LoopGuard, prepare: Callable[[ToolCall], PreparedCall], state: RunState
+) -> None:
+    """``guard`` as a resumed run's calls left it: each call it judged, judged again in order,
+    and each that ran recorded with its result (repeats across a resume count)."""
+    results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
+    for message in state.messages:
+        guard.start_turn()
+        for call in message.tool_calls:
+            content = results.get(call.id)
+            if content is None or state.not_run.get(call.id) in _UNJUDGED:
+                continue
+            prepared = prepare(call)
+            tool = prepared.tool
+            guard.check(call, prepared.arguments, key=prepared.key, effects=effects_of(tool))
+            if call.id in state.executed:
+                side_effects = tool is None or not tool.read_only
+                named = (call.name, prepared.arguments)
+                guard.record(prepared.key, content, side_effects=side_effects, call=named)

@@ -17,12 +17,12 @@ from reactloop.errors import ERROR_KINDS, ModelError, describe_exception
 from reactloop.history import History
 from reactloop.journal.events import micros
 from reactloop.loop.budget import Budget
+from reactloop.loop.runtime.custody import Custody
+from reactloop.loop.runtime.custody import current as current_custody
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import MAX_TOKEN_COUNT, ModelTurn, ToolCall, Usage, exact_count
 from reactloop.models.base import ModelRequest
 from reactloop.support.interrupts import interruptibly
-from reactloop.tools.custody import Custody
-from reactloop.tools.custody import current as current_custody
 
 Emit = Callable[..., None]
 Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
@@ -101,7 +101,7 @@ def ask(
 
 def _complete(model: Any, request: ModelRequest, custody: Custody | None) -> Any:
     """``model.complete(request)``, a region the run's waiting thread can take the run from
-    (``tools/custody.py``), when the run has one."""
+    (``loop/runtime/custody.py``), when the run has one."""
     if custody is None:
         return interruptibly(model.complete, request)
     custody.enter_waiting("the model call")

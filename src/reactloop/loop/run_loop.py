@@ -36,11 +36,11 @@ from reactloop.loop.run_parts import (
     stop_data,
     with_own_toolbox,
 )
+from reactloop.loop.runtime.custody import TOOLS_OUTLASTED, run_in_custody
 from reactloop.loop.settings import RunSettings
 from reactloop.loop.tree_budget import TreePlace, budget_for, running
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.result import RunResult, Stop
-from reactloop.tools.custody import TOOLS_OUTLASTED, run_in_custody
 from reactloop.tools.prepared import PreparedCall
 from reactloop.tools.questions import Questions, asking
 
@@ -106,7 +106,7 @@ class RunLoop:
 
     def execute(self) -> RunResult:
         """The run; under a time limit on a thread of its own, which the calling thread gives
-        up on at the limit if a tool holds it (``tools/custody.py``)."""
+        up on at the limit if a tool holds it (``loop/runtime/custody.py``)."""
         deadline = self.budget.deadline
         if deadline is None:
             return self.drive()
@@ -336,7 +336,7 @@ class RunLoop:
 
     def take_over(self, calls: Sequence[PreparedCall], stop: Stop) -> RunResult:
         """On the waiting thread, the run's own being stuck in ``calls``, a model call or the
-        approver: answer the calls as given up on, and stop (``tools/custody.py``)."""
+        approver: answer the calls as given up on, and stop (``loop/runtime/custody.py``)."""
         executor = self.calls.executor
         for prepared in calls:
             why = "cancelled" if stop.reason is StopReason.CANCELLED else "timeout"

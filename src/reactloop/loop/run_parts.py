@@ -93,7 +93,7 @@ def run_parts(
     )
     calls.executor.cancel = settings.cancel
     if prior:
-        calls.remember([call for m in prior for call in m.tool_calls])
+        calls.ids.remember(call for m in prior for call in m.tool_calls)
     answers = None
     if settings.output is not None:
         answers = AnswerGate(

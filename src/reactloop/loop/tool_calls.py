@@ -2,36 +2,28 @@
 
 Each call is prepared once (``Toolbox.prepare``: decoded and validated). Then, in the model's
 order: the tool-call budget, the loop guard and the approval policy may refuse it (the model
-gets an error observation saying why); the rest run through the ``ToolExecutor`` under the
-run's deadline, each judged after the calls before it ran (a turn of only read-only calls is
-judged first, then run concurrently). Before a call runs, a ``tool_start`` event is written
-ahead of it (so that a run killed while a tool ran knows the call may have run: resume calls
-it *uncertain*); every result is recorded as soon as it is known, so a run cancelled in the
-middle of a turn keeps what ran; ``close_open`` answers the rest.
+gets an error observation saying why); the rest run through the call runtime's
+``ToolExecutor`` (``runtime/``) under the run's deadline, each judged after the calls before
+it ran (a turn of only read-only calls is judged first, then run concurrently). Before a call
+runs, a ``tool_start`` event is written ahead of it (so that a run killed while a tool ran
+knows the call may have run: resume calls it *uncertain*); every result is recorded as soon as
+it is known, so a run cancelled in the middle of a turn keeps what ran; ``close_open`` answers
+the rest.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from reactloop.errors import describe_exception
+from reactloop.loop.approval_asked import asked
 from reactloop.loop.budget import Budget
-from reactloop.loop.loop_guard import LoopGuard, effects_of
-from reactloop.messages import (
-    Message,
-    ModelTurn,
-    NotRun,
-    ToolCall,
-    ToolResult,
-    not_executed,
-    own_call_id,
-)
+from reactloop.loop.call_ids import CallIds
+from reactloop.loop.loop_guard import LoopGuard, effects_of, judged_again
+from reactloop.loop.runtime.executor import ToolExecutor
+from reactloop.loop.runtime.unfinished import GAVE_UP
+from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, ToolResult, not_executed
 from reactloop.result import PendingCall
-from reactloop.support.interrupts import interruptibly
-from reactloop.tools.custody import current as current_custody
-from reactloop.tools.execution import GAVE_UP, ToolExecutor
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
@@ -68,7 +60,7 @@ class CallRunner:
         self.record = record
         self.observed = observed
         self.executor = ToolExecutor(toolbox)
-        self._seen_ids: set[str] = set()
+        self.ids = CallIds()  # made unique here: ``take_turn``
         self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
         self.deferred: list[PreparedCall] = []  # calls put off by the approver (``Defer``)
@@ -76,54 +68,15 @@ class CallRunner:
         self._held: list[tuple[str, str, dict[str, Any]]] = []  # warnings said once counted
 
     def restore(self, state: RunState) -> None:
-        """The loop guard as a resumed run's calls left it: each call it judged, judged again
-        in order, and each that ran recorded with its result (repeats across a resume count)."""
-        guard = self.guard
-        results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
-        for message in state.messages:
-            guard.start_turn()
-            for call in message.tool_calls:
-                content = results.get(call.id)
-                if content is None or state.not_run.get(call.id) in _UNJUDGED:
-                    continue
-                prepared = self.toolbox.prepare(call)
-                tool = prepared.tool
-                guard.check(call, prepared.arguments, key=prepared.key, effects=effects_of(tool))
-                if call.id in state.executed:
-                    side_effects = tool is None or not tool.read_only
-                    named = (call.name, prepared.arguments)
-                    guard.record(prepared.key, content, side_effects=side_effects, call=named)
+        """The loop guard as a resumed run's calls left it (``loop_guard.judged_again``)."""
+        judged_again(self.guard, self.toolbox.prepare, state)
 
     def take_turn(self, turn: ModelTurn, step: int) -> ModelTurn:
-        """``turn`` with every call's id unique in the run (the provider's id stays in
-        ``wire_id``), its calls now open: each must get a result, whatever happens."""
-        seen = self._seen_ids
-        for index, call in enumerate(turn.tool_calls):
-            if not call.id or call.id in seen:
-                turn = self._renamed(turn, step, index)
-                break
-            seen.add(call.id)
+        """``turn`` with every call's id unique in the run (``call_ids.py``), its calls now
+        open: each must get a result, whatever happens."""
+        turn = self.ids.unique(turn, step)
         self.open_turn(turn.tool_calls)
         return turn
-
-    def _renamed(self, turn: ModelTurn, step: int, start: int) -> ModelTurn:
-        """``turn`` with fresh ids for its calls from ``start`` on whose id is taken or empty."""
-        calls = list(turn.tool_calls[:start])
-        for index, call in enumerate(turn.tool_calls[start:], start=start):
-            if not call.id or call.id in self._seen_ids:
-                wire_id = call.wire_id if call.wire_id is not None else call.id
-                call = dataclasses.replace(call, id=self._fresh_id(step, index), wire_id=wire_id)
-            self._seen_ids.add(call.id)
-            calls.append(call)
-        return dataclasses.replace(turn, tool_calls=tuple(calls))
-
-    def _fresh_id(self, step: int, index: int) -> str:
-        candidate = own_call_id(step, index)
-        suffix = 0
-        while candidate in self._seen_ids:
-            suffix += 1
-            candidate = f"call_{step}_{index}_{suffix}"
-        return candidate
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
         """The turn's calls are in the history: each must get a result, whatever happens."""
@@ -238,10 +191,6 @@ class CallRunner:
         the journal (a call of an interrupted run, answered on resume)."""
         self._report_call(call, result)
 
-    def remember(self, calls: Sequence[ToolCall]) -> None:
-        """Ids already used (by the earlier runs of a conversation): new calls get others."""
-        self._seen_ids.update(call.id for call in calls)
-
     def close_open(self, reason: str, not_run: NotRun = "stopped") -> None:
         """Answer every call of the turn still without a result: ``not executed: reason``."""
         for call in list(self._open.values()):
@@ -275,21 +224,12 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
-        custody = None if self.budget.deadline is None else current_custody()
-        try:
-            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
-                custody.enter_waiting(f"the approval of {prepared.name}")
-            try:
-                answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
-            finally:
-                if custody is not None:
-                    custody.leave()
+        try:  # a Ctrl-C at its question, or the time limit, may end it (``custody.py``)
+            answer = asked(approve, prepared, tool, self.budget.deadline)
         except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
             self.executor.interrupted = True
             error = "not run: the run was cancelled at its approval"
             return _refused(prepared.call, error, "cancelled")
-        except BaseException as exc:  # a failing approver declines (SystemExit included)
-            answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None
         if isinstance(answer, Defer):
@@ -367,10 +307,6 @@ class CallRunner:
         self._open.pop(call.id, None)
 
 
-# The results the loop guard never saw: refused by a budget before it, or never run.
-_UNJUDGED: frozenset[str | None] = frozenset(
-    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
-)
 _RAN = Outcome()  # the common outcome, made once
 
 
