@@ -43,7 +43,13 @@ from pydantic_core import to_jsonable_python
 
 from reactloop.errors import JournalError, ToolError, UsageError
 from reactloop.journal.reader import read_events
-from reactloop.journal.schema import ChildStartEvent, ResumeEvent, RunStartEvent, StopEvent
+from reactloop.journal.schema import (
+    ChildStartEvent,
+    ChildStopEvent,
+    ResumeEvent,
+    RunStartEvent,
+    StopEvent,
+)
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
@@ -147,12 +153,7 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
     trace = str(left.path) if left is not None else None if journal is None else str(journal.path)
     _emit(
         parent,
-        "child_start",
-        agent_path=place.path,
-        tool=name,
-        task=task,
-        trace=trace,
-        call_id=call_id,
+        ChildStartEvent(agent_path=place.path, tool=name, task=task, trace=trace, call_id=call_id),
     )
     if left is not None:
         result = _resumed(name, settings, left.path)
@@ -167,7 +168,7 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
             if journal is not None:
                 journal.close()
     summary = _summary(result)
-    _emit(parent, "child_stop", agent_path=place.path, trace=trace, call_id=call_id, **summary)
+    _emit(parent, ChildStopEvent(agent_path=place.path, trace=trace, call_id=call_id, **summary))
     return result
 
 
@@ -246,12 +247,11 @@ def _child_journal(parent: RunView, name: str, path: str) -> Journal | None:
             number += 1
 
 
-def _emit(parent: RunView, event_type: str, **data: Any) -> None:
-    """An event in the parent's journal, from whichever thread runs the child."""
-    if parent.events.observed:
-        with parent.place.lock:
-            if not parent.done:  # else the parent gave up on this child, and has stopped
-                parent.events.emit(event_type, **data)
+def _emit(parent: RunView, event: ChildStartEvent | ChildStopEvent) -> None:
+    """An event in the parent's journal (when observed), from whichever thread runs the child."""
+    with parent.place.lock:
+        if not parent.done:  # else the parent gave up on this child, and has stopped
+            parent.events.emit(event)
 
 
 def _summary(result: RunResult) -> dict[str, Any]:
