@@ -42,7 +42,7 @@ class Emitter:
     def emit(self, event: JournalEvent) -> None:
         """Send ``event``, at the run's current step, to the journal and the observers."""
         if self.observed:
-            self._send(Event(event.type, self.step, event.data()))
+            self._send(Event(event.TYPE, self.step, event.data()))
 
     def warn(self, kind: WarningKind, message: str, **fields: Any) -> None:
         """A warning of the run (``RunResult.warnings``) and its ``warning`` event; ``fields``

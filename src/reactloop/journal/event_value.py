@@ -2,34 +2,52 @@
 
 Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it; and how a
 line is read back (``from_dict``), each field checked once by ``field_checks.py``. The loop
-makes about five events a step (``journal/emitter.py``): they are slotted, with
-``fast_init``'s ``__init__``, and the fields of one made in code are read by a function
-compiled once for its class (``_writer``), not by a loop over its fields.
+makes about five events a step (``journal/emitter.py``): each class's ``__init__`` keeps the
+event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them.
 """
 
 from __future__ import annotations
 
 import enum
-import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
+from reactloop.journal.event_init import BASE, line_init
 from reactloop.journal.field_checks import short, spec
 
-Writer = Callable[[Any], dict[str, Any]]  # an event made in code -> its own fields
-_WRITERS: dict[type, Writer] = {}
+
+class _NoExtra(Mapping[str, Any]):
+    """The ``extra`` of an event made in code: empty, one for all (so made by no factory)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __hash__(self) -> int:
+        return 0
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+NO_EXTRA: Mapping[str, Any] = _NoExtra()
+
+
+@dataclass(frozen=True, kw_only=True)
 class JournalEvent:
     """What every event has: its ``step`` and ``t`` (seconds since the journal opened)."""
 
     TYPE: ClassVar[str] = ""
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
+    ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum (``line_init``)
     step: int = 0
     t: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    extra: Mapping[str, Any] = field(default=NO_EXTRA, compare=False, repr=False)
     written: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -64,9 +82,14 @@ class JournalEvent:
         """The event's own fields (its line without ``type``, ``step`` and ``t``): what the
         run's observers get (``Event.data``)."""
         if self.written is None:  # made in code: every field but the OPTIONAL ones left None
-            own = (_WRITERS.get(type(self)) or _writer(type(self)))(self)
-            if self.extra:
-                own.update(self.extra)
+            own: dict[str, Any] = self.__dict__.copy()  # as ``line_init``'s __init__ kept it
+            if "step" in own:  # made with its step (or t, or extra) given
+                extra = own["extra"]
+                for key in BASE:
+                    del own[key]
+                own.update(extra)
+            for name in self.ENUMS:
+                own[name] = _plain(own[name])
             return own
         line = self.to_dict()
         for key in ("type", "step", "t"):
@@ -111,35 +134,10 @@ class JournalEvent:
         return cls(**values, extra=extra, written=written)
 
 
-def _writer(cls: type[JournalEvent]) -> Writer:
-    """The function that reads the own fields of an event of ``cls`` made in code, in its
-    line's order: each field once, an ``OPTIONAL`` one only when it is not None, an enum as
-    its value. Compiled once for the class (as ``dataclasses`` compiles an ``__init__``)."""
-    hints = typing.get_type_hints(cls)
-    literal, rest = [], []
-    for name in spec(cls):
-        if name in ("step", "t"):
-            continue
-        value = f"_plain(self.{name})" if _holds_enum(hints[name]) else f"self.{name}"
-        if name in cls.OPTIONAL:
-            rest += [f"value = {value}", f"if value is not None: own[{name!r}] = value"]
-        elif rest:
-            rest.append(f"own[{name!r}] = {value}")
-        else:
-            literal.append(f"{name!r}: {value}")
-    lines = [f"own = {{{', '.join(literal)}}}", *rest, "return own"]
-    namespace: dict[str, Any] = {"_plain": _plain}
-    exec("def own_fields(self):\n" + "".join(f"    {line}\n" for line in lines), namespace)
-    writer: Writer = namespace["own_fields"]
-    _WRITERS[cls] = writer
-    return writer
-
-
 def _plain(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def _holds_enum(hint: Any) -> bool:
-    """Whether a field of type ``hint`` may hold an enum (``WarningEvent.kind``)."""
-    kinds = typing.get_args(hint) or (hint,)
-    return any(isinstance(kind, type) and issubclass(kind, enum.Enum) for kind in kinds)
+def made_fast(cls: type[JournalEvent]) -> None:
+    """Give the event class ``cls`` the ``__init__`` that keeps its line (``event_init.py``)."""
+    line_init(cls, NO_EXTRA)

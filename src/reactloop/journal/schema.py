@@ -18,12 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.event_value import JournalEvent, made_fast
 from reactloop.journal.warning_kinds import WarningKind
-from reactloop.support.fast_init import fast_init
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class RunStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "run_start"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"output_schema", "continues", "workspace"})
@@ -41,7 +40,7 @@ class RunStartEvent(JournalEvent):
     workspace: Any = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class RequestEvent(JournalEvent):
     TYPE: ClassVar[str] = "request"
     n_messages: int
@@ -50,27 +49,27 @@ class RequestEvent(JournalEvent):
     wind_down: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ResponseEvent(JournalEvent):
     TYPE: ClassVar[str] = "response"
     raw: Any = None
     request: Any = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnEvent(JournalEvent):
     TYPE: ClassVar[str] = "turn"
     turn: dict[str, Any]
     seconds: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolCallEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_call"
     call: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_start"
     call_id: str
@@ -78,7 +77,7 @@ class ToolStartEvent(JournalEvent):
     arguments: Any = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolSearchEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_search"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"by", "error"})
@@ -89,7 +88,7 @@ class ToolSearchEvent(JournalEvent):
     error: str | None = None  # the provider's error code for a search that failed
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class SkillActivationEvent(JournalEvent):
     TYPE: ClassVar[str] = "skill_activation"
     name: str
@@ -97,14 +96,14 @@ class SkillActivationEvent(JournalEvent):
     folder: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolResultEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_result"
     result: dict[str, Any]
     content: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class WarningEvent(JournalEvent):
     TYPE: ClassVar[str] = "warning"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
@@ -144,7 +143,7 @@ class WarningEvent(JournalEvent):
         return cls(**values, extra=extra, written=written)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class CompactionEvent(JournalEvent):
     TYPE: ClassVar[str] = "compaction"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"summary_usage"})
@@ -161,7 +160,7 @@ class CompactionEvent(JournalEvent):
     summary_usage: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckEvent(JournalEvent):
     TYPE: ClassVar[str] = "check"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"items", "output"})
@@ -177,13 +176,13 @@ class CheckEvent(JournalEvent):
         return cls(kind="verify", passed=refused is None, output=refused, written=written)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class BudgetNoticeEvent(JournalEvent):
     TYPE: ClassVar[str] = "budget_notice"
     line: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class StopEvent(JournalEvent):
     TYPE: ClassVar[str] = "stop"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"pending"})
@@ -200,7 +199,7 @@ class StopEvent(JournalEvent):
     pending: list[Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ResumeEvent(JournalEvent):
     TYPE: ClassVar[str] = "resume"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"limits"})
@@ -213,7 +212,7 @@ class ResumeEvent(JournalEvent):
     limits: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ApprovalEvent(JournalEvent):
     """A decision on one call (``call_id``, ``decision``), or a policy for the rest of the run
     (``policy``: ``mode`` and ``allow``, recorded, never applied from the journal)."""
@@ -232,7 +231,7 @@ class ApprovalEvent(JournalEvent):
     policy: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ChildStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "child_start"
     agent_path: str
@@ -242,7 +241,7 @@ class ChildStartEvent(JournalEvent):
     call_id: str | None = None  # the parent's call of ``tool`` that runs the child
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)
 class ChildStopEvent(JournalEvent):
     TYPE: ClassVar[str] = "child_stop"
     agent_path: str
@@ -278,5 +277,5 @@ EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     ChildStopEvent,
 )
 BY_TYPE: dict[str, type[JournalEvent]] = {cls.TYPE: cls for cls in EVENT_CLASSES}
-for _made_often in EVENT_CLASSES:  # about five a step: the faster ``__init__`` (slotted classes)
-    fast_init(_made_often)
+for _made_often in EVENT_CLASSES:  # about five a step: an ``__init__`` that keeps the line
+    made_fast(_made_often)

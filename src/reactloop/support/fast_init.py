@@ -4,9 +4,8 @@ A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``
 the name up on the class every time; the loop makes a few such values a step (the assistant
 and tool messages, each call's result), and that lookup was a third of their cost. The
 ``__init__`` made here has the same signature, defaults, default factories and
-``__post_init__`` call, and sets each slot through the slot's own descriptor (a base's
-included: the journal's events share ``JournalEvent``'s). The value stays frozen: assigning to
-a field still raises ``FrozenInstanceError``.
+``__post_init__`` call, and sets each slot through the slot's own descriptor. The value stays
+frozen: assigning to a field still raises ``FrozenInstanceError``.
 
     @fast_init
     @dataclass(frozen=True, kw_only=True, slots=True)
@@ -18,7 +17,6 @@ a field still raises ``FrozenInstanceError``.
 from __future__ import annotations
 
 import dataclasses
-import types
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -40,14 +38,14 @@ def fast_init(cls: type[T]) -> type[T]:
     params = dataclasses.fields(cls)  # type: ignore[arg-type]
     if not params:
         return cls
-    setters = {f.name: slot.__set__ for f in params if (slot := _slot(cls, f.name)) is not None}
-    if not all(field.init and field.kw_only and field.name in setters for field in params):
+    slots = getattr(cls, "__slots__", ())
+    if not all(field.init and field.kw_only and field.name in slots for field in params):
         raise TypeError(f"{cls.__name__}: fast_init needs slotted, keyword-only init fields")
     namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
     signature, body = [], []
     for field in params:
         name = field.name
-        namespace[f"_set_{name}"] = setters[name]
+        namespace[f"_set_{name}"] = vars(cls)[name].__set__
         if field.default is not dataclasses.MISSING:
             namespace[f"_default_{name}"] = field.default
             signature.append(f"{name}=_default_{name}")
@@ -67,12 +65,3 @@ def fast_init(cls: type[T]) -> type[T]:
     init.__module__ = cls.__module__
     setattr(cls, "__init__", init)  # noqa: B010  (mypy refuses an assignment to a method)
     return cls
-
-
-def _slot(cls: type, name: str) -> types.MemberDescriptorType | None:
-    """The slot ``name`` of ``cls`` or of the base that declares it; None: not a slot."""
-    for klass in cls.__mro__:
-        found = vars(klass).get(name)
-        if found is not None:
-            return found if isinstance(found, types.MemberDescriptorType) else None
-    return None
