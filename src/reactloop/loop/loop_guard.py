@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import Limits
 from reactloop.loop.near_repeat import NearRepeats, NearVerdict
 from reactloop.messages import ToolCall
@@ -44,7 +45,7 @@ _RESULT_PREVIEW = 300
 class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
     action: Action
     key: str
-    kind: str = ""
+    kind: WarningKind | Literal[""] = ""  # the warning it gives; "": a call that runs
     message: str = ""
     evidence: dict[str, Any] | None = None  # why the calls count as one (near repeats)
 
@@ -150,14 +151,14 @@ class LoopGuard:
             return Verdict(
                 action="stop",
                 key=key,
-                kind="repeat",
+                kind=WarningKind.REPEAT,
                 message=f"{call.name} was called {count} times with the same arguments",
             )
         if count >= self.limits.repeat_warn:
             return Verdict(
                 action="warn",
                 key=key,
-                kind="repeat",
+                kind=WarningKind.REPEAT,
                 message=(
                     f"you already called {call.name} with these arguments; "
                     f"{self._earlier_result(key)}. {_WHY_NOT_AGAIN[effects]}: "
@@ -176,7 +177,7 @@ class LoopGuard:
 
     def _cycle_verdict(self, call: ToolCall, key: str) -> Verdict:
         size, rounds = self._rounds()
-        kind, many = ("pingpong", "two") if size == 2 else ("cycle", "three")
+        kind, many = (WarningKind.PINGPONG, "two") if size == 2 else (WarningKind.CYCLE, "three")
         if rounds >= self.limits.pingpong_stop:
             return Verdict(
                 action="stop",
@@ -214,7 +215,7 @@ def _near_verdict(near: NearVerdict | None, key: str) -> Verdict:
     if near is None:
         return Verdict(action="run", key=key)
     action: Action = "stop" if near.action == "stop" else "warn"
-    return Verdict(action, key, "near_repeat", near.message, near.evidence)
+    return Verdict(action, key, WarningKind.NEAR_REPEAT, near.message, near.evidence)
 
 
 # The results the loop guard never saw: refused by a budget before it, or never run.

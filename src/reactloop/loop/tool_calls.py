@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.schema import ToolCallEvent, ToolResultEvent, ToolStartEvent
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.loop.approval_asked import asked
 from reactloop.loop.budget import Budget
 from reactloop.loop.call_ids import CallIds
@@ -30,7 +33,7 @@ from reactloop.tools.toolbox import Toolbox
 if TYPE_CHECKING:
     from reactloop.journal.run_state import RunState
 
-Emit = Callable[..., None]
+Emit = Callable[[JournalEvent], None]  # ``Emitter.emit``
 
 
 class Outcome(NamedTuple):  # a tuple: cheaper to define and to make than a dataclass
@@ -47,7 +50,7 @@ class CallRunner:
         guard: LoopGuard,
         approve: Approver | None,
         emit: Emit,
-        warn: Emit,
+        warn: Callable[..., None],
         record: Callable[[Message], None],
         observed: bool = True,
     ) -> None:
@@ -144,12 +147,12 @@ class CallRunner:
         call = prepared.call
         if self.observed:
             self._announced.add(call.id)
-            self.emit("tool_call", call=call.to_dict())
+            self.emit(ToolCallEvent(call=call.to_dict()))
         if loop is not None:
             return _refused(call, f"not run: the run stopped ({loop})", "run_stopped"), loop
         if not self.budget.take_tool_call():  # checked and counted at once (sub-agents)
             limit = self.budget.limits.max_tool_calls
-            self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
+            self.warn(WarningKind.BUDGET, f"tool call limit ({limit}) reached; {call.name} not run")
             error = f"not run: the tool call limit ({limit}) is reached"
             return _refused(call, error, "tool_call_limit"), None
         refusal, loop = self._judge(prepared)
@@ -168,13 +171,13 @@ class CallRunner:
         """The write-ahead record: the call is about to run (its result follows it)."""
         if self.observed:
             call = prepared.call
-            self.emit("tool_start", call_id=call.id, name=call.name, arguments=call.arguments)
+            self.emit(ToolStartEvent(call_id=call.id, name=call.name, arguments=call.arguments))
 
     def _announce(self, call: ToolCall) -> None:
         """The ``tool_call`` event (only observers need to know which calls had theirs)."""
         if self.observed:
             self._announced.add(call.id)
-            self.emit("tool_call", call=call.to_dict())
+            self.emit(ToolCallEvent(call=call.to_dict()))
 
     def refuse(self, calls: Sequence[ToolCall], reason: str, not_run: NotRun) -> None:
         """Answer calls that will not run, so that every call in the history has its result."""
@@ -204,7 +207,7 @@ class CallRunner:
         if self.budget.timed_out():
             limit_s = self.budget.limits.max_seconds
             self._held.append(
-                ("budget", f"time limit ({limit_s} s) reached; {call.name} not run", {})
+                (WarningKind.BUDGET, f"time limit ({limit_s} s) reached; {call.name} not run", {})
             )
             error = f"not run: the time limit ({limit_s} s) is reached"
             return _refused(call, error, "time_limit"), None
@@ -235,14 +238,14 @@ class CallRunner:
         if isinstance(answer, Defer):
             return self._defer(prepared)
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
-        self._held.append(("declined", reason, {"call_id": prepared.id}))
+        self._held.append((WarningKind.DECLINED, reason, {"call_id": prepared.id}))
         return _refused(prepared.call, f"not run: {reason}", "declined")
 
     def _defer(self, prepared: PreparedCall) -> ToolResult:
         """Put a call off: it gets no result now (the run stops ``awaiting_approval``)."""
         self.deferred.append(prepared)
         said = f"{prepared.name} waits for approval"
-        self._held.append(("deferred", said, {"call_id": prepared.id}))
+        self._held.append((WarningKind.DEFERRED, said, {"call_id": prepared.id}))
         return _refused(prepared.call, "deferred", "deferred")
 
     @property
@@ -256,7 +259,7 @@ class CallRunner:
         with them (``reactloop.subagents``)."""
         self.waiting_below[call_id] = pending
         paths = ", ".join(sorted({p.agent_path for p in pending}))
-        self.warn("deferred", f"a call in {paths} waits for approval", call_id=call_id)
+        self.warn(WarningKind.DEFERRED, f"a call in {paths} waits for approval", call_id=call_id)
 
     def pending(self) -> tuple[PendingCall, ...]:
         """The calls put off, for the ``stop`` event and ``RunResult.pending``: this run's,
@@ -277,7 +280,7 @@ class CallRunner:
         if call.id in self.waiting_below:
             return  # no result: its sub-agent waits for a decision
         if error is not None and error.startswith(GAVE_UP):
-            self.warn("tool_timeout", f"{call.name}: {error}", call_id=call.id)
+            self.warn(WarningKind.TOOL_TIMEOUT, f"{call.name}: {error}", call_id=call.id)
         if not result.executed:
             self._report_call(call, result)
             return
@@ -291,7 +294,7 @@ class CallRunner:
         )
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         if self.observed:
-            self.emit("tool_result", result=result.to_dict(), content=content)
+            self.emit(ToolResultEvent(result=result.to_dict(), content=content))
         self._open.pop(call.id, None)
 
     def _report_call(self, call: ToolCall, result: ToolResult) -> None:
@@ -303,7 +306,7 @@ class CallRunner:
         content = result.to_content()
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         if self.observed:
-            self.emit("tool_result", result=result.to_dict(), content=content)
+            self.emit(ToolResultEvent(result=result.to_dict(), content=content))
         self._open.pop(call.id, None)
 
 

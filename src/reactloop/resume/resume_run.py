@@ -18,6 +18,7 @@ from typing import Any
 from reactloop.approval import Decision, decision_data
 from reactloop.errors import JournalError, UsageError
 from reactloop.journal.resume_point import resume_record, uncertain_notes
+from reactloop.journal.schema import ApprovalEvent
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
@@ -70,11 +71,11 @@ def resume_run(
         torn = set_aside_torn(recorded)
         settings = dataclasses.replace(settings, journal=journal)
         notes = uncertain_notes(state, recorded.created)
-        record = resume_record(state, state.why, torn, len(recorded.torn))
-        record["limits"] = vars(settings.limits)
+        limits_now = vars(settings.limits)
+        record = resume_record(state, state.why, torn, len(recorded.torn), limits_now)
         loop = ResumedLoop(settings, state, record, decisions=known, notes=notes)
         for call_id, decision in given.items():
-            loop.emit("approval", **decision_data(call_id, decision, who="Agent.resume"))
+            loop.emit(ApprovalEvent(**decision_data(call_id, decision, who="Agent.resume")))
         return loop.execute()
     finally:
         journal.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from reactloop.tools.output_text import as_text, cut_head_tail, failure_message,
 from reactloop.tools.prepared import PreparedCall, prepare
 from reactloop.tools.questions import AwaitingAnswer
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, read_output_tool
-from reactloop.tools.search import one_at_a_time, search_for
+from reactloop.tools.search import Emit, one_at_a_time, search_for
 from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
@@ -112,7 +112,7 @@ class Toolbox:
         search = self.search
         return frozenset(search.index.tools) if search is not None and search.native else _NONE
 
-    def bind_events(self, emit: Callable[..., None]) -> None:
+    def bind_events(self, emit: Emit) -> None:
         """Give the run's journal ``emit`` to what writes events of its own (a search, a
         skill's activation), one at a time: read-only calls of a turn run on worker threads."""
         serial = one_at_a_time(emit)
