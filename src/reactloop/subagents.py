@@ -159,7 +159,7 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
     summary = _summary(result)
     _emit(parent, ChildStopEvent(agent_path=place.path, trace=trace, call_id=call_id, **summary))
     if result.stop_reason is StopReason.AWAITING_APPROVAL and call_id is not None:
-        parent.calls.defer_running(call_id, waiting(call_id, place.path, result))
+        parent.calls.deferrals.running_waits(call_id, waiting(call_id, place.path, result))
     return result
 
 

@@ -1,16 +1,14 @@
 """The journal's events as values: one frozen dataclass per event type, and its dict form.
 
-``to_dict()`` is the event's line in the journal, exactly as the writer writes it today, and
-``from_dict()`` reads such a line, checked once: a field of the wrong kind, or a required one
-missing, is a ``ValueError`` naming it (``journal/reader.py`` adds the file and line). A field
-with a default may be absent (journals written before it existed); an event read from a
-journal remembers which fields its line held (``written``), so ``to_dict()`` gives that line
-back exactly, and keys no field names (written by a newer reactloop) are kept in ``extra``.
-An event made in code writes every field but the ``OPTIONAL`` ones left ``None`` (or, given
+``to_dict()`` is the event's line exactly as the writer writes it; ``from_dict()`` reads such
+a line, checked once (a field of the wrong kind, or a required one missing, is a ``ValueError``
+naming it; ``reader.py`` adds the file and line). A field with a default may be absent (older
+journals); an event read back remembers which fields its line held (``written``) and keeps
+keys it does not know in ``extra``, so ``to_dict()`` gives the line back exactly. An event
+made in code writes every field but the ``OPTIONAL`` ones left ``None`` (or, given
 ``written``, those fields: ``CheckEvent.verify``, ``WarningEvent.model_error``). The loop
-makes events as these values and hands them to its ``Emitter`` (``emitter.py``). Reading a
-file, and a type this reactloop does not know, is ``reader.py``'s. Nested values (a turn, a
-result, a call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
+hands these values to its ``Emitter`` (``emitter.py``). Nested values (a turn, a result, a
+call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
 """
 
 from __future__ import annotations

@@ -295,8 +295,8 @@ class RunLoop:
             error = "the model still called tools after the limit"
             return Stop(StopReason.MAX_TOOL_CALLS, None, error)
         outcome = self.calls.run(calls)
-        if self.calls.waits:
-            pending = self.calls.pending()
+        if self.calls.deferrals.waits:
+            pending = self.calls.deferrals.pending()
             error = f"{len(pending)} call(s) wait for approval: reactloop approve, then resume"
             return Stop(StopReason.AWAITING_APPROVAL, None, error, pending=pending)
         if outcome.cancelled:

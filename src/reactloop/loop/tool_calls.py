@@ -22,11 +22,11 @@ from reactloop.journal.warning_kinds import WarningKind
 from reactloop.loop.approval_asked import asked
 from reactloop.loop.budget import Budget
 from reactloop.loop.call_ids import CallIds
+from reactloop.loop.deferrals import Deferrals
 from reactloop.loop.loop_guard import LoopGuard, effects_of, judged_again
 from reactloop.loop.runtime.executor import ToolExecutor
 from reactloop.loop.runtime.unfinished import GAVE_UP
 from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, ToolResult, not_executed
-from reactloop.result import PendingCall
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
@@ -66,8 +66,7 @@ class CallRunner:
         self.ids = CallIds()  # made unique here: ``take_turn``
         self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
-        self.deferred: list[PreparedCall] = []  # calls put off by the approver (``Defer``)
-        self.waiting_below: dict[str, tuple[PendingCall, ...]] = {}  # agent calls: by call id
+        self.deferrals = Deferrals(warn)  # the calls that wait for a person's decision
         self._held: list[tuple[str, str, dict[str, Any]]] = []  # warnings said once counted
 
     def restore(self, state: RunState) -> None:
@@ -110,7 +109,7 @@ class CallRunner:
             if executor.interrupted:
                 break
             refusal: ToolResult | None
-            if self.waits:  # a call put off: the rest of the turn waits with it
+            if self.deferrals.waits:  # a call put off: the rest of the turn waits with it
                 self._announce(prepared.call)
                 refusal = self._defer(prepared)
                 self._say_held()
@@ -243,29 +242,10 @@ class CallRunner:
 
     def _defer(self, prepared: PreparedCall) -> ToolResult:
         """Put a call off: it gets no result now (the run stops ``awaiting_approval``)."""
-        self.deferred.append(prepared)
+        self.deferrals.own.append(prepared)
         said = f"{prepared.name} waits for approval"
         self._held.append((WarningKind.DEFERRED, said, {"call_id": prepared.id}))
         return _refused(prepared.call, "deferred", "deferred")
-
-    @property
-    def waits(self) -> bool:
-        """Whether a call of the turn waits for a decision (here, or in a sub-agent)."""
-        return bool(self.deferred or self.waiting_below)
-
-    def defer_running(self, call_id: str, pending: tuple[PendingCall, ...]) -> None:
-        """The running call ``call_id`` (an agent tool's) waits for decisions on ``pending``,
-        calls of its sub-agent: it gets no result now, and the run stops ``awaiting_approval``
-        with them (``reactloop.subagents``)."""
-        self.waiting_below[call_id] = pending
-        paths = ", ".join(sorted({p.agent_path for p in pending}))
-        self.warn(WarningKind.DEFERRED, f"a call in {paths} waits for approval", call_id=call_id)
-
-    def pending(self) -> tuple[PendingCall, ...]:
-        """The calls put off, for the ``stop`` event and ``RunResult.pending``: this run's,
-        then those its sub-agents wait on."""
-        own = (PendingCall(id=p.id, name=p.name, arguments=p.arguments) for p in self.deferred)
-        return (*own, *(p for below in self.waiting_below.values() for p in below))
 
     def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
         """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
@@ -273,11 +253,11 @@ class CallRunner:
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""
-        if result.not_run == "deferred" and prepared not in self.deferred:
+        if result.not_run == "deferred" and prepared not in self.deferrals.own:
             result = self._defer(prepared)  # it asked a question nobody can answer now
             self._say_held()
         call, error = prepared.call, result.error
-        if call.id in self.waiting_below:
+        if call.id in self.deferrals.below:
             return  # no result: its sub-agent waits for a decision
         if error is not None and error.startswith(GAVE_UP):
             self.warn(WarningKind.TOOL_TIMEOUT, f"{call.name}: {error}", call_id=call.id)
@@ -299,9 +279,7 @@ class CallRunner:
 
     def _report_call(self, call: ToolCall, result: ToolResult) -> None:
         """Report the result of a call that did not run (the loop guard keeps no record)."""
-        if self.waits and (
-            call.id in self.waiting_below or any(p.id == call.id for p in self.deferred)
-        ):
+        if self.deferrals.waits and self.deferrals.holds(call.id):
             return  # no result: it waits for a decision
         content = result.to_content()
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))

@@ -276,29 +276,6 @@ def deferred(tool: Tool, defer: bool | None = True) -> Tool:
     return made
 
 
-def search_summary(search: ToolSearch, tools: Iterable[Tool]) -> str:
-    """One line: how many tools are deferred, and the schema tokens a request saves."""
-    every = list(tools)
-    deferred = [t for t in every if t.name in search.index.tools]
-    sent = schema_tokens(t.spec for t in every if t.name not in search.index.tools)
-    sent += schema_tokens(t.spec for t in search.pair)
-    names = ", ".join(t.name for t in deferred[:8]) + (", ..." if len(deferred) > 8 else "")
-    return (
-        f"tool search on: {len(deferred)} deferred tools ({names}) wait for {SEARCH_TOOLS}; "
-        f"about {sent} schema tokens a request instead of {schema_tokens(t.spec for t in every)}"
-    )
-
-
-def native_summary(search: ToolSearch) -> str:
-    """One line: the deferred tools a provider's own search finds (``native``)."""
-    names = list(search.index.tools)
-    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return (
-        f"tool search by the provider: {len(names)} deferred tools ({shown}) sent with "
-        "defer_loading; its search tool comes last"
-    )
-
-
 def defer_as_recorded(tools: Iterable[Tool], config: Mapping[str, Any]) -> list[Tool]:
     """``tools`` deferred as a CLI run's ``run_start`` config says (``defer_tools``: the
     patterns of ``--defer-tools``), for ``reactloop resume`` and ``replay``."""
