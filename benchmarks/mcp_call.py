@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Toolbox, ToolCall
-from reactloop.tools.execution import ToolExecutor
+from reactloop.loop.runtime.executor import ToolExecutor
 from reactloop.tools.mcp import MCPServers, ServerConfig
 
 SERVER = Path(sys.executable).parent / "mcp-server-time"

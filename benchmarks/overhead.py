@@ -7,7 +7,7 @@ Each step is one scripted model turn with one call to a trivial read-only tool, 
 measured is the loop itself: budget checks, loop guard, validation, events, history. The
 "time limit on" rows run with a ``max_seconds`` (the default ``Limits``): the run then goes on
 a thread of its own, which the caller's thread gives up on at the limit, and its tools run
-inline (``reactloop/tools/custody.py``). ``--limit-ab`` times only that (the default limit
+inline (``reactloop/loop/runtime/custody.py``). ``--limit-ab`` times only that (the default limit
 against none, sync and async tools) in an interleaved A/B against another checkout
 (``benchmarks/limit_ab.py``). ``--cli`` adds the command line's
 path: ``reactloop run --model scripted:FILE`` at 1000, 2000 and 3000 steps (journal on,

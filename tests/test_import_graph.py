@@ -39,7 +39,6 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.agent", "reactloop.resume.resume_run"): "Agent.resume: the resumed loop",
     ("reactloop.agent", "reactloop.subagents"): "Agent.as_tool: the loop, as a first run",
     ("reactloop.agent", "reactloop.subagent_reach"): "an agent with agent tools: their reach",
-    ("reactloop.tools.toolbox", "reactloop.tools.execution"): "Toolbox.execute_many alone",
     ("reactloop.cli.run_tools", "reactloop.tools.mcp"): "reactloop run --mcp (asyncio, the client)",
     ("reactloop.cli.run_settings", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_settings", "reactloop.usage"): "reactloop run --prices",
@@ -53,6 +52,11 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.trace", "reactloop.cli.resume_trust"): "replay's checks, not view's or cost's",
     ("reactloop.cli.checks_record", "reactloop.output.json_schema"): "a resumed --output-schema",
     ("reactloop.cli.checks_record", "reactloop.usage.prices"): "a resumed run's --prices",
+    # ``import reactloop`` loads these three; the journal's event classes load with the run
+    ("reactloop.loop.completion_checks", "reactloop.journal.schema"): "a check's event",
+    ("reactloop.loop.completion_checks", "reactloop.journal.warning_kinds"): "verify_failed",
+    ("reactloop.tools.search", "reactloop.journal.schema"): "a search's event",
+    ("reactloop.tools.skills", "reactloop.journal.schema"): "a skill's activation event",
 }
 
 

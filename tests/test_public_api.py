@@ -62,7 +62,7 @@ def test_import_reactloop_loads_the_types_but_not_the_loop_that_runs_them() -> N
         "concurrent.futures",
         "reactloop.loop.run_loop",
         "reactloop.loop.tool_calls",
-        "reactloop.tools.execution",
+        "reactloop.loop.runtime.executor",
         "reactloop.models.registry",
         "reactloop.loop.async_runner",
     }

@@ -44,6 +44,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_jsonable_python
 
 from reactloop.errors import ToolError
+from reactloop.journal.schema import (
+    ChildStartEvent,
+    ChildStopEvent,
+)
 from reactloop.journal.writer import Journal
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
@@ -146,21 +150,16 @@ def run_child(agent: Agent, name: str, task: str, max_depth: int) -> RunResult:
     trace = str(left.path) if left is not None else None if journal is None else str(journal.path)
     _emit(
         parent,
-        "child_start",
-        agent_path=place.path,
-        tool=name,
-        task=task,
-        trace=trace,
-        call_id=call_id,
+        ChildStartEvent(agent_path=place.path, tool=name, task=task, trace=trace, call_id=call_id),
     )
     if left is not None:
         result = resumed(name, settings, left.path, decisions_below(parent, call_id))
     else:
         result = _fresh(settings, task, journal)
     summary = _summary(result)
-    _emit(parent, "child_stop", agent_path=place.path, trace=trace, call_id=call_id, **summary)
+    _emit(parent, ChildStopEvent(agent_path=place.path, trace=trace, call_id=call_id, **summary))
     if result.stop_reason is StopReason.AWAITING_APPROVAL and call_id is not None:
-        parent.calls.defer_running(call_id, waiting(call_id, place.path, result))
+        parent.calls.deferrals.running_waits(call_id, waiting(call_id, place.path, result))
     return result
 
 
@@ -191,12 +190,11 @@ def _reach(ceiling: Reach) -> dict[str, Any]:
     return {} if ceiling == Reach() else {"reach": ceiling.to_dict()}
 
 
-def _emit(parent: RunView, event_type: str, **data: Any) -> None:
-    """An event in the parent's journal, from whichever thread runs the child."""
-    if parent.events.observed:
-        with parent.place.lock:
-            if not parent.done:  # else the parent gave up on this child, and has stopped
-                parent.events.emit(event_type, **data)
+def _emit(parent: RunView, event: ChildStartEvent | ChildStopEvent) -> None:
+    """An event in the parent's journal (when observed), from whichever thread runs the child."""
+    with parent.place.lock:
+        if not parent.done:  # else the parent gave up on this child, and has stopped
+            parent.events.emit(event)
 
 
 def _summary(result: RunResult) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from reactloop import (
     ToolCall,
     tool,
 )
+from reactloop.loop.runtime.executor import run_now
 from reactloop.models.base import ModelRequest
 from reactloop.tools.base import make_tool
 from reactloop.tools.toolbox import Toolbox
@@ -228,9 +229,38 @@ def test_an_async_tool_raising_keyboard_interrupt_cancels_the_run() -> None:
 
 
 def test_the_toolbox_alone_awaits_async_tools_too() -> None:
-    (result,) = Toolbox([a_double]).execute_many(calls("a_double", 3))
+    (result,) = run_now(Toolbox([a_double]), calls("a_double", 3))
     assert result.output == 6
     assert Toolbox([a_double]).execute(calls("a_double", 5)[0]).output == 10
+
+
+def test_the_toolbox_alone_awaits_an_async_tool_from_code_that_runs_an_event_loop() -> None:
+    """``Toolbox.execute`` called from async code: the tool gets a loop of its own, on a thread
+    of its own (this thread's loop is busy waiting for the call)."""
+
+    async def caller() -> tuple[Any, asyncio.AbstractEventLoop]:
+        return Toolbox([a_double]).execute(calls("a_double", 4)[0]), asyncio.get_running_loop()
+
+    result, callers_loop = asyncio.run(caller())
+    assert result.output == 8
+    assert loops[-1] is not callers_loop
+
+
+def test_a_ctrl_c_in_a_call_the_toolbox_runs_alone_is_an_error_result() -> None:
+    @tool
+    def stop() -> str:
+        """Ctrl-C."""
+        raise KeyboardInterrupt
+
+    @tool
+    async def astop() -> str:
+        """Ctrl-C, asynchronously."""
+        raise KeyboardInterrupt
+
+    for name in ("stop", "astop"):
+        result = Toolbox([stop, astop]).execute(ToolCall(id="k", name=name))
+        assert not result.ok and result.executed
+        assert result.error == "cancelled: the call was interrupted while it ran"
 
 
 def _model_that_notes_its_thread(threads: list[threading.Thread], tool_name: str) -> FunctionModel:
@@ -248,7 +278,7 @@ def test_a_sync_tool_runs_inline_on_the_thread_that_runs_the_loop(
     bounded: bool, max_seconds: float | None
 ) -> None:
     """No hand-off a call: under a limit the whole run goes on a run thread of its own (which
-    the caller's thread gives up on at the limit: ``tools/custody.py``), without one it runs
+    the caller's thread gives up on at the limit: ``loop/runtime/custody.py``), without one it runs
     on the caller's thread; either way the tools run on the loop's thread."""
     loop_threads: list[threading.Thread] = []
     threads: list[threading.Thread] = []

@@ -43,6 +43,9 @@ from reactloop import (
     ToolCall,
 )
 from reactloop.history import History
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.schema import WarningEvent
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.journal.writer import read_journal
 from reactloop.loop.budget import Budget
 from reactloop.loop.compaction import ContextKeeper
@@ -184,13 +187,13 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def emit(self, event_type: str, /, **data: Any) -> None:
-        self.events.append((event_type, data))
+    def emit(self, event: JournalEvent) -> None:
+        self.events.append((event.type, event.data()))
 
-    def warn(self, kind: str, message: str, **data: Any) -> None:
-        self.emit("warning", kind=kind, message=message, **data)
+    def warn(self, kind: WarningKind | str, message: str, **fields: Any) -> None:
+        self.emit(WarningEvent(kind=kind, message=message, **fields))
 
-    def warn_once(self, kind: str, message: str) -> None:
+    def warn_once(self, kind: WarningKind | str, message: str) -> None:
         if ("warning", {"kind": kind, "message": message}) not in self.events:
             self.warn(kind, message)
 

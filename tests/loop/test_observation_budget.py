@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from helpers import call
 from reactloop import Agent, FunctionModel, Limits, ModelTurn, StopReason, ToolCall, tool
+from reactloop.loop.runtime.executor import run_now
 from reactloop.models.base import ModelRequest
 from reactloop.tools.output_text import cut_head_tail
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore
@@ -154,7 +155,7 @@ def test_a_read_never_exceeds_the_budget_and_an_unknown_handle_is_an_observation
 def test_a_concurrent_batch_of_cut_outputs_gets_one_handle_each() -> None:
     box = Toolbox([fetch_page], max_output_chars=1000)
     calls = [ToolCall(id="same", name="fetch_page", arguments='{"url": "u"}') for _ in range(6)]
-    results = box.execute_many(calls)
+    results = run_now(box, calls)
     handles = {MARK.search(r.output).group(2) for r in results}  # type: ignore[union-attr]
     assert len(handles) == 6
     for handle in handles:

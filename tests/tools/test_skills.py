@@ -114,7 +114,7 @@ def test_a_second_activation_does_not_send_the_body_again(tmp_path: Path) -> Non
     skill(tmp_path, "pdf-forms", PDF)
     skills = Skills(load_skills([tmp_path]))
     events: list[tuple[str, dict[str, Any]]] = []
-    skills.emit = lambda kind, **data: events.append((kind, data))
+    skills.emit = lambda event: events.append((event.type, event.data()))
     assert "Run scripts/fill.py" in skills.activate("pdf-forms")["instructions"]
     assert skills.activate("pdf-forms") == {
         "skill": "pdf-forms",

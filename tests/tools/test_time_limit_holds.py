@@ -35,8 +35,8 @@ from reactloop import (
     read_journal,
     tool,
 )
+from reactloop.loop.runtime.custody import MODEL_GRACE
 from reactloop.models.base import ModelRequest
-from reactloop.tools.custody import MODEL_GRACE
 
 LIMIT = 1.0
 HOLD = 15.0  # how long a tool would block if nothing released it

@@ -96,7 +96,7 @@ def test_a_deferred_tool_runs_only_after_a_search_revealed_it() -> None:
     runs: list[str] = []
     box = Toolbox(registry(runs)).for_run()
     events: list[tuple[str, dict[str, Any]]] = []
-    box.bind_events(lambda kind, **data: events.append((kind, data)))
+    box.bind_events(lambda event: events.append((event.type, event.data())))
     direct = box.execute(ToolCall(id="1", name="slack_send_message", arguments='{"target":"x"}'))
     via = box.execute(call_tool("2", "slack_send_message", {"target": "x"}))
     assert not direct.ok and not via.ok and "not found by a search" in str(direct.error)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop import Toolbox, ToolCall, ToolError, tool
+from reactloop.loop.runtime.executor import run_now
 from reactloop.tools.output_text import cut_head_tail
 
 
@@ -156,7 +157,7 @@ def test_read_only_calls_run_concurrently():
         ToolCall(id=str(i), name="meet", arguments=json.dumps({"who": w}))
         for i, w in enumerate("ab")
     ]
-    results = box.execute_many(calls)
+    results = run_now(box, calls)
     assert [r.output for r in results] == ["a", "b"]
 
 
@@ -174,7 +175,7 @@ def test_calls_with_side_effects_run_in_order():
 
     box = Toolbox([step])
     calls = [ToolCall(id=str(n), name="step", arguments=json.dumps({"n": n})) for n in range(5)]
-    assert [r.output for r in box.execute_many(calls)] == [0, 1, 2, 3, 4]
+    assert [r.output for r in run_now(box, calls)] == [0, 1, 2, 3, 4]
     assert order == [0, 1, 2, 3, 4]
 
 

@@ -40,10 +40,9 @@ def approve(
     force: bool,
 ) -> None:
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
-    A call that waits on a server's question (shown) is answered with --answer. A call that
-    waits in a sub-agent has its chained id (call_0_0/call_0_0, shown with the agent's path);
-    the decision goes into the root's journal, and Agent.resume takes it down the tree.
 
+    A call that waits on a server's question (shown) is answered with --answer. A call that
+    waits in a sub-agent has its chained id (call_0_0/call_0_0, shown with its agent's path).
     The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
     and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
     approves and goes on in one command). A denial stands. Exit 0, or 2 on a usage error (a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,16 @@ from reactloop.cli.run_tools import run_search_mode, search_note
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
 from reactloop.models import ModelRequest, ModelSettings, resolve_model, split_spec
-from reactloop.tools.base import ToolContext
+from reactloop.tools.base import Tool, ToolContext
 from reactloop.tools.mcp import open_mcp_tools
 from reactloop.tools.registry import FAMILIES, build_tools, parse_families
-from reactloop.tools.search import SEARCH_MODES, defer_matching, native_summary, search_summary
+from reactloop.tools.search import (
+    SEARCH_MODES,
+    SEARCH_TOOLS,
+    ToolSearch,
+    defer_matching,
+    schema_tokens,
+)
 from reactloop.tools.skills import prompt, trusted_skills
 from reactloop.tools.toolbox import Toolbox
 
@@ -126,3 +133,26 @@ def sent_tools(box: Toolbox, model: Any) -> list[dict[str, Any]]:
         return [spec.to_dict() for spec in box.specs]
     request = ModelRequest(messages=[], tools=box.specs, deferred=box.deferred)
     return list(model.build_request(request)["tools"])
+
+
+def search_summary(search: ToolSearch, tools: Iterable[Tool]) -> str:
+    """One line: how many tools are deferred, and the schema tokens a request saves."""
+    every = list(tools)
+    deferred = [t for t in every if t.name in search.index.tools]
+    sent = schema_tokens(t.spec for t in every if t.name not in search.index.tools)
+    sent += schema_tokens(t.spec for t in search.pair)
+    names = ", ".join(t.name for t in deferred[:8]) + (", ..." if len(deferred) > 8 else "")
+    return (
+        f"tool search on: {len(deferred)} deferred tools ({names}) wait for {SEARCH_TOOLS}; "
+        f"about {sent} schema tokens a request instead of {schema_tokens(t.spec for t in every)}"
+    )
+
+
+def native_summary(search: ToolSearch) -> str:
+    """One line: the deferred tools a provider's own search finds (``native``)."""
+    names = list(search.index.tools)
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return (
+        f"tool search by the provider: {len(names)} deferred tools ({shown}) sent with "
+        "defer_loading; its search tool comes last"
+    )

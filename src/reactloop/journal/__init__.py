@@ -1,10 +1,12 @@
 """The record of a run.
 
-- ``events.py``        the events the loop emits, ``Observer``, and the ``Emitter`` that keeps
-                       the journal apart from the other observers
+- ``events.py``        the events the loop emits as observers get them (``Event``), ``Observer``
 - ``event_value.py``   ``JournalEvent``: what every typed event is, its line, how it is read
+- ``event_init.py``    ``line_init``: an event class's ``__init__``, which keeps its line
 - ``schema.py``        the events as values: one frozen dataclass per event type, its dict form
                        the journal's line exactly (``warning_kinds.py``: ``WarningKind``)
+- ``emitter.py``       ``Emitter``: takes the loop's typed events, sends them to the journal
+                       (kept apart from the other observers) and the observers; the warnings
 - ``field_checks.py``  how a typed event's fields are checked when its line is read
 - ``writer.py``        ``Journal``: one JSON line per event, flushed as it happens; the lines
                        read back (``read_journal``, ``iter_lines``)

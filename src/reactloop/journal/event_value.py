@@ -1,17 +1,41 @@
 """``JournalEvent``: what every typed event is (``schema.py`` has one subclass per type).
 
 Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it; and how a
-line is read back (``from_dict``), each field checked once by ``field_checks.py``.
+line is read back (``from_dict``), each field checked once by ``field_checks.py``. The loop
+makes about five events a step (``journal/emitter.py``): each class's ``__init__`` keeps the
+event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
+from reactloop.journal.event_init import BASE, line_init
 from reactloop.journal.field_checks import short, spec
+
+
+class _NoExtra(Mapping[str, Any]):
+    """The ``extra`` of an event made in code: empty, one for all (so made by no factory)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __hash__(self) -> int:
+        return 0
+
+
+NO_EXTRA: Mapping[str, Any] = _NoExtra()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,9 +44,10 @@ class JournalEvent:
 
     TYPE: ClassVar[str] = ""
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
+    ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum (``line_init``)
     step: int = 0
     t: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    extra: Mapping[str, Any] = field(default=NO_EXTRA, compare=False, repr=False)
     written: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -31,16 +56,17 @@ class JournalEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """The event's journal line (``type``, ``step``, ``t``, then its own fields)."""
-        data: dict[str, Any] = {"type": self.type}
+        if self.written is None:
+            head: dict[str, Any] = {"type": self.type, "step": self.step}
+            if self.t is not None:
+                head["t"] = self.t
+            head.update(self.data())
+            return head
+        data: dict[str, Any] = {"type": self.type}  # read, or made to write these fields
         written = self.written
         for name in spec(type(self)):
-            value = getattr(self, name)
-            if written is None:
-                if value is None and (name == "t" or name in self.OPTIONAL):
-                    continue
-            elif name not in written:
-                continue
-            data[name] = value.value if isinstance(value, enum.Enum) else value
+            if name in written:
+                data[name] = _plain(getattr(self, name))
         data.update(self.extra)
         return data
 
@@ -53,7 +79,18 @@ class JournalEvent:
         return getattr(self, name)
 
     def data(self) -> dict[str, Any]:
-        """The event's own fields (its line without ``type``, ``step`` and ``t``)."""
+        """The event's own fields (its line without ``type``, ``step`` and ``t``): what the
+        run's observers get (``Event.data``)."""
+        if self.written is None:  # made in code: every field but the OPTIONAL ones left None
+            own: dict[str, Any] = self.__dict__.copy()  # as ``line_init``'s __init__ kept it
+            if "step" in own:  # made with its step (or t, or extra) given
+                extra = own["extra"]
+                for key in BASE:
+                    del own[key]
+                own.update(extra)
+            for name in self.ENUMS:
+                own[name] = _plain(own[name])
+            return own
         line = self.to_dict()
         for key in ("type", "step", "t"):
             line.pop(key, None)
@@ -95,3 +132,12 @@ class JournalEvent:
     @classmethod
     def _build(cls, values: dict[str, Any], extra: dict[str, Any], written: frozenset[str]) -> Self:
         return cls(**values, extra=extra, written=written)
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def made_fast(cls: type[JournalEvent]) -> None:
+    """Give the event class ``cls`` the ``__init__`` that keeps its line (``event_init.py``)."""
+    line_init(cls, NO_EXTRA)

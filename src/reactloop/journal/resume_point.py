@@ -23,6 +23,7 @@ from reactloop.journal.schema import (
     ChildStopEvent,
     ElicitationEvent,
     RequestEvent,
+    ResumeEvent,
     ToolCallEvent,
     ToolResultEvent,
     ToolStartEvent,
@@ -111,16 +112,20 @@ def _when(created: datetime | None, t: float | None) -> str:
     return (created + timedelta(seconds=t)).isoformat(timespec="seconds")
 
 
-def resume_record(state: RunState, why: str, torn: Path | None, torn_bytes: int) -> dict[str, Any]:
-    """The ``resume`` event: why, from which step, and what is known of the calls in flight."""
-    return {
-        "why": why,
-        "from_step": state.step,
-        "model_calls": state.model_calls,
-        "tool_calls": state.tool_calls,
-        "calls": [
+def resume_record(
+    state: RunState, why: str, torn: Path | None, torn_bytes: int, limits: dict[str, Any]
+) -> ResumeEvent:
+    """The ``resume`` event: why, from which step, what is known of the calls in flight, and
+    the limits the resumed run goes on with."""
+    return ResumeEvent(
+        why=why,
+        from_step=state.step,
+        model_calls=state.model_calls,
+        tool_calls=state.tool_calls,
+        calls=[
             {"call_id": c.call.id, "name": c.call.name, "state": c.state, "started_t": c.started_t}
             for c in state.calls
         ],
-        "torn": None if torn is None else {"file": str(torn), "bytes": torn_bytes},
-    }
+        torn=None if torn is None else {"file": str(torn), "bytes": torn_bytes},
+        limits=limits,
+    )

@@ -1,14 +1,14 @@
 """The journal's events as values: one frozen dataclass per event type, and its dict form.
 
-``to_dict()`` is the event's line in the journal, exactly as the writer writes it today, and
-``from_dict()`` reads such a line, checked once: a field of the wrong kind, or a required one
-missing, is a ``ValueError`` naming it (``journal/reader.py`` adds the file and line). A field
-with a default may be absent (journals written before it existed); an event read from a
-journal remembers which fields its line held (``written``), so ``to_dict()`` gives that line
-back exactly, and keys no field names (written by a newer reactloop) are kept in ``extra``.
-An event made in code writes every field but the ``OPTIONAL`` ones left ``None``. Reading a
-file, and a type this reactloop does not know, is ``reader.py``'s. Nested values (a turn, a
-result, a call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
+``to_dict()`` is the event's line exactly as the writer writes it; ``from_dict()`` reads such
+a line, checked once (a field of the wrong kind, or a required one missing, is a ``ValueError``
+naming it; ``reader.py`` adds the file and line). A field with a default may be absent (older
+journals); an event read back remembers which fields its line held (``written``) and keeps
+keys it does not know in ``extra``, so ``to_dict()`` gives the line back exactly. An event
+made in code writes every field but the ``OPTIONAL`` ones left ``None`` (or, given
+``written``, those fields: ``CheckEvent.verify``, ``WarningEvent.model_error``). The loop
+hands these values to its ``Emitter`` (``emitter.py``). Nested values (a turn, a result, a
+call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.event_value import JournalEvent, made_fast
 from reactloop.journal.warning_kinds import WarningKind
 
 
@@ -121,6 +121,20 @@ class WarningEvent(JournalEvent):
     estimated: Any = None
 
     @classmethod
+    def model_error(
+        cls, message: str, error_kind: str, request: Any, seconds: float
+    ) -> WarningEvent:
+        """A model call that failed: its ``request`` written, null when none was sent."""
+        return cls(
+            kind=WarningKind.MODEL_ERROR,
+            message=message,
+            error_kind=error_kind,
+            request=request,
+            seconds=seconds,
+            written=frozenset({"step", "kind", "message", "error_kind", "request", "seconds"}),
+        )
+
+    @classmethod
     def _build(cls, values: dict[str, Any], extra: dict[str, Any], written: frozenset[str]) -> Self:
         kind = values["kind"]
         values["kind"] = WarningKind(kind) if kind in WarningKind._value2member_map_ else kind
@@ -152,6 +166,12 @@ class CheckEvent(JournalEvent):
     passed: bool
     items: list[Any] | None = None  # of a checklist
     output: str | None = None  # of a verify that refused
+
+    @classmethod
+    def verify(cls, refused: str | None) -> CheckEvent:
+        """A verify's verdict: its ``output`` written, null when the answer passed."""
+        written = frozenset({"step", "kind", "passed", "output"})
+        return cls(kind="verify", passed=refused is None, output=refused, written=written)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -242,14 +262,14 @@ class ChildStartEvent(JournalEvent):
 class ChildStopEvent(JournalEvent):
     TYPE: ClassVar[str] = "child_stop"
     agent_path: str
+    trace: str | None = None
+    call_id: str | None = None
     stop_reason: str = ""
     forced: bool = False
     model_calls: int = 0
     tool_calls: int = 0
     usage: dict[str, Any] = field(default_factory=dict)
     cost: float | None = None
-    trace: str | None = None
-    call_id: str | None = None
 
 
 # The event types, in the order a run writes them (``docs/journal.md``'s table).
@@ -275,3 +295,5 @@ EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     ChildStopEvent,
 )
 BY_TYPE: dict[str, type[JournalEvent]] = {cls.TYPE: cls for cls in EVENT_CLASSES}
+for _made_often in EVENT_CLASSES:  # about five a step: an ``__init__`` that keeps the line
+    made_fast(_made_often)

@@ -23,6 +23,7 @@ class WarningKind(enum.StrEnum):
     PREFIX_CHANGED = "prefix_changed"  # an earlier message was rewritten
     MODEL_ERROR = "model_error"  # a model call failed
     INTERNAL_ERROR = "internal_error"  # an adapter raised what no adapter should
+    BAD_USAGE = "bad_usage"  # a usage count that is not a token count, counted as 0
     TOOL_TIMEOUT = "tool_timeout"  # a tool given up on at the time limit
     INVALID_OUTPUT = "invalid_output"  # a typed answer its schema refused
     VERIFY_FAILED = "verify_failed"  # an answer its check refused

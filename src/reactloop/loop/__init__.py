@@ -10,6 +10,9 @@ The files, by job, in reading order:
 - ``settings.py``          ``RunSettings``: what one run needs from its agent, a frozen value
 - ``model_call.py``        one model call: the request, the adapter's turn, every failure
 - ``tool_calls.py``        ``CallRunner``: which of a turn's calls run, in order, and their results
+- ``call_ids.py``          ``CallIds``: every call of a run gets an id of its own
+- ``runtime/``             the call runtime: where and when an admitted call runs, under the
+                           run's time limit (``ToolExecutor``, custody, workers, async tools)
 - ``budget.py``            ``Budget``: the run's spending against its ``Limits``, and its notices
 - ``tree_budget.py``       ``TreeBudget``: a sub-agent's spending, counted in every ancestor's
 - ``loop_guard.py``        repeated calls, ping-pong and cycles

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from reactloop.journal.events import Event, Observer
+from reactloop.loop.runtime.workers import Workers
 from reactloop.result import RunResult
-from reactloop.tools.workers import Workers
 
 if TYPE_CHECKING:
     import asyncio

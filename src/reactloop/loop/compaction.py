@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reactloop.history import History
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.schema import CompactionEvent
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.loop import notices
 from reactloop.loop.budget import Budget
 from reactloop.loop.model_call import ModelFailure, ask
@@ -48,11 +51,11 @@ class Events(Protocol):
 
     observed: bool
 
-    def emit(self, event_type: str, /, **data: Any) -> None: ...
+    def emit(self, event: JournalEvent) -> None: ...
 
-    def warn(self, kind: str, message: str, **data: Any) -> None: ...
+    def warn(self, kind: WarningKind, message: str, **fields: Any) -> None: ...
 
-    def warn_once(self, kind: str, message: str) -> None: ...
+    def warn_once(self, kind: WarningKind | str, message: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +224,7 @@ class ContextKeeper:
         summary = "" if isinstance(turn, ModelFailure) else _reply_text(turn)
         if isinstance(turn, ModelFailure) or not summary:
             why = turn.message if isinstance(turn, ModelFailure) else "the summary was empty"
-            self.events.warn("compaction_failed", f"{why}; trimming instead")
+            self.events.warn(WarningKind.COMPACTION_FAILED, f"{why}; trimming instead")
             return None
         self._summary_usage = turn.usage.to_dict()
         return summary
@@ -234,28 +237,28 @@ class ContextKeeper:
             task = next((m.content for m in self.history if m.kind == "task"), "")
             reminder = Message(role="user", content=notices.reminder_notice(task), kind="notice")
             self.history.append(reminder)
-        self.emit("compaction", **self._record(start, replaced, block, tokens))
+        if self.events.observed:
+            self.emit(self._record(start, replaced, block, tokens))
+        self._summary_usage = None
         return sent - (end - start) + len(block) if sent >= end else min(sent, start)
 
     def _record(
         self, start: int, replaced: Sequence[Message], block: list[Message], tokens: int
-    ) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "policy": self.policy,
-            "start": start,
-            "replaced": len(replaced),
-            "call_ids": [c.id for m in replaced for c in m.tool_calls],
-            "by": [m.to_dict() for m in block if m.kind in ("summary", "trimmed", "skill")],
-            "block": len(block),
-            "tokens_before": tokens,
-            "tokens_after": self.tools_tokens + tokens_of(self.history),
-            "prefix_tokens": self.tools_tokens + tokens_of(self.history[:start]),
-            "limit": self.limit,
-        }
-        if block and block[0].kind == "summary" and self._summary_usage is not None:
-            data["summary_usage"] = self._summary_usage
-        self._summary_usage = None
-        return data
+    ) -> CompactionEvent:
+        summarised = block and block[0].kind == "summary"
+        return CompactionEvent(
+            policy=self.policy,
+            start=start,
+            replaced=len(replaced),
+            call_ids=[c.id for m in replaced for c in m.tool_calls],
+            by=[m.to_dict() for m in block if m.kind in ("summary", "trimmed", "skill")],
+            block=len(block),
+            tokens_before=tokens,
+            tokens_after=self.tools_tokens + tokens_of(self.history),
+            prefix_tokens=self.tools_tokens + tokens_of(self.history[:start]),
+            limit=self.limit,
+            summary_usage=self._summary_usage if summarised else None,
+        )
 
 
 def _trimmable(message: Message) -> bool:

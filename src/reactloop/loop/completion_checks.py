@@ -9,7 +9,9 @@ sandboxed like the ``bash`` tool (the workspace holds what the model wrote: a te
 it); exit 0 accepts, anything else shows the model the command's output. A refused answer becomes an
 observation and the run goes on within the usual limits; when no further model call is
 possible (the last call, or an answer the model was told to give now), the run ends with the
-answer and ``error`` saying it failed the check. Each check is journaled as a ``check`` event.
+answer and ``error`` saying it failed the check. Each check is journaled as a ``check`` event
+(its class, and ``WarningKind``, are imported when a check is made: ``import reactloop`` loads
+this module, and not the journal's schema).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from reactloop.messages import Message
 from reactloop.result import Stop
 
 if TYPE_CHECKING:
+    from reactloop.journal.event_value import JournalEvent
     from reactloop.journal.run_state import RunState
 
 Verify = Callable[[str], "bool | str | None"]
-Emit = Callable[..., None]
+Emit = Callable[["JournalEvent"], None]
 MAX_CHECK_OUTPUT = 4000  # characters of a refusal shown to the model
 
 
@@ -81,13 +84,15 @@ class FinishChecks:
         *,
         history: History,
         emit: Emit,
-        warn: Emit,
+        warn: Callable[..., None],
+        observed: bool = True,
     ) -> None:
         self.checklist = tuple(checklist)
         self.verify = verify
         self.history = history
         self.emit = emit
         self.warn = warn
+        self.observed = observed
         self.shown = False
 
     def restore(self, state: RunState) -> None:
@@ -111,22 +116,36 @@ class FinishChecks:
         if self.checklist and not self.shown and go_on:
             self.shown = True
             notice = notices.checklist_notice(self.checklist)
-            self.emit("check", kind="checklist", passed=False, items=list(self.checklist))
+            self._journal(None, checklist=True)
             self.history.append(Message(role="user", content=notice, kind="notice"))
             return None
         if self.verify is None:
             return stop
         refused = self._verify(answer)
-        self.emit("check", kind="verify", passed=refused is None, output=refused)
+        self._journal(refused)
         if refused is None:
             return stop
-        self.warn("verify_failed", refused[:300])
         if not go_on:
             error = f"the answer failed its check: {refused[:1000]}"
             return dataclasses.replace(stop, error=error)
         notice = notices.verify_failed_notice(refused)
         self.history.append(Message(role="user", content=notice, kind="notice"))
         return None
+
+    def _journal(self, refused: str | None, *, checklist: bool = False) -> None:
+        """The ``check`` event: the checklist shown, or a verify's verdict (and its warning,
+        when it refused)."""
+        from reactloop.journal.schema import CheckEvent
+        from reactloop.journal.warning_kinds import WarningKind
+
+        if checklist:
+            if self.observed:
+                self.emit(CheckEvent(kind="checklist", passed=False, items=list(self.checklist)))
+            return
+        if self.observed:
+            self.emit(CheckEvent.verify(refused))
+        if refused is not None:
+            self.warn(WarningKind.VERIFY_FAILED, refused[:300])
 
     def _verify(self, answer: str) -> str | None:
         """None when the check accepts the answer, else why not (for the model)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import Limits
 from reactloop.loop.near_repeat import NearRepeats, NearVerdict
 from reactloop.messages import ToolCall
@@ -27,7 +28,11 @@ from reactloop.support.json_decode import JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from reactloop.journal.run_state import RunState
     from reactloop.tools.base import Tool
+    from reactloop.tools.prepared import PreparedCall
 
 Action = Literal["run", "warn", "stop"]
 Effects = Literal["none", "idempotent", "side"]
@@ -40,7 +45,7 @@ _RESULT_PREVIEW = 300
 class Verdict(NamedTuple):  # a tuple: built for every call, so built cheaply
     action: Action
     key: str
-    kind: str = ""
+    kind: WarningKind | Literal[""] = ""  # the warning it gives; "": a call that runs
     message: str = ""
     evidence: dict[str, Any] | None = None  # why the calls count as one (near repeats)
 
@@ -146,14 +151,14 @@ class LoopGuard:
             return Verdict(
                 action="stop",
                 key=key,
-                kind="repeat",
+                kind=WarningKind.REPEAT,
                 message=f"{call.name} was called {count} times with the same arguments",
             )
         if count >= self.limits.repeat_warn:
             return Verdict(
                 action="warn",
                 key=key,
-                kind="repeat",
+                kind=WarningKind.REPEAT,
                 message=(
                     f"you already called {call.name} with these arguments; "
                     f"{self._earlier_result(key)}. {_WHY_NOT_AGAIN[effects]}: "
@@ -172,7 +177,7 @@ class LoopGuard:
 
     def _cycle_verdict(self, call: ToolCall, key: str) -> Verdict:
         size, rounds = self._rounds()
-        kind, many = ("pingpong", "two") if size == 2 else ("cycle", "three")
+        kind, many = (WarningKind.PINGPONG, "two") if size == 2 else (WarningKind.CYCLE, "three")
         if rounds >= self.limits.pingpong_stop:
             return Verdict(
                 action="stop",
@@ -210,4 +215,31 @@ def _near_verdict(near: NearVerdict | None, key: str) -> Verdict:
     if near is None:
         return Verdict(action="run", key=key)
     action: Action = "stop" if near.action == "stop" else "warn"
-    return Verdict(action, key, "near_repeat", near.message, near.evidence)
+    return Verdict(action, key, WarningKind.NEAR_REPEAT, near.message, near.evidence)
+
+
+# The results the loop guard never saw: refused by a budget before it, or never run.
+_UNJUDGED: frozenset[str | None] = frozenset(
+    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
+)
+
+
+def judged_again(
+    guard: LoopGuard, prepare: Callable[[ToolCall], PreparedCall], state: RunState
+) -> None:
+    """``guard`` as a resumed run's calls left it: each call it judged, judged again in order,
+    and each that ran recorded with its result (repeats across a resume count)."""
+    results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
+    for message in state.messages:
+        guard.start_turn()
+        for call in message.tool_calls:
+            content = results.get(call.id)
+            if content is None or state.not_run.get(call.id) in _UNJUDGED:
+                continue
+            prepared = prepare(call)
+            tool = prepared.tool
+            guard.check(call, prepared.arguments, key=prepared.key, effects=effects_of(tool))
+            if call.id in state.executed:
+                side_effects = tool is None or not tool.read_only
+                named = (call.name, prepared.arguments)
+                guard.record(prepared.key, content, side_effects=side_effects, call=named)

@@ -15,17 +15,20 @@ from typing import Any, NamedTuple
 
 from reactloop.errors import ERROR_KINDS, ModelError, describe_exception
 from reactloop.history import History
+from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import micros
+from reactloop.journal.schema import ResponseEvent, WarningEvent
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.loop.budget import Budget
+from reactloop.loop.runtime.custody import Custody
+from reactloop.loop.runtime.custody import current as current_custody
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import MAX_TOKEN_COUNT, ModelTurn, ToolCall, Usage, exact_count
 from reactloop.models.base import ModelRequest
 from reactloop.support.interrupts import interruptibly
-from reactloop.tools.custody import Custody
-from reactloop.tools.custody import current as current_custody
 
-Emit = Callable[..., None]
-Warn = Callable[[str, str], None]  # (kind, message): ``Emitter.warn_once``
+Emit = Callable[[JournalEvent], None]  # ``Emitter.emit``
+Warn = Callable[[WarningKind | str, str], None]  # (kind, message): ``Emitter.warn_once``
 
 
 class ModelFailure(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
@@ -78,12 +81,11 @@ def ask(
     try:
         reply: Any = _complete(settings.model, request, custody)  # Ctrl-C stops it
     except ModelError as exc:
-        kind = getattr(exc, "kind", None)
-        kind = kind if isinstance(kind, str) and kind in ERROR_KINDS else "other"
-        return _failed(budget, emit, ModelFailure(_message(exc), kind), wire, started)
+        failure = ModelFailure(_message(exc), _error_kind(exc))
+        return _failed(budget, emit, failure, wire, started)
     except Exception as exc:  # an adapter bug must not crash the harness
         if emit is not None:
-            emit("warning", kind="internal_error", message=traceback.format_exc())
+            emit(WarningEvent(kind=WarningKind.INTERNAL_ERROR, message=traceback.format_exc()))
         failure = ModelFailure(describe_exception(exc), "internal")
         return _failed(budget, None, failure, wire, started)
     seconds = time.perf_counter() - started
@@ -92,7 +94,7 @@ def ask(
         return _failed(budget, emit, turn, wire, started)
     turn = _sound_usage(turn, warn)
     if emit is not None and (turn.raw is not None or wire):
-        emit("response", raw=turn.raw, request=wire[-1] if wire else None)
+        emit(ResponseEvent(raw=turn.raw, request=wire[-1] if wire else None))
     if turn.notices:
         _pass_on(turn.notices, warn)
     budget.record_model_call(turn.usage)  # after its events: counted with its turn's
@@ -101,7 +103,7 @@ def ask(
 
 def _complete(model: Any, request: ModelRequest, custody: Custody | None) -> Any:
     """``model.complete(request)``, a region the run's waiting thread can take the run from
-    (``tools/custody.py``), when the run has one."""
+    (``loop/runtime/custody.py``), when the run has one."""
     if custody is None:
         return interruptibly(model.complete, request)
     custody.enter_waiting("the model call")
@@ -121,7 +123,7 @@ def _sound_usage(turn: ModelTurn, warn: Warn) -> ModelTurn:
         return turn
     shown = ", ".join(f"{key}={_shown_count(value)}" for key, value in bad.items())
     warn(
-        "bad_usage",
+        WarningKind.BAD_USAGE,
         f"the model reported a usage that is not a token count ({shown}; a count is a whole "
         f"number from 0 to {MAX_TOKEN_COUNT:,}): counted as 0",
     )
@@ -145,6 +147,12 @@ def _pass_on(notices: object, warn: Warn) -> None:
                 warn(kind, message)
 
 
+def _error_kind(exc: ModelError) -> str:
+    """The error's ``kind``, when it is one of ``errors.ERROR_KINDS``; else ``other``."""
+    found = getattr(exc, "kind", None)
+    return found if isinstance(found, str) and found in ERROR_KINDS else "other"
+
+
 def _message(exc: ModelError) -> str:
     try:
         return str(exc)
@@ -158,14 +166,8 @@ def _failed(
     budget.record_model_call_failed()
     seconds = time.perf_counter() - started
     if emit is not None:
-        emit(  # the request as sent, and why no turn came back
-            "warning",
-            kind="model_error",
-            message=failure.message,
-            error_kind=failure.kind,
-            request=wire[-1] if wire else None,
-            seconds=micros(seconds),
-        )
+        request = wire[-1] if wire else None  # the request as sent, and why no turn came back
+        emit(WarningEvent.model_error(failure.message, failure.kind, request, micros(seconds)))
     if not failure.message:
         failure = ModelFailure("the model call failed", failure.kind)
     return Asked(failure, seconds)

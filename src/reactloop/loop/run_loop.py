@@ -12,9 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop.history import History
-from reactloop.journal.events import Emitter, micros
+from reactloop.journal.emitter import Emitter
+from reactloop.journal.events import micros
 from reactloop.journal.fold import clears_format_errors
 from reactloop.journal.run_state import RunState
+from reactloop.journal.schema import BudgetNoticeEvent, RequestEvent, TurnEvent
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.notices import (
@@ -32,15 +35,15 @@ from reactloop.loop.run_parts import (
     refused,
     run_parts,
     run_result,
-    run_start_data,
-    stop_data,
+    run_start_event,
+    stop_event,
     with_own_toolbox,
 )
+from reactloop.loop.runtime.custody import TOOLS_OUTLASTED, run_in_custody
 from reactloop.loop.settings import RunSettings
 from reactloop.loop.tree_budget import TreePlace, budget_for, running
 from reactloop.messages import Message, ModelTurn, ToolCall
 from reactloop.result import RunResult, Stop
-from reactloop.tools.custody import TOOLS_OUTLASTED, run_in_custody
 from reactloop.tools.prepared import PreparedCall
 from reactloop.tools.questions import Questions, asking
 
@@ -72,7 +75,8 @@ class RunLoop:
         self.events = Emitter(settings.journal, settings.observers)
         self.emit, self.warn = self.events.emit, self.events.warn
         self.observed = self.events.observed
-        settings.toolbox.bind_events(self.emit)  # a tool search journals its searches
+        if self.observed:  # a tool search journals its searches
+            settings.toolbox.bind_events(self.emit)
         parts = run_parts(settings, self.budget, self.history, self.events, history)
         self.calls, self.answers, self.checks = parts.calls, parts.answers, parts.checks
         self.context, self.budget_notes = parts.context, parts.budget_notes
@@ -106,7 +110,7 @@ class RunLoop:
 
     def execute(self) -> RunResult:
         """The run; under a time limit on a thread of its own, which the calling thread gives
-        up on at the limit if a tool holds it (``tools/custody.py``)."""
+        up on at the limit if a tool holds it (``loop/runtime/custody.py``)."""
         deadline = self.budget.deadline
         if deadline is None:
             return self.drive()
@@ -129,8 +133,7 @@ class RunLoop:
     def start(self) -> None:
         self.history.append(Message(role="user", content=self.task, kind="task"))
         if self.observed:
-            data = run_start_data(self.settings, self.task, self.prior, self.continues)
-            self.emit("run_start", **data)
+            self.emit(run_start_event(self.settings, self.task, self.prior, self.continues))
 
     def step_once(self) -> Stop | None:
         """One step; returns how the run ends when it must end."""
@@ -169,7 +172,8 @@ class RunLoop:
     def note_budget(self, line: str) -> None:
         """Before a model call: the budget notice that is due (``BudgetNotices.line``)."""
         self.history.append(Message(role="user", content=line, kind="notice"))
-        self.emit("budget_notice", line=line)
+        if self.observed:
+            self.emit(BudgetNoticeEvent(line=line))
 
     def keep_context(self) -> Stop | None:
         """Before a model call: the context kept within its limit (``compaction.py``)."""
@@ -186,10 +190,10 @@ class RunLoop:
             flags.wound_down = True
             notice = wind_down_notice(tools_exhausted=budget.tool_calls_left <= 0)
             history.append(Message(role="user", content=notice, kind="wind_down"))
-            self.warn("wind_down", notice)
+            self.warn(WarningKind.WIND_DOWN, notice)
         if history.rewritten_at is not None:  # the prompt's prefix changed (rare)
             changed = history.take_prefix_change()
-            self.warn("prefix_changed", f"message {changed} was rewritten", index=changed)
+            self.warn(WarningKind.PREFIX_CHANGED, f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.settings.tool_choice
         flags.forced = wind_down
         emit, sent = None, self.sent
@@ -197,11 +201,12 @@ class RunLoop:
         if self.observed:
             emit = self.emit
             emit(
-                "request",
-                n_messages=len(history),
-                messages_new=[m.to_dict() for m in history[sent:]],
-                tool_choice=tool_choice,
-                wind_down=wind_down,
+                RequestEvent(
+                    n_messages=len(history),
+                    messages_new=[m.to_dict() for m in history[sent:]],
+                    tool_choice=tool_choice,
+                    wind_down=wind_down,
+                )
             )
         asked = ask(
             self.settings, history, tool_choice, budget, self.step, emit, self.events.warn_once
@@ -223,7 +228,7 @@ class RunLoop:
         if self.flags.format_errors and clears_format_errors(turn):
             self.flags.format_errors = 0
         if self.observed:
-            self.emit("turn", turn=turn.to_dict(), seconds=micros(self.model_seconds))
+            self.emit(TurnEvent(turn=turn.to_dict(), seconds=micros(self.model_seconds)))
         search = self.settings.toolbox.search
         if turn.tool_searches and search is not None:  # the provider searched: it revealed
             search.found_by_provider(turn.tool_searches)
@@ -260,7 +265,7 @@ class RunLoop:
             error = "the reply was cut off at the output token limit"
             return Stop(StopReason.TRUNCATED, None, error)
         self.flags.truncations += 1
-        self.warn("truncated", "reply cut off at the output limit; nothing in it was run")
+        self.warn(WarningKind.TRUNCATED, "reply cut off at the output limit; nothing in it was run")
         self.calls.refuse(turn.tool_calls, "the reply was cut off", "reply_cut_off")
         self.history.append(Message(role="user", content=truncated_notice(), kind="truncated"))
         return None
@@ -269,9 +274,9 @@ class RunLoop:
         flags = self.flags
         flags.format_errors += 1
         if turn.format_error is not None:
-            kind, notice = "format_error", format_error_notice(turn.format_error)
+            kind, notice = WarningKind.FORMAT_ERROR, format_error_notice(turn.format_error)
         else:
-            kind, notice = "empty_reply", empty_reply_notice()
+            kind, notice = WarningKind.EMPTY_REPLY, empty_reply_notice()
         self.warn(kind, notice, count=flags.format_errors)
         self.calls.refuse(turn.tool_calls, "the reply could not be read", "reply_unreadable")
         self.history.append(Message(role="user", content=notice, kind="format_error"))
@@ -282,16 +287,16 @@ class RunLoop:
 
     def on_tool_calls(self, calls: tuple[ToolCall, ...]) -> Stop | None:
         if self.budget.model_calls_left <= 0:
-            self.warn("not_executed", "no model call is left to read the results")
+            self.warn(WarningKind.NOT_EXECUTED, "no model call is left to read the results")
             error = "the model still called tools on its last call"
             return Stop(StopReason.MAX_MODEL_CALLS, None, error)
         if self.budget.tool_calls_left <= 0:
-            self.warn("not_executed", "no tool call is left")
+            self.warn(WarningKind.NOT_EXECUTED, "no tool call is left")
             error = "the model still called tools after the limit"
             return Stop(StopReason.MAX_TOOL_CALLS, None, error)
         outcome = self.calls.run(calls)
-        if self.calls.waits:
-            pending = self.calls.pending()
+        if self.calls.deferrals.waits:
+            pending = self.calls.deferrals.pending()
             error = f"{len(pending)} call(s) wait for approval: reactloop approve, then resume"
             return Stop(StopReason.AWAITING_APPROVAL, None, error, pending=pending)
         if outcome.cancelled:
@@ -314,7 +319,7 @@ class RunLoop:
         notice = loop_notice()
         self.history.append(Message(role="user", content=notice, kind="wind_down"))
         self.flags.wound_down = self.flags.answer_now = True
-        self.warn("wind_down", notice)
+        self.warn(WarningKind.WIND_DOWN, notice)
         self.step += 1
         self.events.step = self.step
         turn = self.ask_model()
@@ -336,7 +341,7 @@ class RunLoop:
 
     def take_over(self, calls: Sequence[PreparedCall], stop: Stop) -> RunResult:
         """On the waiting thread, the run's own being stuck in ``calls``, a model call or the
-        approver: answer the calls as given up on, and stop (``tools/custody.py``)."""
+        approver: answer the calls as given up on, and stop (``loop/runtime/custody.py``)."""
         executor = self.calls.executor
         for prepared in calls:
             why = "cancelled" if stop.reason is StopReason.CANCELLED else "timeout"
@@ -352,7 +357,7 @@ class RunLoop:
         with self.place.lock:  # a child of this run may be writing its ``child_stop``
             self.done = True
         if self.observed:
-            self.emit("stop", **stop_data(stop, result))
+            self.emit(stop_event(stop, result))
         if self.journal_error is not None and stop.reason is not StopReason.JOURNAL_ERROR:
             result = self._result(final_stop(stop, self.journal_error))  # the stop event was lost
         return result

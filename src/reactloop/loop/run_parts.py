@@ -5,10 +5,10 @@
   the context keeper (compaction), the budget notices and the completion checks; ``RunFlags``:
   the run's counters and switches between steps;
 - ``opening``: the messages a run starts from; ``with_own_toolbox``: the run's own toolbox;
-  ``run_start_data``: what the ``run_start`` event records (the workspace as the run found it
+  ``run_start_event``: what the ``run_start`` event records (the workspace as the run found it
   included);
 - ``final_stop``: how the run ends once its journal's state is known; ``run_result``: the
-  ``RunResult`` of a stop; ``stop_data``: what the ``stop`` event records.
+  ``RunResult`` of a stop; ``stop_event``: what the ``stop`` event records.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.history import History
-from reactloop.journal.events import Emitter, Observer, micros
+from reactloop.journal.emitter import Emitter
+from reactloop.journal.events import Observer, micros
+from reactloop.journal.schema import RunStartEvent, StopEvent
 from reactloop.journal.workspace_record import record_for
 from reactloop.limits import StopReason
 from reactloop.loop.budget import Budget, BudgetNotices
@@ -93,7 +95,7 @@ def run_parts(
     )
     calls.executor.cancel = settings.cancel
     if prior:
-        calls.remember([call for m in prior for call in m.tool_calls])
+        calls.ids.remember(call for m in prior for call in m.tool_calls)
     answers = None
     if settings.output is not None:
         answers = AnswerGate(
@@ -106,7 +108,12 @@ def run_parts(
     context = ContextKeeper.for_run(settings, budget, history, events)
     notes = settings.limits.budget_notices
     checks = FinishChecks.for_run(
-        settings.checklist, settings.verify, history=history, emit=events.emit, warn=events.warn
+        settings.checklist,
+        settings.verify,
+        history=history,
+        emit=events.emit,
+        warn=events.warn,
+        observed=events.observed,
     )
     return RunParts(
         calls=calls,
@@ -131,33 +138,29 @@ def with_own_toolbox(settings: RunSettings) -> RunSettings:
     return dataclasses.replace(settings, toolbox=toolbox)
 
 
-def run_start_data(
+def run_start_event(
     settings: RunSettings, task: str, prior: int, continues: str | None
-) -> dict[str, object]:
-    """The ``run_start`` event's data; ``prior``: how many messages of earlier runs it
-    continues (``continues`` names their journal, when they had one). A first run whose tools
-    use a workspace records it as it is now, before any tool ran (``workspace_record``); a run
-    with deferred tools, its search in ``config.tool_search_used`` (who searches, what)."""
+) -> RunStartEvent:
+    """The ``run_start`` event; ``prior``: how many messages of earlier runs it continues
+    (``continues`` names their journal, when they had one). A first run whose tools use a
+    workspace records it as it is now, before any tool ran (``workspace_record``); a run with
+    deferred tools, its search in ``config.tool_search_used`` (who searches, what)."""
     config = {k: v for k, v in settings.config.items() if k != SEARCH_USED}  # another run's
     if (search := settings.toolbox.search) is not None:  # what resume compares (search_differs)
         used = {"mode": "native" if search.native else "own", "deferred": search.index.names}
         config[SEARCH_USED] = used
-    data: dict[str, object] = {
-        "task": task,
-        "model": settings.model.name,
-        "protocol": settings.protocol,
-        "tools": [spec.to_dict() for spec in settings.toolbox.specs],
-        "limits": vars(settings.limits),
-        "instructions": settings.instructions,
-        "config": config,
-    }
-    if settings.output is not None:
-        data["output_schema"] = settings.output.schema
-    if prior:
-        data["continues"] = {"trace": continues, "messages": prior}
-    elif (workspace := record_for(settings.config)) is not None:
-        data["workspace"] = workspace
-    return data
+    return RunStartEvent(
+        task=task,
+        model=settings.model.name,
+        protocol=settings.protocol,
+        tools=[spec.to_dict() for spec in settings.toolbox.specs],
+        limits=vars(settings.limits),
+        instructions=settings.instructions,
+        config=config,
+        output_schema=None if settings.output is None else settings.output.schema,
+        continues={"trace": continues, "messages": prior} if prior else None,
+        workspace=None if prior else record_for(settings.config),
+    )
 
 
 def final_stop(stop: Stop, journal_error: str | None) -> Stop:
@@ -176,21 +179,21 @@ def refused(turn: ModelTurn) -> str:
     return f"the provider's content filter stopped the reply{why}"
 
 
-def stop_data(stop: Stop, result: RunResult) -> dict[str, object]:
-    """The ``stop`` event's data."""
-    return {
-        "stop_reason": str(stop.reason),
-        "answer": stop.answer,
-        "error": stop.error,
-        "error_kind": stop.error_kind,
-        "forced": stop.forced,
-        "model_calls": result.model_calls,
-        "tool_calls": result.tool_calls,
-        "usage": result.usage.to_dict(),
-        "cost": result.cost,
-        "seconds": micros(result.seconds),
-        **({"pending": [call.to_dict() for call in stop.pending]} if stop.pending else {}),
-    }
+def stop_event(stop: Stop, result: RunResult) -> StopEvent:
+    """The ``stop`` event."""
+    return StopEvent(
+        stop_reason=str(stop.reason),
+        answer=stop.answer,
+        error=stop.error,
+        error_kind=stop.error_kind,
+        forced=stop.forced,
+        model_calls=result.model_calls,
+        tool_calls=result.tool_calls,
+        usage=result.usage.to_dict(),
+        cost=result.cost,
+        seconds=micros(result.seconds),
+        pending=[call.to_dict() for call in stop.pending] if stop.pending else None,
+    )
 
 
 def run_result(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.loop import notices
 from reactloop.messages import Message
 
@@ -60,4 +61,4 @@ class TruncationWatch:
         if estimate >= MIN_TOKENS and reported < RATIO * estimate:
             self.done = True
             message = notices.silent_truncation_message(reported, estimate)
-            self.warn("silent_truncation", message, reported=reported, estimated=estimate)
+            self.warn(WarningKind.SILENT_TRUNCATION, message, reported=reported, estimated=estimate)

@@ -2,43 +2,38 @@
 
 Each call is prepared once (``Toolbox.prepare``: decoded and validated). Then, in the model's
 order: the tool-call budget, the loop guard and the approval policy may refuse it (the model
-gets an error observation saying why); the rest run through the ``ToolExecutor`` under the
-run's deadline, each judged after the calls before it ran (a turn of only read-only calls is
-judged first, then run concurrently). Before a call runs, a ``tool_start`` event is written
-ahead of it (so that a run killed while a tool ran knows the call may have run: resume calls
-it *uncertain*); every result is recorded as soon as it is known, so a run cancelled in the
-middle of a turn keeps what ran; ``close_open`` answers the rest.
+gets an error observation saying why); the rest run through the call runtime's
+``ToolExecutor`` (``runtime/``) under the run's deadline, each judged after the calls before
+it ran (a turn of only read-only calls is judged first, then run concurrently). Before a call
+runs, a ``tool_start`` event is written ahead of it (so that a run killed while a tool ran
+knows the call may have run: resume calls it *uncertain*); every result is recorded as soon as
+it is known, so a run cancelled in the middle of a turn keeps what ran; ``close_open`` answers
+the rest.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from reactloop.errors import describe_exception
+from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.schema import ToolCallEvent, ToolResultEvent, ToolStartEvent
+from reactloop.journal.warning_kinds import WarningKind
+from reactloop.loop.approval_asked import asked
 from reactloop.loop.budget import Budget
-from reactloop.loop.loop_guard import LoopGuard, effects_of
-from reactloop.messages import (
-    Message,
-    ModelTurn,
-    NotRun,
-    ToolCall,
-    ToolResult,
-    not_executed,
-    own_call_id,
-)
-from reactloop.result import PendingCall
-from reactloop.support.interrupts import interruptibly
-from reactloop.tools.custody import current as current_custody
-from reactloop.tools.execution import GAVE_UP, ToolExecutor
+from reactloop.loop.call_ids import CallIds
+from reactloop.loop.deferrals import Deferrals
+from reactloop.loop.loop_guard import LoopGuard, effects_of, judged_again
+from reactloop.loop.runtime.executor import ToolExecutor
+from reactloop.loop.runtime.unfinished import GAVE_UP
+from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, ToolResult, not_executed
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
     from reactloop.journal.run_state import RunState
 
-Emit = Callable[..., None]
+Emit = Callable[[JournalEvent], None]  # ``Emitter.emit``
 
 
 class Outcome(NamedTuple):  # a tuple: cheaper to define and to make than a dataclass
@@ -55,7 +50,7 @@ class CallRunner:
         guard: LoopGuard,
         approve: Approver | None,
         emit: Emit,
-        warn: Emit,
+        warn: Callable[..., None],
         record: Callable[[Message], None],
         observed: bool = True,
     ) -> None:
@@ -68,62 +63,22 @@ class CallRunner:
         self.record = record
         self.observed = observed
         self.executor = ToolExecutor(toolbox)
-        self._seen_ids: set[str] = set()
+        self.ids = CallIds()  # made unique here: ``take_turn``
         self._open: dict[str, ToolCall] = {}  # calls of the turn without a result yet
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
-        self.deferred: list[PreparedCall] = []  # calls put off by the approver (``Defer``)
-        self.waiting_below: dict[str, tuple[PendingCall, ...]] = {}  # agent calls: by call id
+        self.deferrals = Deferrals(warn)  # the calls that wait for a person's decision
         self._held: list[tuple[str, str, dict[str, Any]]] = []  # warnings said once counted
 
     def restore(self, state: RunState) -> None:
-        """The loop guard as a resumed run's calls left it: each call it judged, judged again
-        in order, and each that ran recorded with its result (repeats across a resume count)."""
-        guard = self.guard
-        results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
-        for message in state.messages:
-            guard.start_turn()
-            for call in message.tool_calls:
-                content = results.get(call.id)
-                if content is None or state.not_run.get(call.id) in _UNJUDGED:
-                    continue
-                prepared = self.toolbox.prepare(call)
-                tool = prepared.tool
-                guard.check(call, prepared.arguments, key=prepared.key, effects=effects_of(tool))
-                if call.id in state.executed:
-                    side_effects = tool is None or not tool.read_only
-                    named = (call.name, prepared.arguments)
-                    guard.record(prepared.key, content, side_effects=side_effects, call=named)
+        """The loop guard as a resumed run's calls left it (``loop_guard.judged_again``)."""
+        judged_again(self.guard, self.toolbox.prepare, state)
 
     def take_turn(self, turn: ModelTurn, step: int) -> ModelTurn:
-        """``turn`` with every call's id unique in the run (the provider's id stays in
-        ``wire_id``), its calls now open: each must get a result, whatever happens."""
-        seen = self._seen_ids
-        for index, call in enumerate(turn.tool_calls):
-            if not call.id or call.id in seen:
-                turn = self._renamed(turn, step, index)
-                break
-            seen.add(call.id)
+        """``turn`` with every call's id unique in the run (``call_ids.py``), its calls now
+        open: each must get a result, whatever happens."""
+        turn = self.ids.unique(turn, step)
         self.open_turn(turn.tool_calls)
         return turn
-
-    def _renamed(self, turn: ModelTurn, step: int, start: int) -> ModelTurn:
-        """``turn`` with fresh ids for its calls from ``start`` on whose id is taken or empty."""
-        calls = list(turn.tool_calls[:start])
-        for index, call in enumerate(turn.tool_calls[start:], start=start):
-            if not call.id or call.id in self._seen_ids:
-                wire_id = call.wire_id if call.wire_id is not None else call.id
-                call = dataclasses.replace(call, id=self._fresh_id(step, index), wire_id=wire_id)
-            self._seen_ids.add(call.id)
-            calls.append(call)
-        return dataclasses.replace(turn, tool_calls=tuple(calls))
-
-    def _fresh_id(self, step: int, index: int) -> str:
-        candidate = own_call_id(step, index)
-        suffix = 0
-        while candidate in self._seen_ids:
-            suffix += 1
-            candidate = f"call_{step}_{index}_{suffix}"
-        return candidate
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
         """The turn's calls are in the history: each must get a result, whatever happens."""
@@ -154,7 +109,7 @@ class CallRunner:
             if executor.interrupted:
                 break
             refusal: ToolResult | None
-            if self.waits:  # a call put off: the rest of the turn waits with it
+            if self.deferrals.waits:  # a call put off: the rest of the turn waits with it
                 self._announce(prepared.call)
                 refusal = self._defer(prepared)
                 self._say_held()
@@ -191,12 +146,12 @@ class CallRunner:
         call = prepared.call
         if self.observed:
             self._announced.add(call.id)
-            self.emit("tool_call", call=call.to_dict())
+            self.emit(ToolCallEvent(call=call.to_dict()))
         if loop is not None:
             return _refused(call, f"not run: the run stopped ({loop})", "run_stopped"), loop
         if not self.budget.take_tool_call():  # checked and counted at once (sub-agents)
             limit = self.budget.limits.max_tool_calls
-            self.warn("budget", f"tool call limit ({limit}) reached; {call.name} not run")
+            self.warn(WarningKind.BUDGET, f"tool call limit ({limit}) reached; {call.name} not run")
             error = f"not run: the tool call limit ({limit}) is reached"
             return _refused(call, error, "tool_call_limit"), None
         refusal, loop = self._judge(prepared)
@@ -215,13 +170,13 @@ class CallRunner:
         """The write-ahead record: the call is about to run (its result follows it)."""
         if self.observed:
             call = prepared.call
-            self.emit("tool_start", call_id=call.id, name=call.name, arguments=call.arguments)
+            self.emit(ToolStartEvent(call_id=call.id, name=call.name, arguments=call.arguments))
 
     def _announce(self, call: ToolCall) -> None:
         """The ``tool_call`` event (only observers need to know which calls had theirs)."""
         if self.observed:
             self._announced.add(call.id)
-            self.emit("tool_call", call=call.to_dict())
+            self.emit(ToolCallEvent(call=call.to_dict()))
 
     def refuse(self, calls: Sequence[ToolCall], reason: str, not_run: NotRun) -> None:
         """Answer calls that will not run, so that every call in the history has its result."""
@@ -238,10 +193,6 @@ class CallRunner:
         the journal (a call of an interrupted run, answered on resume)."""
         self._report_call(call, result)
 
-    def remember(self, calls: Sequence[ToolCall]) -> None:
-        """Ids already used (by the earlier runs of a conversation): new calls get others."""
-        self._seen_ids.update(call.id for call in calls)
-
     def close_open(self, reason: str, not_run: NotRun = "stopped") -> None:
         """Answer every call of the turn still without a result: ``not executed: reason``."""
         for call in list(self._open.values()):
@@ -255,7 +206,7 @@ class CallRunner:
         if self.budget.timed_out():
             limit_s = self.budget.limits.max_seconds
             self._held.append(
-                ("budget", f"time limit ({limit_s} s) reached; {call.name} not run", {})
+                (WarningKind.BUDGET, f"time limit ({limit_s} s) reached; {call.name} not run", {})
             )
             error = f"not run: the time limit ({limit_s} s) is reached"
             return _refused(call, error, "time_limit"), None
@@ -275,54 +226,26 @@ class CallRunner:
         tool, approve = prepared.tool, self.approve
         if approve is None or tool is None or tool.read_only or prepared.values is None:
             return None  # a call that cannot run is not asked about: it gets its error
-        custody = None if self.budget.deadline is None else current_custody()
-        try:
-            if custody is not None:  # a question Ctrl-C or the time limit must be able to end
-                custody.enter_waiting(f"the approval of {prepared.name}")
-            try:
-                answer = interruptibly(approve, prepared, tool)  # a Ctrl-C at its question
-            finally:
-                if custody is not None:
-                    custody.leave()
+        try:  # a Ctrl-C at its question, or the time limit, may end it (``custody.py``)
+            answer = asked(approve, prepared, tool, self.budget.deadline)
         except KeyboardInterrupt:  # the user cancelling: the run ends ``cancelled``
             self.executor.interrupted = True
             error = "not run: the run was cancelled at its approval"
             return _refused(prepared.call, error, "cancelled")
-        except BaseException as exc:  # a failing approver declines (SystemExit included)
-            answer = f"the approval check failed ({describe_exception(exc)})"
         if answer is True:
             return None
         if isinstance(answer, Defer):
             return self._defer(prepared)
         reason = answer if isinstance(answer, str) and answer else "the user declined this call"
-        self._held.append(("declined", reason, {"call_id": prepared.id}))
+        self._held.append((WarningKind.DECLINED, reason, {"call_id": prepared.id}))
         return _refused(prepared.call, f"not run: {reason}", "declined")
 
     def _defer(self, prepared: PreparedCall) -> ToolResult:
         """Put a call off: it gets no result now (the run stops ``awaiting_approval``)."""
-        self.deferred.append(prepared)
+        self.deferrals.own.append(prepared)
         said = f"{prepared.name} waits for approval"
-        self._held.append(("deferred", said, {"call_id": prepared.id}))
+        self._held.append((WarningKind.DEFERRED, said, {"call_id": prepared.id}))
         return _refused(prepared.call, "deferred", "deferred")
-
-    @property
-    def waits(self) -> bool:
-        """Whether a call of the turn waits for a decision (here, or in a sub-agent)."""
-        return bool(self.deferred or self.waiting_below)
-
-    def defer_running(self, call_id: str, pending: tuple[PendingCall, ...]) -> None:
-        """The running call ``call_id`` (an agent tool's) waits for decisions on ``pending``,
-        calls of its sub-agent: it gets no result now, and the run stops ``awaiting_approval``
-        with them (``reactloop.subagents``)."""
-        self.waiting_below[call_id] = pending
-        paths = ", ".join(sorted({p.agent_path for p in pending}))
-        self.warn("deferred", f"a call in {paths} waits for approval", call_id=call_id)
-
-    def pending(self) -> tuple[PendingCall, ...]:
-        """The calls put off, for the ``stop`` event and ``RunResult.pending``: this run's,
-        then those its sub-agents wait on."""
-        own = (PendingCall(id=p.id, name=p.name, arguments=p.arguments) for p in self.deferred)
-        return (*own, *(p for below in self.waiting_below.values() for p in below))
 
     def report_given_up(self, prepared: PreparedCall, result: ToolResult) -> None:
         """The result of a call the run stopped waiting for (``RunLoop.take_over``)."""
@@ -330,14 +253,14 @@ class CallRunner:
 
     def _report(self, prepared: PreparedCall, result: ToolResult) -> None:
         """Report the result of a prepared call; an executed one is the loop guard's record."""
-        if result.not_run == "deferred" and prepared not in self.deferred:
+        if result.not_run == "deferred" and prepared not in self.deferrals.own:
             result = self._defer(prepared)  # it asked a question nobody can answer now
             self._say_held()
         call, error = prepared.call, result.error
-        if call.id in self.waiting_below:
+        if call.id in self.deferrals.below:
             return  # no result: its sub-agent waits for a decision
         if error is not None and error.startswith(GAVE_UP):
-            self.warn("tool_timeout", f"{call.name}: {error}", call_id=call.id)
+            self.warn(WarningKind.TOOL_TIMEOUT, f"{call.name}: {error}", call_id=call.id)
         if not result.executed:
             self._report_call(call, result)
             return
@@ -351,26 +274,20 @@ class CallRunner:
         )
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         if self.observed:
-            self.emit("tool_result", result=result.to_dict(), content=content)
+            self.emit(ToolResultEvent(result=result.to_dict(), content=content))
         self._open.pop(call.id, None)
 
     def _report_call(self, call: ToolCall, result: ToolResult) -> None:
         """Report the result of a call that did not run (the loop guard keeps no record)."""
-        if self.waits and (
-            call.id in self.waiting_below or any(p.id == call.id for p in self.deferred)
-        ):
+        if self.deferrals.waits and self.deferrals.holds(call.id):
             return  # no result: it waits for a decision
         content = result.to_content()
         self.record(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
         if self.observed:
-            self.emit("tool_result", result=result.to_dict(), content=content)
+            self.emit(ToolResultEvent(result=result.to_dict(), content=content))
         self._open.pop(call.id, None)
 
 
-# The results the loop guard never saw: refused by a budget before it, or never run.
-_UNJUDGED: frozenset[str | None] = frozenset(
-    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
-)
 _RAN = Outcome()  # the common outcome, made once
 
 

@@ -41,7 +41,7 @@ from reactloop.loop.budget import Budget, Pricer
 from reactloop.messages import Usage
 
 if TYPE_CHECKING:
-    from reactloop.journal.events import Emitter
+    from reactloop.journal.emitter import Emitter
     from reactloop.journal.run_state import RunState
     from reactloop.loop.settings import RunSettings
     from reactloop.loop.tool_calls import CallRunner

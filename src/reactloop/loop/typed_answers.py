@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
 from reactloop.output.spec import FINAL_TOOL, InvalidOutput, OutputSpec, invalid_notice
@@ -76,7 +77,7 @@ class AnswerGate:
         if judged.error is None:
             return Stop(StopReason.FINAL_ANSWER, judged.text, None, forced, judged.value)
         self.invalid += 1
-        self.warn("invalid_output", judged.error, count=self.invalid)
+        self.warn(WarningKind.INVALID_OUTPUT, judged.error, count=self.invalid)
         if judged.notice is not None:
             self.record(Message(role="user", content=judged.notice, kind="format_error"))
         if self.invalid >= self.limit:

@@ -20,7 +20,7 @@ from reactloop.approval import Decision, decision_data
 from reactloop.errors import JournalError, UsageError
 from reactloop.journal.one_run import typed_or_none
 from reactloop.journal.resume_point import resume_record, uncertain_notes
-from reactloop.journal.schema import ChildStartEvent
+from reactloop.journal.schema import ApprovalEvent, ChildStartEvent
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
@@ -76,11 +76,11 @@ def resume_run(
             settings, journal=journal, tree=numbered_after(settings.tree, recorded.events)
         )
         notes = uncertain_notes(state, recorded.created)
-        record = resume_record(state, state.why, torn, len(recorded.torn))
-        record["limits"] = vars(settings.limits)
+        limits_now = vars(settings.limits)
+        record = resume_record(state, state.why, torn, len(recorded.torn), limits_now)
         loop = ResumedLoop(settings, state, record, decisions=known, notes=notes)
         for call_id, decision in given.items():
-            loop.emit("approval", **decision_data(call_id, decision, who="Agent.resume"))
+            loop.emit(ApprovalEvent(**decision_data(call_id, decision, who="Agent.resume")))
         return loop.execute()
     finally:
         journal.close()

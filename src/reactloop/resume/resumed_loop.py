@@ -14,10 +14,10 @@ may already have run); without an approver the model is told so, as the call's r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from reactloop.approval import DecidingApprover, Decision
 from reactloop.journal.run_state import OpenCall
+from reactloop.journal.schema import ResumeEvent
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.settings import RunSettings
@@ -31,16 +31,16 @@ class ResumedLoop(RunLoop):
         self,
         settings: RunSettings,
         state: ResumeState,
-        record: Mapping[str, Any],
+        record: ResumeEvent,
         *,
         decisions: Mapping[str, Decision],
         notes: Mapping[str, str],
     ) -> None:
-        """``record``: the ``resume`` event's data; ``decisions``: by call id; ``notes``: the
+        """``record``: the ``resume`` event; ``decisions``: by call id; ``notes``: the
         note for each uncertain call (when it started)."""
         super().__init__(settings, state.task, state.messages)
         self.resumed = state
-        self.record = dict(record)
+        self.record = record
         self.decisions = dict(decisions)
         self.notes = dict(notes)
         self.calls.approve = DecidingApprover(settings.approve, self.decisions, self.notes)
@@ -53,7 +53,7 @@ class ResumedLoop(RunLoop):
         included): the ``resume`` event, then the last turn's calls settled."""
         if not self.resumed.messages:  # killed before its first request: the task is not there
             self.history.append(Message(role="user", content=self.task, kind="task"))
-        self.emit("resume", **self.record)
+        self.emit(self.record)
         self.settled = self.settle()
 
     def step_once(self) -> Stop | None:

@@ -1,15 +1,16 @@
-"""Tools: what a tool is, the ``Toolbox`` that prepares and runs calls, and the families.
+"""Tools: what a tool is, the ``Toolbox`` that prepares calls and makes their results, and the
+families.
 
 In reading order:
 
 - ``base.py``: ``Tool``, ``@tool``, ``ToolContext``; ``plain.py``: a plain function as a tool
 - ``prepared.py``: ``PreparedCall``, a call decoded and validated once (``schemacheck.py``,
   ``schema_coerce.py``: untyped strings read by the schema)
-- ``toolbox.py``: ``Toolbox``, a run's tools by name; results shaped (``output_text.py``),
-  long outputs cut and kept (``read_output.py``); ``questions.py``: the run's channel for a
-  question a call asks the person (``AwaitingAnswer``: the call waits for them)
-- ``execution.py``: ``ToolExecutor``, the call runtime (inline, ``workers.py``,
-  ``async_calls.py``), under the run's time limit (``custody.py``)
+- ``toolbox.py``: ``Toolbox``, a run's tools by name; a prepared call turned into its result
+  (``output_text.py``), long outputs cut and kept (``read_output.py``); where and when a run's
+  calls run is the loop's call runtime (``reactloop/loop/runtime/``); ``questions.py``: the
+  run's channel for a question a call asks the person (``AwaitingAnswer``: the call waits for
+  them)
 - ``search.py`` (+ ``bm25.py``): deferred tools found with ``search_tools``; ``skills.py``:
   Agent Skills
 - ``registry.py``: the families by name; ``families/``: the built-in families;

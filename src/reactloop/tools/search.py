@@ -32,12 +32,15 @@ import dataclasses
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactloop.messages import ServerToolSearch, ToolCall, ToolSpec
 from reactloop.tools.base import Tool, make_tool
 from reactloop.tools.bm25 import BM25, words
 from reactloop.tools.prepared import PreparedCall, prepare
+
+if TYPE_CHECKING:
+    from reactloop.journal.event_value import JournalEvent
 
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
@@ -48,16 +51,16 @@ DEFAULT_CONTEXT_TOKENS = 128_000  # the context the share is of, when none is kn
 MATCHES_PER_QUERY = 5
 CHARS_PER_TOKEN = 4  # the estimate used for schemas (JSON, mostly ASCII words)
 
-Emit = Callable[..., None]
+Emit = Callable[["JournalEvent"], None]  # the run's ``Emitter.emit``
 
 
 def one_at_a_time(emit: Emit) -> Emit:
     """``emit`` behind a lock: the read-only calls of a turn run on worker threads."""
     lock = threading.Lock()
 
-    def serial(kind: str, /, **data: Any) -> None:
+    def serial(event: JournalEvent) -> None:
         with lock:
-            emit(kind, **data)
+            emit(event)
 
     return serial
 
@@ -130,10 +133,13 @@ class ToolSearch:
                 new = [name for name in found if name not in self.revealed]
                 self.revealed.update(found)
             if self.emit is not None:
-                extra = {} if search.error is None else {"error": search.error}
+                from reactloop.journal.schema import ToolSearchEvent  # loads with the run
+
                 self.emit(
-                    "tool_search", queries=[search.query], matches=[list(search.found)],
-                    revealed=new, by="provider", **extra,
+                    ToolSearchEvent(
+                        queries=[search.query], matches=[list(search.found)], revealed=new,
+                        by="provider", error=search.error,
+                    )
                 )  # fmt: skip
 
     def reveal(self, names: Iterable[str]) -> None:
@@ -149,7 +155,9 @@ class ToolSearch:
             new = [name for name in found if name not in self.revealed]
             self.revealed.update(found)
         if self.emit is not None:
-            self.emit("tool_search", queries=list(queries), matches=per_query, revealed=new)
+            from reactloop.journal.schema import ToolSearchEvent  # loads with the run
+
+            self.emit(ToolSearchEvent(queries=list(queries), matches=per_query, revealed=new))
         tools = [self.index.tools[name].spec.to_dict() for name in found]
         if not tools:
             return {"tools": [], "note": "no tool matched; try other words"}
@@ -266,29 +274,6 @@ def deferred(tool: Tool, defer: bool | None = True) -> Tool:
     made = copy.copy(tool)
     object.__setattr__(made, "defer", defer)
     return made
-
-
-def search_summary(search: ToolSearch, tools: Iterable[Tool]) -> str:
-    """One line: how many tools are deferred, and the schema tokens a request saves."""
-    every = list(tools)
-    deferred = [t for t in every if t.name in search.index.tools]
-    sent = schema_tokens(t.spec for t in every if t.name not in search.index.tools)
-    sent += schema_tokens(t.spec for t in search.pair)
-    names = ", ".join(t.name for t in deferred[:8]) + (", ..." if len(deferred) > 8 else "")
-    return (
-        f"tool search on: {len(deferred)} deferred tools ({names}) wait for {SEARCH_TOOLS}; "
-        f"about {sent} schema tokens a request instead of {schema_tokens(t.spec for t in every)}"
-    )
-
-
-def native_summary(search: ToolSearch) -> str:
-    """One line: the deferred tools a provider's own search finds (``native``)."""
-    names = list(search.index.tools)
-    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return (
-        f"tool search by the provider: {len(names)} deferred tools ({shown}) sent with "
-        "defer_loading; its search tool comes last"
-    )
 
 
 def defer_as_recorded(tools: Iterable[Tool], config: Mapping[str, Any]) -> list[Tool]:

@@ -21,19 +21,22 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reactloop.errors import UsageError
 from reactloop.messages import Message
 from reactloop.support import json_decode
 from reactloop.tools.base import Tool
 
+if TYPE_CHECKING:
+    from reactloop.journal.event_value import JournalEvent
+
 ACTIVATE_SKILL = "activate_skill"
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _OPTIONAL = {"license", "compatibility", "metadata", "allowed-tools"}
 _MAX_FILES = 50
 
-Emit = Callable[..., None]
+Emit = Callable[["JournalEvent"], None]  # the run's ``Emitter.emit``
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,7 +173,9 @@ class Skills:
             again = name in self.activated
             self.activated.add(name)
         if self.emit is not None:
-            self.emit("skill_activation", name=name, again=again, folder=str(skill.folder))
+            from reactloop.journal.schema import SkillActivationEvent  # loads with the run
+
+            self.emit(SkillActivationEvent(name=name, again=again, folder=str(skill.folder)))
         if again:
             return {"skill": name, "note": "already active: its instructions are above"}
         files = sorted(

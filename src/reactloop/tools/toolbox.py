@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from reactloop.tools.output_text import as_text, cut_head_tail, failure_message,
 from reactloop.tools.prepared import PreparedCall, prepare
 from reactloop.tools.questions import AwaitingAnswer
 from reactloop.tools.read_output import READ_OUTPUT, OutputStore, read_output_tool
-from reactloop.tools.search import one_at_a_time, search_for
+from reactloop.tools.search import Emit, one_at_a_time, search_for
 from reactloop.tools.skills import ACTIVATE_SKILL, Skill, skills_for
 
 DEFAULT_MAX_OUTPUT_CHARS = 8000
@@ -112,7 +112,7 @@ class Toolbox:
         search = self.search
         return frozenset(search.index.tools) if search is not None and search.native else _NONE
 
-    def bind_events(self, emit: Callable[..., None]) -> None:
+    def bind_events(self, emit: Emit) -> None:
         """Give the run's journal ``emit`` to what writes events of its own (a search, a
         skill's activation), one at a time: read-only calls of a turn run on worker threads."""
         serial = one_at_a_time(emit)
@@ -146,24 +146,23 @@ class Toolbox:
         return prepare(call, tool, unknown)
 
     def execute(self, call: ToolCall) -> ToolResult:
-        """Run one call now, without a time limit; every failure becomes an error result."""
-        return self.execute_many([call])[0]
-
-    def execute_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Run calls concurrently when all are read-only, else in order; results keep call order."""
-        from reactloop.tools.execution import ToolExecutor  # what a run loads, not ``@tool``
-
-        executor = ToolExecutor(self)
+        """Run one call now, here, without a time limit (an async tool on an event loop of its
+        own); every failure, a Ctrl-C included, becomes an error result. A run's calls go
+        through the loop's runtime instead (``loop/runtime/``), which decides where they run."""
+        prepared = self.prepare(call)
         try:
-            return executor.run_batch([self.prepare(call) for call in calls], None)
-        finally:
-            executor.close()
+            if prepared.tool is None or prepared.values is None or not prepared.tool.is_async:
+                return self.invoke(prepared)
+            return _awaited(self.ainvoke(prepared))
+        except KeyboardInterrupt:
+            error = "cancelled: the call was interrupted while it ran"
+            return ToolResult(call_id=call.id, name=call.name, ok=False, error=error, executed=True)
 
     def invoke(self, prepared: PreparedCall) -> ToolResult:
         """Run a prepared call of a sync tool here; KeyboardInterrupt from the tool propagates."""
         started = time.perf_counter()
         if prepared.values is None or prepared.tool is None:
-            return self.refused(prepared, started)
+            return self._refused(prepared, started)
         try:
             token = CURRENT_CALL.set(prepared.call.id)
             try:
@@ -182,7 +181,7 @@ class Toolbox:
         """Run a prepared call of an async tool on the running event loop."""
         started = time.perf_counter()
         if prepared.values is None or prepared.tool is None:
-            return self.refused(prepared, started)
+            return self._refused(prepared, started)
         try:
             token = CURRENT_CALL.set(prepared.call.id)
             try:
@@ -199,7 +198,7 @@ class Toolbox:
             return self._failed(prepared.call, exc, started)
         return self._success(prepared.call, output, started)
 
-    def refused(self, prepared: PreparedCall, started: float) -> ToolResult:
+    def _refused(self, prepared: PreparedCall, started: float) -> ToolResult:
         """The error result of a call that cannot run (unknown tool, invalid arguments)."""
         error = prepared.error or "the call cannot run"
         return self._error(prepared.call, error, started, False)
@@ -267,3 +266,16 @@ class Toolbox:
                 reader = read_output_tool(self.outputs, self.max_output_chars)
                 self._tools[READ_OUTPUT] = self._reader = reader
                 self._specs = (*self._specs, reader.spec)
+
+
+def _awaited(coroutine: Coroutine[Any, Any, ToolResult]) -> ToolResult:
+    """``coroutine`` run to its end on an event loop of its own: on this thread, or, when this
+    thread runs a loop already (a caller's async code), on a thread of its own."""
+    import asyncio
+
+    if asyncio._get_running_loop() is None:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="reactloop-async-tool") as thread:
+        return thread.submit(asyncio.run, coroutine).result()

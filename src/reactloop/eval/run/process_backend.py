@@ -64,7 +64,7 @@ and the model SDKs' with their HTTP stack (what they import comes along)."""
 RUN_MODULES = (
     "reactloop.eval.run.process_worker",
     "reactloop.loop.run_loop",
-    "reactloop.tools.custody",
+    "reactloop.loop.runtime.custody",
     "encodings.idna",
 )
 """What the first run of a process imports (the driver, which runs none, has not)."""

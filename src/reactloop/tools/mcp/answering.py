@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.journal.schema import ElicitationEvent
 from reactloop.tools.base import current_call_id
 from reactloop.tools.mcp.elicitation import (
     Elicit,
@@ -61,11 +62,16 @@ class Caller:
         if answer is not None:
             action = answer.action
             content, omitted = journaled_content(request.schema, answer)
-        data = {"server": request.server, "call_id": self.call_id, "message": request.message}
-        form = dict(request.schema)
-        self.questions.emit(
-            "elicitation", **data, form=form, action=action, content=content, omitted=omitted
+        event = ElicitationEvent(
+            server=request.server,
+            call_id=self.call_id,
+            message=request.message,
+            form=dict(request.schema),
+            action=action,
+            content=content,
+            omitted=omitted,
         )
+        self.questions.emit(event)
 
 
 def given_answer(data: Mapping[str, Any] | None) -> ElicitationAnswer | None:

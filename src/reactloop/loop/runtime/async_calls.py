@@ -19,7 +19,7 @@ from sys import get_asyncgen_hooks as _get_hooks
 from sys import set_asyncgen_hooks as _set_hooks
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from reactloop.tools.custody import current as current_custody
+from reactloop.loop.runtime.custody import current as current_custody
 
 if TYPE_CHECKING:
     import asyncio

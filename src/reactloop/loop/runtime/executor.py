@@ -1,55 +1,52 @@
-"""``ToolExecutor``: runs prepared calls under a deadline, sync and async tools alike.
+"""``ToolExecutor``: where and when a turn's prepared calls run, under the run's deadline.
 
-A run with a time limit goes on a thread of its own, which the caller's thread gives up on at
-the deadline (``custody.py``): there, one call runs inline, a sync tool on the run's thread
-and an async one on the event loop that thread runs (``async_calls.OwnLoop``), no hand-off a
-call. A turn of read-only calls runs concurrently, at most ``MAX_PARALLEL`` at a time: sync
-tools on daemon worker threads (``workers.py``), abandoned at the deadline (Python cannot stop
-a thread: it runs on, and whatever it returns is discarded, as its result says), async ones on
-that loop, cancelled at the deadline (or on a loop thread when this thread already runs a
-loop). Without a deadline, or for a tool that bounds its own time (``Tool.bounded``), a sync
-call runs on the caller's thread. A result that comes after the deadline is discarded.
+The toolbox gives each call (``Toolbox.prepare``) and turns a call into its result
+(``Toolbox.invoke``, ``ainvoke``); the executor decides only where it runs and how long it is
+waited for. A run with a time limit goes on a thread of its own, which the caller's thread
+gives up on at the deadline (``custody.py``): there, one call runs inline, a sync tool on the
+run's thread and an async one on the event loop that thread runs (``async_calls.OwnLoop``), no
+hand-off a call. A turn of read-only calls runs concurrently, at most ``MAX_PARALLEL`` at a
+time: sync tools on daemon worker threads (``workers.py``), abandoned at the deadline (Python
+cannot stop a thread: it runs on, and whatever it returns is discarded, as its result says),
+async ones on that loop, cancelled at the deadline (or on a loop thread when this thread
+already runs a loop). Without a deadline, or for a tool that bounds its own time
+(``Tool.bounded``), a sync call runs on the caller's thread. A result that comes after the
+deadline is discarded (``unfinished.py``: the results of calls that did not finish).
 
 An interruption (Ctrl-C while a tool runs, or a tool raising ``KeyboardInterrupt``) never
 escapes: the call gets an error result and ``interrupted`` is set, for the caller to stop.
 ``asyncio`` is imported by the first async tool's call and ``concurrent.futures`` by the first
-call on a thread, so that ``import reactloop`` loads neither (a third of its time).
+call on a thread, so that a run without them loads neither.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
-import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reactloop.messages import ToolResult
+from reactloop.loop.runtime.async_calls import LoopThread, OwnLoop
+from reactloop.loop.runtime.custody import ASYNC_GRACE, OWN_END_GRACE, Custody, RunTaken
+from reactloop.loop.runtime.custody import current as current_custody
+from reactloop.loop.runtime.unfinished import (
+    abandoned,
+    cancelled_at_limit,
+    interrupted,
+    late,
+    not_started,
+    ran_without_result,
+)
+from reactloop.loop.runtime.workers import Workers, wait_all
+from reactloop.messages import ToolCall, ToolResult
 from reactloop.support.interrupts import NotStarted
-from reactloop.tools.async_calls import LoopThread, OwnLoop
 from reactloop.tools.base import run_deadline_scope
-from reactloop.tools.custody import ASYNC_GRACE, OWN_END_GRACE, Custody, RunTaken
-from reactloop.tools.custody import current as current_custody
 from reactloop.tools.prepared import PreparedCall
-from reactloop.tools.workers import Workers, wait_all
+from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
 MAX_PARALLEL = 8
-ABANDONED = "abandoned at the time limit"
-CANCELLED_AT_LIMIT = "cancelled at the time limit"
-GAVE_UP = (ABANDONED, CANCELLED_AT_LIMIT)  # how the error of a call given up on begins
-
-
-class Invoker(Protocol):
-    """What runs one prepared call and turns its outcome into a result (the ``Toolbox``)."""
-
-    def invoke(self, prepared: PreparedCall) -> ToolResult: ...
-
-    def ainvoke(self, prepared: PreparedCall) -> Coroutine[Any, Any, ToolResult]: ...
-
-    def refused(self, prepared: PreparedCall, started: float) -> ToolResult: ...
 
 
 class _Interrupted(Exception):
@@ -65,30 +62,31 @@ class _Pending(Protocol):
 
 
 class ToolExecutor:
-    def __init__(self, invoker: Invoker) -> None:
-        self._invoker = invoker
+    """Runs one run's prepared calls (``CallRunner``); ``close`` ends its threads and loops."""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        self._toolbox = toolbox
         self._workers: Workers | None = None
         self._own = OwnLoop()
         self._loop_thread = LoopThread()
         self.interrupted = False
-        self.abandoned = 0  # sync tools left running past their deadline
         self.cancel: threading.Event | None = None  # set: stop waiting, as for a Ctrl-C
 
     def run_one(self, prepared: PreparedCall, deadline: float | None) -> ToolResult:
         """Run one call; ``deadline`` is a ``time.monotonic()`` value, or None."""
         tool = prepared.tool
         if prepared.values is None or tool is None:
-            return self._invoker.refused(prepared, time.perf_counter())
+            return self._toolbox.invoke(prepared)  # refused: the toolbox says why
         if self.cancel is not None and self.cancel.is_set():
             return self._not_started(prepared)
         custody = None if deadline is None else current_custody()
         if not tool.is_async and (deadline is None or tool.bounded or custody is not None):
             try:
                 if deadline is None:  # the common case, without a context manager to enter
-                    return self._invoker.invoke(prepared)
+                    return self._toolbox.invoke(prepared)
                 if custody is None:
                     with run_deadline_scope(deadline):
-                        return self._invoker.invoke(prepared)
+                        return self._toolbox.invoke(prepared)
                 return self._inline(prepared, deadline, custody)
             except NotStarted:  # a Ctrl-C just before it started
                 return self._not_started(prepared)
@@ -104,10 +102,10 @@ class ToolExecutor:
         assert prepared.tool is not None
         custody.enter_tools((prepared,), OWN_END_GRACE if prepared.tool.bounded else 0.0)
         try:  # ``run_deadline()`` is the run's on its thread (``custody._drive``)
-            result = self._invoker.invoke(prepared)
+            result = self._toolbox.invoke(prepared)
         finally:
             custody.leave()
-        return self._abandoned(prepared) if _late(prepared, deadline) else result
+        return abandoned(prepared) if late(prepared, deadline) else result
 
     def run_batch(self, batch: Sequence[PreparedCall], deadline: float | None) -> list[ToolResult]:
         """Concurrently when every call is read-only, else one after another, in order."""
@@ -148,11 +146,11 @@ class ToolExecutor:
         if custody is not None:
             custody.enter_tools(batch, ASYNC_GRACE)
         try:
-            tasks, unfinished, interrupted = own.run(coroutines, deadline, self.cancel)
+            tasks, unfinished, stopped = own.run(coroutines, deadline, self.cancel)
         finally:
             if custody is not None:
                 _leave(custody, own)
-        self.interrupted = self.interrupted or interrupted
+        self.interrupted = self.interrupted or stopped
         return [
             self._give_up(p, t) if t in unfinished else self._finished(p, t, deadline)
             for p, t in zip(batch, tasks, strict=True)
@@ -163,23 +161,15 @@ class ToolExecutor:
     ) -> ToolResult:
         """An async call's outcome, discarded when it ended after the deadline (as a sync
         call's is, ``_invoke_until``)."""
-        return (
-            self._abandoned(prepared)
-            if _late(prepared, deadline)
-            else self._outcome(prepared, task)
-        )
+        return abandoned(prepared) if late(prepared, deadline) else self._outcome(prepared, task)
 
     def _submit(self, prepared: PreparedCall, deadline: float | None) -> Future[ToolResult]:
         from concurrent.futures import Future  # loaded by the first call on a thread
 
         tool = prepared.tool
-        if prepared.values is None or tool is None:
+        if prepared.values is None or tool is None or self._cancelled():
             done: Future[ToolResult] = Future()
-            done.set_result(self._invoker.refused(prepared, time.perf_counter()))
-            return done
-        if self.cancel is not None and self.cancel.is_set():
-            done = Future()
-            done.set_result(self._not_started(prepared))
+            done.set_result(self.run_one(prepared, deadline))  # refused, or not started
             return done
         if tool.is_async:
             return self._loop_thread.submit(self._guarded(prepared))
@@ -187,15 +177,20 @@ class ToolExecutor:
             self._workers = Workers()
         return self._workers.submit(self._invoke_until, prepared, deadline)
 
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
     def _invoke_until(self, prepared: PreparedCall, deadline: float | None) -> ToolResult:
         """On a worker thread: the call, with ``run_deadline()`` telling it when the run ends."""
-        with _deadline_scope(deadline):
-            result = self._invoker.invoke(prepared)
-        return self._abandoned(prepared) if _late(prepared, deadline) else result
+        if deadline is None:
+            return self._toolbox.invoke(prepared)
+        with run_deadline_scope(deadline):
+            result = self._toolbox.invoke(prepared)
+        return abandoned(prepared) if late(prepared, deadline) else result
 
     async def _guarded(self, prepared: PreparedCall) -> ToolResult:
         try:
-            return await self._invoker.ainvoke(prepared)
+            return await self._toolbox.ainvoke(prepared)
         except KeyboardInterrupt:  # out of the task, it would stop the loop's thread
             raise _Interrupted from None
 
@@ -223,7 +218,7 @@ class ToolExecutor:
         except (KeyboardInterrupt, _Interrupted):
             return self._interrupted(prepared, "the tool raised KeyboardInterrupt")
         except BaseException as exc:  # a bug of the harness's own: still a result
-            return _error(prepared, f"the call failed in the harness ({exc!r})")
+            return ran_without_result(prepared, f"the call failed in the harness ({exc!r})")
 
     def _give_up(self, prepared: PreparedCall, future: _Pending) -> ToolResult:
         assert prepared.tool is not None
@@ -232,21 +227,14 @@ class ToolExecutor:
             return self._interrupted(prepared, "the run was interrupted while it ran")
         if prepared.tool.is_async:
             future.cancel()
-            return _error(prepared, f"{CANCELLED_AT_LIMIT}: the tool was still running")
-        return self._abandoned(prepared)
-
-    def _abandoned(self, prepared: PreparedCall) -> ToolResult:
-        self.abandoned += 1
-        return _error(
-            prepared,
-            f"{ABANDONED}: the tool was still running; whatever it returns is discarded",
-        )
+            return cancelled_at_limit(prepared)
+        return abandoned(prepared)
 
     def given_up(self, prepared: PreparedCall, why: str) -> ToolResult:
         """The result of a call whose run the waiting thread took (``RunLoop.take_over``)."""
         if why == "cancelled":
-            return _error(prepared, "cancelled: the run was interrupted while it ran")
-        return self._abandoned(prepared)
+            return interrupted(prepared, "the run was interrupted while it ran")
+        return abandoned(prepared)
 
     def leave_behind(self) -> None:
         """The run was taken from its thread, which may be running the event loop: leave
@@ -255,12 +243,11 @@ class ToolExecutor:
 
     def _interrupted(self, prepared: PreparedCall, why: str) -> ToolResult:
         self.interrupted = True
-        return _error(prepared, f"cancelled: {why}")
+        return interrupted(prepared, why)
 
     def _not_started(self, prepared: PreparedCall) -> ToolResult:
         self.interrupted = True
-        error = "cancelled: the run was cancelled before it ran"
-        return ToolResult.refused(prepared.id, prepared.name, error, "cancelled")
+        return not_started(prepared)
 
     def close(self) -> None:
         """End the workers and the event loops; async tools still running are cancelled."""
@@ -271,9 +258,14 @@ class ToolExecutor:
         self._loop_thread.close()
 
 
-def _deadline_scope(deadline: float | None) -> contextlib.AbstractContextManager[None]:
-    """The run's deadline for the tool to read (``run_deadline()``); none keeps the caller's."""
-    return contextlib.nullcontext() if deadline is None else run_deadline_scope(deadline)
+def run_now(toolbox: Toolbox, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    """Run ``calls`` now without a time limit, as a run's turn runs them: concurrently when all
+    are read-only, else in order; the results in the calls' order."""
+    executor = ToolExecutor(toolbox)
+    try:
+        return executor.run_batch([toolbox.prepare(call) for call in calls], None)
+    finally:
+        executor.close()
 
 
 def _leave(custody: Custody, own: OwnLoop) -> None:
@@ -284,19 +276,3 @@ def _leave(custody: Custody, own: OwnLoop) -> None:
     except RunTaken:
         own.close()
         raise
-
-
-def _late(prepared: PreparedCall, deadline: float | None) -> bool:
-    """Whether the call ended after ``deadline``, its result then discarded; a tool that
-    bounds its own time (``Tool.bounded``) says itself how it ended."""
-    return (
-        deadline is not None
-        and time.monotonic() > deadline
-        and not (prepared.tool is not None and prepared.tool.bounded)
-    )
-
-
-def _error(prepared: PreparedCall, message: str) -> ToolResult:
-    return ToolResult(
-        call_id=prepared.id, name=prepared.name, ok=False, error=message, executed=True
-    )

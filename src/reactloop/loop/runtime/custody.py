@@ -33,13 +33,15 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from reactloop.limits import StopReason
+from reactloop.loop.runtime.workers import Workers
 from reactloop.result import RunResult, Stop
 from reactloop.tools.base import run_deadline_scope
 from reactloop.tools.prepared import PreparedCall
-from reactloop.tools.workers import Workers
+
+T = TypeVar("T")
 
 # seconds past the deadline before a model call still going is given up on: more than any
 # adapter takes to end its own (the embedded model's process is given 2 s to stop by itself)
@@ -144,6 +146,19 @@ def current() -> Custody | None:
     """The custody of the run this thread drives, if it runs under ``run_in_custody``."""
     custody: Custody | None = getattr(_LOCAL, "custody", None)
     return custody
+
+
+def waiting(what: str, deadline: float | None, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` in a waiting region on ``what`` (the approver's question), when the
+    run has a time limit and so a custody: Ctrl-C or the limit can then end the wait."""
+    custody = None if deadline is None else current()
+    if custody is None:
+        return function(*args)
+    custody.enter_waiting(what)
+    try:
+        return function(*args)
+    finally:
+        custody.leave()
 
 
 class _Outcome:

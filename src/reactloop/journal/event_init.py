@@ -1,0 +1,79 @@
+"""``line_init``: the ``__init__`` of an event class, which keeps the event's line as it goes.
+
+The loop makes about five events a step (``journal/emitter.py``), each only to be written:
+so the ``__init__`` made here stores an event's own fields straight into its instance dict,
+in its line's order, an ``OPTIONAL`` field only when it is not None (the class's default
+stands in for it); ``JournalEvent.data()`` is then a copy of that dict.
+``step``, ``t``, ``extra`` and ``written`` are stored after them only when one is given (an
+event read from a journal, or made with its step); otherwise the class's defaults answer.
+It has the dataclass's signature, defaults and default factories; the value stays frozen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import typing
+from typing import Any
+
+from reactloop.journal.field_checks import spec
+
+BASE = ("step", "t", "extra", "written")  # every event's; ``extra`` and ``written`` not a line's
+
+
+class _Factory:
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def line_init(cls: type, no_extra: object) -> None:
+    """Give the event class ``cls`` (a frozen, keyword-only dataclass, not slotted) the
+    ``__init__`` that keeps its line, and ``ENUMS``: its fields that may hold an enum."""
+    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
+    namespace["_NO_EXTRA"] = no_extra
+    params, body = [], []
+    for field in dataclasses.fields(cls):
+        name = field.name
+        if field.default is not dataclasses.MISSING:
+            namespace[f"_default_{name}"] = field.default
+            params.append(f"{name}=_default_{name}")
+        elif field.default_factory is not dataclasses.MISSING:
+            namespace[f"_factory_{name}"] = field.default_factory
+            params.append(f"{name}=_FACTORY")
+            body.append(f"if {name} is _FACTORY: {name} = _factory_{name}()")
+        else:
+            params.append(name)
+    body += _own_fields(cls)
+    body.append("if step or t is not None or extra is not _NO_EXTRA or written is not None:")
+    body.append("    own.update(step=step, t=t, extra=extra, written=written)")
+    lines = "".join(f"    {line}\n" for line in body)
+    exec(f"def __init__(self, *, {', '.join(params)}) -> None:\n{lines}", namespace)
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    setattr(cls, "__init__", init)  # noqa: B010  (mypy refuses an assignment to a method)
+    hints = typing.get_type_hints(cls)
+    setattr(cls, "ENUMS", tuple(n for n in spec(cls) if _holds_enum(hints[n])))  # noqa: B010
+
+
+def _own_fields(cls: type) -> list[str]:
+    """The lines that put the event's own fields in ``own``, in its line's order."""
+    optional: frozenset[str] = getattr(cls, "OPTIONAL", frozenset())
+    lines = ["own = self.__dict__"]  # stored one by one: cheaper than a dict assigned
+    for name in spec(cls):
+        if name in BASE:
+            continue
+        if name in optional:
+            lines.append(f"if {name} is not None: own[{name!r}] = {name}")
+        else:
+            lines.append(f"own[{name!r}] = {name}")
+    return lines
+
+
+def _holds_enum(hint: Any) -> bool:
+    """Whether a field of type ``hint`` may hold an enum (``WarningEvent.kind``)."""
+    kinds = typing.get_args(hint) or (hint,)
+    return any(isinstance(kind, type) and issubclass(kind, enum.Enum) for kind in kinds)
