@@ -14,7 +14,6 @@ OVER = {
     "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
     "loop/run_loop.py",  # the loop itself
     "viewer/page_data.py",  # a journal read into the page's values
-    "agent.py",  # Agent: run, arun, astream, resume, aresume
     "sandbox/paths.py",  # opening beneath a workspace, every escape refused
 }
 
