@@ -18,7 +18,7 @@ from typing import Any
 from reactloop import Agent, Journal, Limits, ScriptedModel
 from reactloop.journal.events import Event
 from reactloop.replay import replay
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 from reactloop.usage import usage_report
 from reactloop.viewer import render_html

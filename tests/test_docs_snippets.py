@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from public_api import LAZY_FROM_REACTLOOP, PUBLIC_API
 from reactloop import Agent, Journal, ScriptedModel
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ from reactloop import Agent
 from reactloop.journal.writer import iter_journal
 from reactloop.models.scripted import ScriptedModel
 from reactloop.sandbox.bwrap import bwrap_problem
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "failing_test"

@@ -10,40 +10,38 @@ the agent). ``arun`` and ``astream`` run the same loop on a thread of their own
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from reactloop.errors import UsageError
+from reactloop.agent_runs import Prior, RunCancels, resumed_run, run_loop
+from reactloop.agent_setup import (
+    ProtocolName,
+    agent_instructions,
+    agent_toolbox,
+    output_spec,
+    pick_protocol,
+)
 from reactloop.journal.events import Observer
 from reactloop.limits import Limits
 from reactloop.loop.budget import Pricer
 from reactloop.loop.completion_checks import Verify, as_verify
-from reactloop.loop.notices import DEFAULT_INSTRUCTIONS
 from reactloop.loop.settings import RunSettings
-from reactloop.messages import Message
 from reactloop.models.base import Model
 from reactloop.models.react import ReactTextModel
-from reactloop.output.spec import OutputSpec
 from reactloop.result import RunResult
 from reactloop.support.interrupts import guard_run
-from reactloop.support.text import text_problem
 from reactloop.tools.base import Tool
 from reactloop.tools.prepared import Approver
-from reactloop.tools.search import search_mode
-from reactloop.tools.skills import Skill, load_skills
-from reactloop.tools.skills import prompt as skills_prompt
+from reactloop.tools.skills import Skill
 from reactloop.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
     from reactloop.loop.async_runner import RunStream
     from reactloop.loop.run_loop import RunLoop
 
-ProtocolName = Literal["auto", "native", "text"]
 _AGENT = "reactloop_agent"  # an agent tool's function holds its agent (``subagent_reach``)
-Prior = RunResult | Sequence[Message] | None
 
 
 class Agent:
@@ -93,34 +91,17 @@ class Agent:
         tool_search: Literal["auto", "own", "native"] = "auto",
     ) -> None:
         self.limits = limits or Limits()
-        window = self.limits.context_tokens or getattr(model, "context_window", None)
         self.protocol = pick_protocol(model, protocol)
-        searched = search_mode(tool_search, model, self.protocol)  # native: where it is the model's
-        self.toolbox = _toolbox(
-            tools, window, skills, searched, tool_search
-        )  # automatic search: a share
-        if self.toolbox.deferred and search_mode("native", model, self.protocol) != "native":
-            raise ValueError("the toolbox defers to the provider's search, which this model lacks")
+        self.toolbox = agent_toolbox(tools, model, self.protocol, self.limits, skills, tool_search)
         self.model: Model = ReactTextModel(model) if self.protocol == "text" else model
         if self.limits.max_cost is not None and price is None:
             raise ValueError("Limits.max_cost needs the model's price: Agent(..., price=...)")
         self.price = price
         self.journal = journal
         self.observers = tuple(observers)
-        if instructions is None and self.protocol == "native":
-            instructions = DEFAULT_INSTRUCTIONS
-        if self.toolbox.skills is not None:  # their names and descriptions: a stable prefix
-            listed = skills_prompt(list(self.toolbox.skills.by_name.values()))
-            if listed not in (instructions or ""):  # a replay's recorded ones have it
-                instructions = "\n\n".join(filter(None, (instructions, listed)))
-        self.output = (
-            None
-            if output_type is None
-            else _output_spec(output_type, self.model, native=self.protocol == "native")
-        )
-        if self.output is not None:
-            instructions = "\n\n".join(filter(None, (instructions, self.output.instructions())))
-        self.instructions = instructions
+        native = self.protocol == "native"
+        self.output = None if output_type is None else output_spec(output_type, self.model, native)
+        self.instructions = agent_instructions(instructions, native, self.toolbox, self.output)
         self.tool_choice = tool_choice
         self.approve = approve
         self.config = dict(config or {})
@@ -134,24 +115,18 @@ class Agent:
         self.on_text = on_text
         self.verify = as_verify(verify)
         self.checklist = tuple(checklist)
-        self._cancel = threading.Event()
-        self._async_cancels: set[threading.Event] = set()
-        self._lock = threading.Lock()
+        self._cancels = RunCancels()
+        self._cancel = self._cancels.main
 
     def cancel(self) -> None:
         """Ask the running runs to stop at the next step boundary (thread-safe)."""
-        self._cancel.set()
-        with self._lock:
-            for event in self._async_cancels:
-                event.set()
+        self._cancels.set_all()
 
     @property
     def cancel_requested(self) -> bool:
         """Whether a run of this agent was asked to stop (by ``cancel`` or, for ``arun`` and
         ``astream``, by the cancellation of its task) and is still going."""
-        with self._lock:
-            cancels = list(self._async_cancels)
-        return self._cancel.is_set() or any(event.is_set() for event in cancels)
+        return self._cancels.any_set()
 
     def as_tool(
         self,
@@ -256,19 +231,17 @@ class Agent:
     ) -> RunResult:
         """``resume`` for asyncio, as ``arun`` is ``run``'s (a thread of its own; cancelling
         the awaiting task stops the run ``cancelled``, its journal complete)."""
-        cancel = self._new_cancel()
+        cancel = self._cancels.new()
         try:
             from reactloop.loop.async_runner import in_thread, settled
 
             options = {"limits": limits, "decisions": decisions, "force": force, "fsync": fsync}
             return await settled(in_thread(lambda: self._resume(trace, cancel, **options)), cancel)
         finally:
-            self._drop_cancel(cancel)
+            self._cancels.drop(cancel)
 
     def _resume(self, trace: str | Path, cancel: threading.Event, **options: Any) -> RunResult:
-        from reactloop.resume.resume_run import resume_run  # loads the loop, as a first run does
-
-        return resume_run(dataclasses.replace(self.settings(), cancel=cancel), trace, **options)
+        return resumed_run(self.settings(), trace, cancel, **options)
 
     async def arun(
         self,
@@ -282,14 +255,14 @@ class Agent:
         stays free. Cancelling the awaiting task stops the run ``cancelled`` (its journal
         complete) and raises ``CancelledError``. Concurrent ``arun``s share nothing but the
         agent's settings: give each its own ``journal``."""
-        cancel = self._new_cancel()
+        cancel = self._cancels.new()
         run = self._loop(task, history, journal, observers, cancel)
         try:
             from reactloop.loop.async_runner import in_thread, settled
 
             return await settled(in_thread(run.execute), cancel)
         finally:
-            self._drop_cancel(cancel)
+            self._cancels.drop(cancel)
 
     def astream(
         self,
@@ -301,7 +274,7 @@ class Agent:
     ) -> RunStream:
         """The run's events as they happen: ``async for event in agent.astream(task)``; then
         ``stream.result`` holds the ``RunResult``."""
-        cancel = self._new_cancel()
+        cancel = self._cancels.new()
         chosen = self.observers if observers is None else tuple(observers)
 
         def execute(observe: Observer) -> RunResult:
@@ -309,21 +282,11 @@ class Agent:
                 run = self._loop(task, history, journal, (*chosen, observe), cancel)
                 return run.execute()
             finally:
-                self._drop_cancel(cancel)
+                self._cancels.drop(cancel)
 
         from reactloop.loop.async_runner import RunStream
 
         return RunStream(execute, cancel)
-
-    def _new_cancel(self) -> threading.Event:
-        event = threading.Event()
-        with self._lock:
-            self._async_cancels.add(event)
-        return event
-
-    def _drop_cancel(self, event: threading.Event) -> None:
-        with self._lock:
-            self._async_cancels.discard(event)
 
     def _loop(
         self,
@@ -333,57 +296,4 @@ class Agent:
         observers: Sequence[Observer] | None,
         cancel: threading.Event,
     ) -> RunLoop:
-        from reactloop.loop.run_loop import RunLoop  # the loop's modules load with the first run
-
-        if type(task) is str and (problem := text_problem(task)) is not None:
-            raise UsageError(problem)  # no model takes it: refused before the run starts
-        settings = self.settings()
-        if journal is not None or observers is not None or cancel is not self._cancel:
-            settings = dataclasses.replace(
-                settings,
-                journal=self.journal if journal is None else journal,
-                observers=self.observers if observers is None else tuple(observers),
-                cancel=cancel,
-            )
-        if history is None:
-            return RunLoop(settings, task)
-        if isinstance(history, RunResult):
-            return RunLoop(settings, task, history.history, history.trace)
-        return RunLoop(settings, task, tuple(history))
-
-
-def _toolbox(
-    tools: Toolbox | Iterable[Tool],
-    context_tokens: int | None,
-    skills: Sequence[Any],
-    search: str,
-    asked: str,
-) -> Toolbox:
-    """The agent's toolbox; ``skills``: folders to load (``*/SKILL.md``) or ``Skill`` values;
-    ``search``: the one ``asked`` resolved to (a ``Toolbox`` given keeps its own, unless
-    ``native`` was asked of it explicitly)."""
-    if isinstance(tools, Toolbox):
-        if skills:
-            raise ValueError("with a Toolbox, give it the skills: Toolbox(tools, skills=...)")
-        if asked == "native" == search and tools.search is not None and not tools.search.native:
-            raise ValueError("with a Toolbox, give it the search: Toolbox(tools, tool_search=...)")
-        return tools
-    loaded = [s for s in skills if isinstance(s, Skill)]
-    loaded += load_skills(s for s in skills if not isinstance(s, Skill))
-    return Toolbox(tools, context_tokens=context_tokens, skills=loaded, tool_search=search)
-
-
-def pick_protocol(model: Model, protocol: ProtocolName) -> Literal["native", "text"]:
-    if protocol == "auto":
-        return "native" if getattr(model, "native_tools", False) else "text"
-    if protocol not in ("native", "text"):
-        raise ValueError(f"protocol must be auto, native or text, not {protocol!r}")
-    return protocol
-
-
-def _output_spec(output_type: Any, model: Model, *, native: bool) -> OutputSpec:
-    """How the model is asked for a typed answer: a JSON reply constrained by the provider
-    (``answers_json_schema``), the ``final_answer`` tool (other native models) or
-    ``Finish[...]`` (text ReAct)."""
-    by_schema = native and getattr(model, "answers_json_schema", False) is True
-    return OutputSpec(output_type, tool=native, json_reply=by_schema)
+        return run_loop(self.settings(), task, history, journal, observers, cancel)

@@ -56,7 +56,8 @@ from reactloop.loop.tree_budget import RunView, capped, count_spent, current_run
 from reactloop.result import RunResult
 from reactloop.subagent_reach import AGENT_KEY, Reach, ceiling_of, fitted
 from reactloop.subagent_resume import decisions_below, left_child, resumed, waiting
-from reactloop.tools.base import Tool, current_call_id, make_tool
+from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.context import current_call_id
 from reactloop.tools.prepared import Approver, PreparedCall
 
 if TYPE_CHECKING:

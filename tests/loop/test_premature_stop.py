@@ -15,7 +15,7 @@ from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason
 from reactloop.journal.writer import read_journal
 from reactloop.loop.command_check import CommandCheck
 from reactloop.loop.completion_checks import read_checklist
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "failing_test"

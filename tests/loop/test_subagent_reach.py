@@ -14,7 +14,7 @@ from reactloop import Agent, FunctionModel, Journal, ScriptedModel, StopReason, 
 from reactloop.models.base import ModelRequest
 from reactloop.sandbox.command import Mode
 from reactloop.subagent_reach import Reach, ceiling_of
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.families import bash, files
 from reactloop.tools.toolbox import Toolbox
 

@@ -23,7 +23,7 @@ from reactloop.models import resolve_model
 from reactloop.models.base import ModelSettings
 from reactloop.models.replay import ReplayModel, from_spec
 from reactloop.replay import replay
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 NOTES = {"capital": "Paris", "population": 2_100_000}

@@ -17,7 +17,7 @@ from reactloop.errors import UsageError
 from reactloop.replay.compare import compare
 from reactloop.replay.difference import cut_window, first_difference, lines_of
 from reactloop.replay.normalize import Normalizer
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 NORMAL = Normalizer()

@@ -20,7 +20,7 @@ from reactloop.errors import UsageError
 from reactloop.journal import workspace_record as recording
 from reactloop.replay import replay
 from reactloop.replay.start import StartRecord, differences, restore
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 WRITE_AND_READ: list[Any] = [

@@ -15,7 +15,7 @@ from reactloop import Agent, FunctionModel, Journal, Limits, ScriptedModel, Tool
 from reactloop.cli.trace import replay as replay_command
 from reactloop.models.base import ModelRequest
 from reactloop.replay import replay
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 
 # Room enough that no agent winds down: where parallel siblings share a tight budget, which of

@@ -21,7 +21,7 @@ import pytest
 from helpers import reactloop
 from reactloop.messages import ToolCall
 from reactloop.replay.rebuild import tools_from_config
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 from reactloop.tools.toolbox import Toolbox
 

@@ -32,7 +32,7 @@ from reactloop.sandbox.command import CommandResult, run_command
 from reactloop.sandbox.command_output import OutputCapture, fit_json
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
 from reactloop.sandbox.weak import pid_namespace_problem, weak_problem
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.families.bash import tools
 from reactloop.tools.toolbox import Toolbox
 

@@ -23,7 +23,7 @@ from reactloop.sandbox.bwrap import bwrap_problem, bwrap_status, interpreter_bin
 from reactloop.sandbox.cgroup import PidsCgroup
 from reactloop.sandbox.command import CommandResult, Mode, run_command
 from reactloop.sandbox.rlimits import MIB, ResourceLimits
-from reactloop.tools.base import ToolContext, run_deadline_scope
+from reactloop.tools.context import ToolContext, run_deadline_scope
 from reactloop.tools.families.bash import tools
 from reactloop.tools.toolbox import Toolbox
 

@@ -13,7 +13,7 @@ from helpers import executed
 from reactloop.errors import UsageError
 from reactloop.messages import ToolResult
 from reactloop.sandbox.paths import Workspace
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.families import file_search, files
 from reactloop.tools.families.files import file_tools
 from reactloop.tools.registry import build_tools, parse_families

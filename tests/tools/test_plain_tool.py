@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from reactloop.tools.base import Tool, ToolContext, make_tool
+from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.context import ToolContext
 from reactloop.tools.plain import PlainTool, plain_tool
 from reactloop.tools.registry import build_tools
 

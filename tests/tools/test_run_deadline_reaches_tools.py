@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from reactloop import Agent, Limits, ScriptedModel
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.families.bash import tools as bash_tools
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from reactloop.errors import ToolError
 from reactloop.messages import ToolCall
 from reactloop.sandbox.paths import Workspace
-from reactloop.tools.base import run_deadline_scope
+from reactloop.tools.context import run_deadline_scope
 from reactloop.tools.families import file_search
 from reactloop.tools.families.files import file_tools
 from reactloop.tools.families.regex_process import RegexProcess

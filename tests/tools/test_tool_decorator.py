@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reactloop import tool
-from reactloop.tools.base import parse_docstring
+from reactloop.tools.arguments import parse_docstring
 
 
 def test_google_style_docstring_becomes_the_schema():

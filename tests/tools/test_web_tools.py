@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from reactloop import Agent, Journal, ScriptedModel, Toolbox, ToolCall, read_journal
 from reactloop.errors import ToolError
 from reactloop.eval.tasks.bet_tools import bet_tools
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.families import web
 from reactloop.tools.registry import build_tools
 

@@ -30,7 +30,7 @@ from reactloop import Agent, Journal, ScriptedModel, tool
 from reactloop.errors import JournalError
 from reactloop.journal.events import EVENT_TYPES
 from reactloop.journal.writer import read_journal
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 from reactloop.usage import PriceTable, usage_report
 from reactloop.viewer import render_events, render_html

@@ -45,7 +45,7 @@ from reactloop.errors import ModelError, UsageError
 from reactloop.journal.writer import Journal, open_journal
 from reactloop.models.default import choose_default_model
 from reactloop.result import RunResult
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools, parse_families
 from reactloop.tools.skills import trusted_skills
 from reactloop.tools.toolbox import Toolbox

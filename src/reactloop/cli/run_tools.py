@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reactloop.agent import pick_protocol
+from reactloop.agent_setup import pick_protocol
 from reactloop.cli.approval_policy import question_answerer
 from reactloop.cli.options import RunOptions
 from reactloop.cli.unloaded import UnloadedModel

@@ -15,7 +15,8 @@ from reactloop.cli.run_tools import run_search_mode, search_note
 from reactloop.cli.usage_errors import CliError
 from reactloop.errors import UsageError
 from reactloop.models import ModelRequest, ModelSettings, resolve_model, split_spec
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext
 from reactloop.tools.mcp import open_mcp_tools
 from reactloop.tools.registry import FAMILIES, build_tools, parse_families
 from reactloop.tools.search import (

@@ -32,7 +32,8 @@ from reactloop.loop.tree_budget import current_run
 from reactloop.replay.report import ReplayReport
 from reactloop.subagent_reach import agent_of
 from reactloop.subagents import observation, run_child
-from reactloop.tools.base import Tool, current_call_id
+from reactloop.tools.base import Tool
+from reactloop.tools.context import current_call_id
 from reactloop.usage.children import child_journal
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.reader import named_type
 from reactloop.journal.schema import RunStartEvent
 from reactloop.limits import Limits
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import DEFAULT_FAMILIES, build_tools, parse_families
 
 

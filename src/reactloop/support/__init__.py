@@ -12,7 +12,7 @@ The speed tricks kept, each for a gain measured against the plain code it stands
 ``docs/benchmarks.md`` has the table). A trick worth under about 1 µs a step is not worth a
 second copy of its code, and was folded back (the list there too).
 
-- ``fast_init`` (``messages.py``'s values): 0.2-1.3 µs a value, 1.2-3.4 µs a step.
+- ``fast_init`` (``messages/``' values): 0.2-1.3 µs a value, 1.2-3.4 µs a step.
 - ``ToolResult.to_content`` spells an ``int`` or ``str`` output itself: 1.2-2.8 µs a result.
 - ``journal.events.micros``: ``round(t, 6)`` without its decimal path, 0.2-0.3 µs an event.
 - the journal and the loop guard encode with orjson (ten times ``json`` on these records),

@@ -3,7 +3,9 @@ families.
 
 In reading order:
 
-- ``base.py``: ``Tool``, ``@tool``, ``ToolContext``; ``plain.py``: a plain function as a tool
+- ``context.py``: ``ToolContext``, the run's deadline, the id of the call a tool serves
+- ``arguments.py``: a function's arguments model, its docstring's descriptions, its schema
+- ``base.py``: ``Tool``, ``@tool``; ``plain.py``: a plain function as a tool
 - ``prepared.py``: ``PreparedCall``, a call decoded and validated once (``schemacheck.py``,
   ``schema_coerce.py``: untyped strings read by the schema)
 - ``toolbox.py``: ``Toolbox``, a run's tools by name; a prepared call turned into its result
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 from reactloop.support import lazy_names
 
 if TYPE_CHECKING:  # loaded on first use, below: ``@tool`` alone needs none of them
-    from reactloop.tools.base import ToolContext
+    from reactloop.tools.context import ToolContext
     from reactloop.tools.families.calculator import calculator_tool
     from reactloop.tools.families.lookup import lookup_tool
     from reactloop.tools.registry import FAMILIES, build_tools, parse_families

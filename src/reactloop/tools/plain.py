@@ -20,7 +20,8 @@ from functools import cached_property
 from types import NoneType, UnionType
 from typing import TYPE_CHECKING, Any
 
-from reactloop.tools.base import Tool, make_tool, parse_docstring
+from reactloop.tools.arguments import parse_docstring
+from reactloop.tools.base import Tool, make_tool
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

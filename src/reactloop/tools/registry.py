@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 
 from reactloop.errors import UsageError
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext
 
 FAMILIES: dict[str, str] = {
     "calculator": "reactloop.tools.families.calculator:tools",

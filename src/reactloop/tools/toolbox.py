@@ -17,7 +17,8 @@ from typing import Any
 from reactloop.errors import describe_exception
 from reactloop.messages import ToolCall, ToolResult, ToolSpec
 from reactloop.support.interrupts import interruptibly
-from reactloop.tools.base import CURRENT_CALL, Tool
+from reactloop.tools.base import Tool
+from reactloop.tools.context import CURRENT_CALL
 from reactloop.tools.output_text import as_text, cut_head_tail, failure_message, spill
 from reactloop.tools.prepared import PreparedCall, prepare
 from reactloop.tools.questions import AwaitingAnswer

@@ -18,7 +18,7 @@ from typing import Any
 from reactloop import Tool
 from reactloop.eval.tasks.bet_tools import bet_tools
 from reactloop.eval.tasks.tasks import Task
-from reactloop.tools.base import ToolContext
+from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools, parse_families
 
 EVAL_FAMILIES: dict[str, Callable[[], list[Tool]]] = {"bet": bet_tools}

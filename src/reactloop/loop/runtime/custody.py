@@ -38,7 +38,7 @@ from typing import Any, Protocol, TypeVar
 from reactloop.limits import StopReason
 from reactloop.loop.runtime.workers import Workers
 from reactloop.result import RunResult, Stop
-from reactloop.tools.base import run_deadline_scope
+from reactloop.tools.context import run_deadline_scope
 from reactloop.tools.prepared import PreparedCall
 
 T = TypeVar("T")

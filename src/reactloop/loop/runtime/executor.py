@@ -39,7 +39,7 @@ from reactloop.loop.runtime.unfinished import (
 from reactloop.loop.runtime.workers import Workers, wait_all
 from reactloop.messages import ToolCall, ToolResult
 from reactloop.support.interrupts import NotStarted
-from reactloop.tools.base import run_deadline_scope
+from reactloop.tools.context import run_deadline_scope
 from reactloop.tools.prepared import PreparedCall
 from reactloop.tools.toolbox import Toolbox
 

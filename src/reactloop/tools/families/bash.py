@@ -17,7 +17,8 @@ from typing import Any
 from reactloop.errors import ToolError, UsageError
 from reactloop.sandbox.command import Mode, run_command, sandbox_mode
 from reactloop.sandbox.rlimits import ResourceLimits
-from reactloop.tools.base import Tool, ToolContext, run_deadline
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext, run_deadline
 from reactloop.tools.plain import plain_tool
 
 MAX_TIMEOUT_SECONDS = 600

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from reactloop.errors import ToolError
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext
 from reactloop.tools.plain import plain_tool
 
 MAX_EXPRESSION_CHARS = 1000

@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 
 from reactloop.errors import ToolError
 from reactloop.sandbox.paths import Workspace, open_entry
-from reactloop.tools.base import run_deadline
+from reactloop.tools.context import run_deadline
 from reactloop.tools.families.regex_process import RegexProcess
 from reactloop.tools.families.regex_worker import cut_line
 

@@ -13,7 +13,8 @@ import stat
 
 from reactloop.errors import ToolError, UsageError
 from reactloop.sandbox.paths import Workspace, WorkspacePathError, file_kind
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext
 from reactloop.tools.families.file_search import cut_line, looks_binary, search_workspace
 from reactloop.tools.plain import plain_tool
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from reactloop.errors import ToolError, UsageError
 from reactloop.support.json_decode import read_json_file
-from reactloop.tools.base import Tool, ToolContext
+from reactloop.tools.base import Tool
+from reactloop.tools.context import ToolContext
 from reactloop.tools.plain import plain_tool
 
 MAX_KEYS_SHOWN = 20

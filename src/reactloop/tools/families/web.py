@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from reactloop.errors import ToolError
-from reactloop.tools.base import Tool, ToolContext, make_tool, run_deadline
+from reactloop.tools.base import Tool, make_tool
+from reactloop.tools.context import ToolContext, run_deadline
 
 GEOCODING_URL = "https://geocoding-api.open-meteo.com"
 WEATHER_URL = "https://api.open-meteo.com"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reactloop.journal.schema import ElicitationEvent
-from reactloop.tools.base import current_call_id
+from reactloop.tools.context import current_call_id
 from reactloop.tools.mcp.elicitation import (
     Elicit,
     ElicitationAnswer,

@@ -21,7 +21,8 @@ from typing import Any
 from reactloop.errors import UsageError
 from reactloop.messages import ToolSpec
 from reactloop.models.schemas.dialects import WRAPPED_KEY
-from reactloop.tools.base import Tool, run_deadline
+from reactloop.tools.base import Tool
+from reactloop.tools.context import run_deadline
 from reactloop.tools.mcp.answering import Answering, calling
 from reactloop.tools.mcp.background import BackgroundLoop
 from reactloop.tools.mcp.config import ServerConfig, unique_names

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactloop.tools.base import Tool, any_arguments
+from reactloop.tools.arguments import any_arguments
+from reactloop.tools.base import Tool
 
 __all__ = ["SchemaTool", "any_arguments", "schema_tool"]
 
