@@ -13,7 +13,6 @@ OVER = {
     "models/local/json_schema_gbnf.py",  # vendored as is (llama.cpp's converter)
     "messages.py",  # the neutral messages: to split by value (calls, results, turns)
     "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
-    "loop/run_loop.py",  # the loop itself
     "tools/base.py",  # Tool, @tool and ToolContext
     "viewer/page_data.py",  # a journal read into the page's values
     "agent.py",  # Agent: run, arun, astream, resume, aresume

@@ -5,6 +5,8 @@ the results → repeat, until a named stop. ``Agent.run`` builds a ``RunSettings
 The files, by job, in reading order:
 
 - ``run_loop.py``          ``RunLoop``: the loop itself; every way out is a named ``Stop``
+- ``turn_reactions.py``    what the loop does with a turn: stop, run its calls, or say what
+                           was wrong; the last word before the loop guard's stop
 - ``run_parts.py``         what a run is made of at its start, and its ``stop`` event and
                            ``RunResult`` at its end
 - ``settings.py``          ``RunSettings``: what one run needs from its agent, a frozen value
