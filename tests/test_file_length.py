@@ -14,7 +14,6 @@ OVER = {
     "messages.py",  # the neutral messages: to split by value (calls, results, turns)
     "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
     "tools/base.py",  # Tool, @tool and ToolContext
-    "viewer/page_data.py",  # a journal read into the page's values
     "agent.py",  # Agent: run, arun, astream, resume, aresume
     "sandbox/paths.py",  # opening beneath a workspace, every escape refused
 }
