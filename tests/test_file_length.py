@@ -12,7 +12,6 @@ MAX_LINES = 300
 OVER = {
     "models/local/json_schema_gbnf.py",  # vendored as is (llama.cpp's converter)
     "messages.py",  # the neutral messages: to split by value (calls, results, turns)
-    "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
     "tools/base.py",  # Tool, @tool and ToolContext
     "agent.py",  # Agent: run, arun, astream, resume, aresume
 }
