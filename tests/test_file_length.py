@@ -11,10 +11,6 @@ MAX_LINES = 300
 
 OVER = {
     "models/local/json_schema_gbnf.py",  # vendored as is (llama.cpp's converter)
-    "models/openai/hermes.py",  # Hermes tool-call text: the parser and its repairs
-    "loop/run_loop.py",  # the loop itself
-    "viewer/page_data.py",  # a journal read into the page's values
-    "sandbox/paths.py",  # opening beneath a workspace, every escape refused
 }
 
 

@@ -34,7 +34,7 @@ from reactloop.tools.context import ToolContext
 from reactloop.tools.registry import build_tools
 from reactloop.usage import PriceTable, usage_report
 from reactloop.viewer import render_events, render_html
-from reactloop.viewer.page_data import command_status
+from reactloop.viewer.page_views import command_status
 
 # Headless, and quiet: without the background-networking flags Chromium tries hosts this
 # machine cannot reach.

@@ -5,11 +5,14 @@ the results → repeat, until a named stop. ``Agent.run`` builds a ``RunSettings
 The files, by job, in reading order:
 
 - ``run_loop.py``          ``RunLoop``: the loop itself; every way out is a named ``Stop``
+- ``turn_reactions.py``    what the loop does with a turn: stop, run its calls, or say what
+                           was wrong; the last word before the loop guard's stop
 - ``run_parts.py``         what a run is made of at its start, and its ``stop`` event and
                            ``RunResult`` at its end
 - ``settings.py``          ``RunSettings``: what one run needs from its agent, a frozen value
 - ``model_call.py``        one model call: the request, the adapter's turn, every failure
 - ``tool_calls.py``        ``CallRunner``: which of a turn's calls run, in order, and their results
+- ``deferrals.py``         ``Deferrals``: a turn's calls that wait for a person's decision
 - ``call_ids.py``          ``CallIds``: every call of a run gets an id of its own
 - ``runtime/``             the call runtime: where and when an admitted call runs, under the
                            run's time limit (``ToolExecutor``, custody, workers, async tools)

@@ -1,9 +1,10 @@
 """One run of the loop: ask the model, check its calls, run them, append the results, repeat.
 
 ``RunLoop`` holds what belongs to a single run — history, budget, loop guard, counters — and
-``execute`` is the loop itself. It reads its ``RunSettings``, never the ``Agent``. Every
-decision is emitted as an event, so the journal shows why; a journal that cannot take an
-event ends the run with ``journal_error`` (a run is never journaled with holes, silently).
+``execute`` is the loop itself; what it does with a turn is ``turn_reactions.py``'s. It reads
+its ``RunSettings``, never the ``Agent``. Every decision is emitted as an event, so the
+journal shows why; a journal that cannot take an event ends the run with ``journal_error``
+(a run is never journaled with holes, silently).
 """
 
 from __future__ import annotations
@@ -20,29 +21,23 @@ from reactloop.journal.schema import BudgetNoticeEvent, RequestEvent, TurnEvent
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
 from reactloop.loop.model_call import ModelFailure, ask
-from reactloop.loop.notices import (
-    empty_reply_notice,
-    format_error_notice,
-    loop_notice,
-    truncated_notice,
-    wind_down_notice,
-)
+from reactloop.loop.notices import wind_down_notice
 from reactloop.loop.run_parts import (
     RunFlags,
     final_stop,
     model_at,
     opening,
-    refused,
     run_parts,
     run_result,
     run_start_event,
     stop_event,
     with_own_toolbox,
 )
-from reactloop.loop.runtime.custody import TOOLS_OUTLASTED, run_in_custody
+from reactloop.loop.runtime.custody import run_in_custody
 from reactloop.loop.settings import RunSettings
 from reactloop.loop.tree_budget import TreePlace, budget_for, running
-from reactloop.messages import Message, ModelTurn, ToolCall
+from reactloop.loop.turn_reactions import react
+from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
 from reactloop.tools.prepared import PreparedCall
 from reactloop.tools.questions import Questions, asking
@@ -235,109 +230,7 @@ class RunLoop:
         return turn
 
     def handle_turn(self, turn: ModelTurn) -> Stop | None:
-        return self.react(self.record_turn(turn))
-
-    def react(self, turn: ModelTurn) -> Stop | None:
-        """What the loop does with a turn in its history: stop, or run its calls, or tell
-        the model what was wrong with it."""
-        if turn.finish_reason == "content_filter":
-            return Stop(StopReason.CONTENT_FILTER, None, refused(turn))
-        if turn.finish_reason == "length":
-            return self.on_truncated(turn)
-        if self.answers is not None:
-            judged = self.answers.judge(turn)
-            if judged is not None and judged.others:  # final_answer beside other calls
-                return self.on_tool_calls(judged.others)
-            if judged is not None:
-                stop = self.answers.settle(judged, self.flags.forced)
-                valid = stop is not None and stop.reason is StopReason.FINAL_ANSWER
-                return self.accept(stop) if stop is not None and valid else stop
-        if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
-            return self.on_format_error(turn)
-        if not turn.tool_calls:
-            return self.accept(
-                Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=self.flags.forced)
-            )
-        return self.on_tool_calls(turn.tool_calls)
-
-    def on_truncated(self, turn: ModelTurn) -> Stop | None:
-        if self.flags.truncations >= self.settings.limits.max_truncation_retries:
-            error = "the reply was cut off at the output token limit"
-            return Stop(StopReason.TRUNCATED, None, error)
-        self.flags.truncations += 1
-        self.warn(WarningKind.TRUNCATED, "reply cut off at the output limit; nothing in it was run")
-        self.calls.refuse(turn.tool_calls, "the reply was cut off", "reply_cut_off")
-        self.history.append(Message(role="user", content=truncated_notice(), kind="truncated"))
-        return None
-
-    def on_format_error(self, turn: ModelTurn) -> Stop | None:
-        flags = self.flags
-        flags.format_errors += 1
-        if turn.format_error is not None:
-            kind, notice = WarningKind.FORMAT_ERROR, format_error_notice(turn.format_error)
-        else:
-            kind, notice = WarningKind.EMPTY_REPLY, empty_reply_notice()
-        self.warn(kind, notice, count=flags.format_errors)
-        self.calls.refuse(turn.tool_calls, "the reply could not be read", "reply_unreadable")
-        self.history.append(Message(role="user", content=notice, kind="format_error"))
-        if flags.format_errors >= self.settings.limits.max_format_errors:
-            error = f"{flags.format_errors} replies in a row were unusable"
-            return Stop(StopReason.FORMAT_ERRORS, None, error)
-        return None
-
-    def on_tool_calls(self, calls: tuple[ToolCall, ...]) -> Stop | None:
-        if self.budget.model_calls_left <= 0:
-            self.warn(WarningKind.NOT_EXECUTED, "no model call is left to read the results")
-            error = "the model still called tools on its last call"
-            return Stop(StopReason.MAX_MODEL_CALLS, None, error)
-        if self.budget.tool_calls_left <= 0:
-            self.warn(WarningKind.NOT_EXECUTED, "no tool call is left")
-            error = "the model still called tools after the limit"
-            return Stop(StopReason.MAX_TOOL_CALLS, None, error)
-        outcome = self.calls.run(calls)
-        if self.calls.deferrals.waits:
-            pending = self.calls.deferrals.pending()
-            error = f"{len(pending)} call(s) wait for approval: reactloop approve, then resume"
-            return Stop(StopReason.AWAITING_APPROVAL, None, error, pending=pending)
-        if outcome.cancelled:
-            return Stop(StopReason.CANCELLED, None, "interrupted while a tool ran")
-        if outcome.loop is not None:
-            return self.last_word(StopReason.LOOP_DETECTED, outcome.loop)
-        if self.budget.timed_out():
-            return Stop(StopReason.TIMEOUT, None, TOOLS_OUTLASTED)
-        return None
-
-    def last_word(self, reason: StopReason, error: str) -> Stop:
-        """Before stopping for ``reason``, let the model answer once more, without tools."""
-        if (
-            not self.settings.limits.wind_down
-            or self.settings.cancel.is_set()
-            or self.journal_error is not None
-            or self.budget.stop_before_model_call() is not None
-        ):
-            return Stop(reason, None, error)
-        notice = loop_notice()
-        self.history.append(Message(role="user", content=notice, kind="wind_down"))
-        self.flags.wound_down = self.flags.answer_now = True
-        self.warn(WarningKind.WIND_DOWN, notice)
-        self.step += 1
-        self.events.step = self.step
-        turn = self.ask_model()
-        if isinstance(turn, ModelFailure):
-            return Stop(reason, None, f"{error}; then: {turn.message}")
-        return self.after_last_word(reason, error, self.record_turn(turn))
-
-    def after_last_word(self, reason: StopReason, error: str, turn: ModelTurn) -> Stop:
-        """The stop once the model had its last word (``turn``, in the history)."""
-        if turn.finish_reason == "length":  # a cut reply is never an answer, forced or not
-            return Stop(reason, None, f"{error}; then the reply was cut off at the token limit")
-        if turn.finish_reason == "content_filter":
-            return Stop(reason, None, f"{error}; then: {refused(turn)}")
-        answer, output = turn.answer, None
-        judged = self.answers.judge(turn) if self.answers is not None else None
-        if judged is not None:
-            answer, output = judged.text, judged.value
-        return Stop(reason, answer, error, answer is not None, output)
+        return react(self, self.record_turn(turn))  # turn_reactions.py
 
     def take_over(self, calls: Sequence[PreparedCall], stop: Stop) -> RunResult:
         """On the waiting thread, the run's own being stuck in ``calls``, a model call or the

@@ -21,6 +21,7 @@ from reactloop.journal.schema import ResumeEvent
 from reactloop.limits import StopReason
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.settings import RunSettings
+from reactloop.loop.turn_reactions import after_last_word, last_word, on_tool_calls, react
 from reactloop.messages import Message, ToolCall, ToolResult
 from reactloop.result import Stop
 from reactloop.resume.run_state import ResumeState
@@ -69,7 +70,7 @@ class ResumedLoop(RunLoop):
         turn = state.last_turn
         if turn is not None and not state.turn_handled:  # killed before the loop read it
             self.calls.open_turn(turn.tool_calls)
-            return self.react(turn)
+            return react(self, turn)
         open_calls = [c for c in state.calls if c.state != "done"]
         if not open_calls:
             turn = state.final_turn
@@ -104,11 +105,11 @@ class ResumedLoop(RunLoop):
                 self.calls.answer(call, result)
         turn = self.resumed.last_word
         if turn is None:
-            return self.last_word(StopReason.LOOP_DETECTED, loop)
-        return self.after_last_word(StopReason.LOOP_DETECTED, loop, turn)
+            return last_word(self, StopReason.LOOP_DETECTED, loop)
+        return after_last_word(self, StopReason.LOOP_DETECTED, loop, turn)
 
     def _run(self, batch: list[ToolCall]) -> Stop | None:
-        return self.on_tool_calls(tuple(batch)) if batch else None
+        return on_tool_calls(self, tuple(batch)) if batch else None
 
     def _answer_without_running(self, open_call: OpenCall) -> ToolResult | None:
         """The result an uncertain call gets without running; None: it goes to be run."""

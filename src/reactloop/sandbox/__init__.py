@@ -4,6 +4,7 @@
   the weak mode (see docs/sandbox.md), with a timeout, resource caps and a disk budget;
 - ``ResourceLimits`` (``rlimits.py``): those caps; ``sandbox_mode`` says which mode a call gets;
 - ``Workspace`` (``paths.py``): open files and folders beneath a root, whatever the path says;
+  ``path_checks.py``: what it refuses, by a path's text or an open descriptor;
 - the rest, by job: ``bwrap.py`` (the strong mode), ``launch.py`` and ``supervisor.py`` (the weak
   mode's process), ``pidns.py``, ``weak.py``, ``mounts.py``, ``cgroup.py``, ``caps.py``,
   ``landlock.py`` (what confines it), ``disk_budget.py`` (the disk budget) and ``reclaim.py``

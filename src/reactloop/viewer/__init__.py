@@ -6,8 +6,8 @@
 - ``outcome.py``: how a run's answer stands: clean, forced, or failed its check.
 - ``step_html.py``: one step's HTML: turns, tool calls with their results, warnings.
 - ``tree.py``: the sub-agents: under each call of an agent tool, the child's steps, collapsed.
-- ``page_data.py``: what the page shows, read from the journal's events (``RunView``, one a
-  run).
+- ``page_views.py``: the values the page shows (``RunView``, one a run, its ``StepView``s).
+- ``page_data.py``: a journal's events read into those values.
 - ``compaction_view.py``: a context compaction, as an item of its own between two steps.
 - ``chart.py``: inline SVG charts of tokens per model call.
 - ``template.html``: the page's frame and CSS (no script, no external resource).

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reactloop.journal.warning_kinds import WarningKind
-from reactloop.viewer.page_data import RunView
+from reactloop.viewer.page_views import RunView
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,8 @@ from reactloop.support.json_decode import json_number
 from reactloop.usage import PriceTable, UsageReport, usage_report
 from reactloop.viewer.chart import COLORS, cumulative_chart, tokens_chart
 from reactloop.viewer.outcome import outcome
-from reactloop.viewer.page_data import RunView, apply_estimates, build_views
+from reactloop.viewer.page_data import apply_estimates, build_views
+from reactloop.viewer.page_views import RunView
 from reactloop.viewer.run_html import (
     answer_html,
     cards_html,

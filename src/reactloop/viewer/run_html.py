@@ -13,7 +13,7 @@ from reactloop.messages import Usage
 from reactloop.support.json_decode import json_number
 from reactloop.usage import RunUsage
 from reactloop.viewer.outcome import Outcome, outcome
-from reactloop.viewer.page_data import RunView
+from reactloop.viewer.page_views import RunView
 from reactloop.viewer.step_html import block_html, step_html, warning_html
 
 Card = tuple[str, str, str]  # label, value, css class

@@ -11,14 +11,7 @@ from typing import Any
 
 from reactloop.tools.output_text import cut_head_tail
 from reactloop.viewer.compaction_view import compaction_html
-from reactloop.viewer.page_data import (
-    CheckView,
-    CommandStatus,
-    StepView,
-    ToolView,
-    TurnView,
-    pretty_json_text,
-)
+from reactloop.viewer.page_views import CheckView, CommandStatus, StepView, ToolView, TurnView
 
 MAX_BLOCK_CHARS = 20_000
 MAX_RAW_CHARS = 8_000
@@ -192,3 +185,12 @@ def _details(label: str, text: str, limit: int = MAX_BLOCK_CHARS) -> str:
 
 def _cap(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
     return cut_head_tail(text, limit)
+
+
+def pretty_json_text(text: str) -> str:
+    """Indented JSON when ``text`` is JSON, else the text unchanged."""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return text
+    return json.dumps(value, ensure_ascii=False, indent=2)

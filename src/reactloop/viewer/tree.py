@@ -23,7 +23,8 @@ from reactloop.journal.reader import Records, readable_events
 from reactloop.journal.schema import RunStartEvent
 from reactloop.journal.writer import read_journal
 from reactloop.usage.children import ChildUsage, child_journal, child_usages
-from reactloop.viewer.page_data import RunView, ToolView, build_views
+from reactloop.viewer.page_data import build_views
+from reactloop.viewer.page_views import RunView, ToolView
 from reactloop.viewer.run_html import steps_html
 from reactloop.viewer.step_html import block_html
 

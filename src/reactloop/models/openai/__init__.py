@@ -11,6 +11,7 @@ this package does not import the ``openai`` SDK; making a model does. Files, by 
 - ``errors.py``: provider error bodies, failures on the wire, and which are worth a retry.
 - ``endpoints.py``: the services (``SERVICES``), their base URLs, keys and quirks.
 - ``hermes.py``: tool calls a server left in the text (``<tool_call>…</tool_call>``).
+- ``hermes_calls.py``: one such block's body read into calls, leniently (its repairs).
 
 Shared with the other HTTP adapters, in ``reactloop.models``: ``sdk_client.py`` (the SDK
 client, its deadline transport and TLS, the retry policy: ``retry.py``), ``http_deadline.py``

@@ -23,20 +23,23 @@ Recognised, anywhere outside ``<think>…</think>``:
 
 Every recovered call has a non-empty name and arguments that are the text of a JSON object.
 Anything else (truncated JSON, a block without a name, arguments that are not an object)
-stays in the returned text exactly as written; this function never raises.
+stays in the returned text exactly as written; this function never raises. Here the blocks
+are found in the text; ``hermes_calls.py`` reads a block's body into calls, with its repairs.
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
-import json
 import re
 from typing import Any
 
+from reactloop.models.openai.hermes_calls import (
+    ToolCallText,
+    calls_from_value,
+    calls_in_body,
+    xml_calls,
+)
 from reactloop.support import json_decode
-
-ToolCallText = tuple[str, str]  # (name, arguments as JSON text)
 
 _WRAPPER_TAGS = "tool_call|tool_calls|tools|function_call"
 _OPEN = re.compile(rf"<(?:{_WRAPPER_TAGS})>|<function=", re.IGNORECASE)
@@ -46,14 +49,7 @@ _FUNCTION_OPEN = re.compile(r"<function=", re.IGNORECASE)
 _FUNCTION_CLOSE = re.compile(r"</function>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_FUNCTION = re.compile(
-    r"<function=([^>\n]+)>(.*?)(?:</function>|(?=<function=)|\Z)", re.DOTALL | re.IGNORECASE
-)
-_PARAMETER = re.compile(
-    r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL | re.IGNORECASE
-)
 _SPACE = re.compile(r"\s*")
-_MAX_LITERAL_CHARS = 100_000  # ast.literal_eval on huge input is slow and may exhaust memory
 
 
 class _Tags:
@@ -146,21 +142,11 @@ def _read_block(tags: _Tags, match: re.Match[str]) -> tuple[list[ToolCallText], 
         return _leading_call(tags, match.start())
     closing = tags.wrapper_body_end(match.end())
     if closing is not None:
-        calls = _calls_in_body(tags.content[match.end() : closing[0]])
+        calls = calls_in_body(tags.content[match.end() : closing[0]])
         if calls:
             return calls, closing[1]
     # No closing tag (a stop sequence ate it), or the body is not one whole call.
     return _leading_call(tags, match.end())
-
-
-def _calls_in_body(body: str) -> list[ToolCallText]:
-    stripped = body.strip()
-    if stripped[:10].lower() == "<function=":
-        return _xml_calls(stripped)
-    value = _load_object(stripped)
-    if value is None:
-        return _json_sequence(stripped)
-    return _calls_from_value(value)
 
 
 def _leading_call(tags: _Tags, start: int) -> tuple[list[ToolCallText], int]:
@@ -172,7 +158,7 @@ def _leading_call(tags: _Tags, start: int) -> tuple[list[ToolCallText], int]:
         end = tags.function_end(offset)
         if end is None:
             return [], start  # cut off mid-call: keep as text
-        return _xml_calls(content[offset:end]), end
+        return xml_calls(content[offset:end]), end
     segment = content[offset : tags.segment_end(offset)]
     if not segment.startswith(("{", "[")):
         return [], start
@@ -180,112 +166,7 @@ def _leading_call(tags: _Tags, start: int) -> tuple[list[ToolCallText], int]:
         value, end = json_decode.raw_decode(segment)
     except json_decode.JSONRefused:
         return [], start
-    return _calls_from_value(value), offset + end
-
-
-def _json_sequence(body: str) -> list[ToolCallText]:
-    """Several JSON objects one after another in one block (some models do this)."""
-    calls: list[ToolCallText] = []
-    position = 0
-    while position < len(body):
-        try:
-            value, position = json_decode.raw_decode(body, position)
-        except json_decode.JSONRefused:
-            return []
-        recovered = _calls_from_value(value)
-        if not recovered:
-            return []
-        calls.extend(recovered)
-        while position < len(body) and body[position] in " \t\r\n,":
-            position += 1
-    return calls
-
-
-def _calls_from_value(value: Any) -> list[ToolCallText]:
-    items = value if isinstance(value, list) else [value]
-    calls = [_call_from_object(item) for item in items]
-    if not calls or any(call is None for call in calls):
-        return []
-    return [call for call in calls if call is not None]
-
-
-def _call_from_object(item: Any) -> ToolCallText | None:
-    if not isinstance(item, dict):
-        return None
-    if isinstance(item.get("function"), dict) and "name" not in item:
-        item = item["function"]  # {"type": "function", "function": {...}}
-    name = item.get("name")
-    if not isinstance(name, str) or not name.strip():
-        return None
-    if "description" in item and "arguments" not in item:
-        return None  # a tool definition echoed from the prompt, not a call
-    arguments = item.get("arguments", item.get("parameters"))
-    text = _arguments_text(arguments)
-    return None if text is None else (name.strip(), text)
-
-
-def _arguments_text(arguments: Any) -> str | None:
-    """Arguments as the text of a JSON object, or None when they are not an object."""
-    if arguments is None:
-        return "{}"
-    if isinstance(arguments, str):
-        arguments = _load_object(arguments)  # double-encoded: a string holding the object
-    return _dump(arguments) if isinstance(arguments, dict) else None
-
-
-def _xml_calls(text: str) -> list[ToolCallText]:
-    calls: list[ToolCallText] = []
-    for function in _FUNCTION.finditer(text):
-        name, body = function.group(1).strip(), function.group(2)
-        if not name:
-            return []
-        parameters = {
-            match.group(1).strip(): _xml_value(match.group(2))
-            for match in _PARAMETER.finditer(body)
-        }
-        if not parameters and body.strip():
-            inline = _load_object(body.strip())  # Llama 3 style: <function=name>{...}</function>
-            if not isinstance(inline, dict):
-                return []
-            parameters = inline
-        arguments = _dump(parameters)
-        if arguments is None:
-            return []
-        calls.append((name, arguments))
-    return calls
-
-
-def _xml_value(raw: str) -> Any:
-    value = raw.removeprefix("\n").removesuffix("\n")
-    if value.strip()[:1] in ("{", "["):
-        try:
-            return json_decode.safe_loads(value)
-        except json_decode.JSONRefused:
-            return value
-    return value
-
-
-def _load_object(text: str) -> Any:
-    """A JSON value, else a Python literal, else None. Never evaluates code."""
-    try:
-        return json_decode.safe_loads(text)
-    except json_decode.JSONRefused:
-        pass
-    if len(text) > _MAX_LITERAL_CHARS or not text.startswith(("{", "[")):
-        return None
-    if json_decode.nesting_exceeds(text, json_decode.MAX_DEPTH):  # quoted brackets count: cautious
-        return None
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def _dump(value: Any) -> str | None:
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return None  # a literal JSON cannot carry (a set, bytes, a complex number)
+    return calls_from_value(value), offset + end
 
 
 def _thinking_spans(content: str) -> list[tuple[int, int]]:

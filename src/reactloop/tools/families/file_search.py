@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from fnmatch import fnmatchcase
 
 from reactloop.errors import ToolError
-from reactloop.sandbox.paths import Workspace, open_entry
+from reactloop.sandbox.path_checks import open_entry
+from reactloop.sandbox.paths import Workspace
 from reactloop.tools.context import run_deadline
 from reactloop.tools.families.regex_process import RegexProcess
 from reactloop.tools.families.regex_worker import cut_line

@@ -12,7 +12,8 @@ import os
 import stat
 
 from reactloop.errors import ToolError, UsageError
-from reactloop.sandbox.paths import Workspace, WorkspacePathError, file_kind
+from reactloop.sandbox.path_checks import WorkspacePathError, file_kind
+from reactloop.sandbox.paths import Workspace
 from reactloop.tools.base import Tool
 from reactloop.tools.context import ToolContext
 from reactloop.tools.families.file_search import cut_line, looks_binary, search_workspace
