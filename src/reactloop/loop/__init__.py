@@ -12,6 +12,7 @@ The files, by job, in reading order:
 - ``settings.py``          ``RunSettings``: what one run needs from its agent, a frozen value
 - ``model_call.py``        one model call: the request, the adapter's turn, every failure
 - ``tool_calls.py``        ``CallRunner``: which of a turn's calls run, in order, and their results
+- ``approval_asked.py``    a call's approval asked of the approver, under the run's deadline
 - ``deferrals.py``         ``Deferrals``: a turn's calls that wait for a person's decision
 - ``call_ids.py``          ``CallIds``: every call of a run gets an id of its own
 - ``runtime/``             the call runtime: where and when an admitted call runs, under the
