@@ -1,11 +1,18 @@
-"""Helpers for the MCP tests: where their servers are, and how to tell a process is gone."""
+"""Helpers for the MCP tests: where their servers are, how to start a local HTTP one
+(``served``), and how to tell a process is gone."""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from reactloop import Agent, Journal, Limits, read_journal
 
@@ -14,6 +21,34 @@ MISBEHAVING = HERE / "misbehaving_server.py"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 EVERYTHING = HERE / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything"
 EVERYTHING_JS = EVERYTHING / "dist" / "index.js"
+
+
+PORT = "{port}"  # in ``served``'s arguments: the free port it found
+
+
+def served(script: Path, *arguments: str) -> Iterator[str]:
+    """The URL of the MCP server ``script`` started with ``arguments`` (``PORT`` replaced by
+    a free port) once it says on stderr that it listens; it is stopped when the generator is
+    closed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    given = [a.replace(PORT, str(port)) for a in arguments]
+    server = subprocess.Popen(
+        [sys.executable, str(script), *given], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stderr is not None
+        for line in server.stderr:
+            if "listening" in line:
+                break
+        else:
+            pytest.fail(f"{script.name} did not start")
+        threading.Thread(target=server.stderr.read, daemon=True).start()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 def alive(pid: int) -> bool:

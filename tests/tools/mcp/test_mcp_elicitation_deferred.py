@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import HERE
+from mcp_helpers import HERE, PORT, served
 
 from reactloop import Agent, Journal, ScriptedModel, read_journal
 from reactloop.approval import defer_approval
@@ -39,23 +37,7 @@ TURNS = [{"tool_calls": [{"id": "c1", "name": "book", "arguments": {"show": "Ham
 
 @pytest.fixture(scope="module")
 def modern_url() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    command = [sys.executable, str(SERVER), "http", str(port)]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    try:
-        assert server.stderr is not None
-        for line in server.stderr:
-            if "listening" in line:
-                break
-        else:
-            pytest.fail("the elicitation server did not start")
-        threading.Thread(target=server.stderr.read, daemon=True).start()
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.terminate()
-        server.wait(10)
+    yield from served(SERVER, "http", PORT)
 
 
 def turns(tool: str) -> list[Any]:

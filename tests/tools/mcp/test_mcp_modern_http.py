@@ -4,14 +4,10 @@ line what came back (status, content type, first bytes), not a generic "did not 
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 
 import pytest
-from mcp_helpers import HERE
+from mcp_helpers import HERE, PORT, served
 
 from reactloop import Tool, Toolbox, ToolCall
 from reactloop.tools.mcp import MCPServers, MCPStartError, ServerConfig
@@ -20,24 +16,7 @@ SERVER = HERE / "modern_http_server.py"
 
 
 def serve(*options: str) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), *options], stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stderr is not None
-        for line in server.stderr:
-            if "listening" in line:
-                break
-        else:
-            pytest.fail("the modern HTTP server did not start")
-        threading.Thread(target=server.stderr.read, daemon=True).start()
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.terminate()
-        server.wait(10)
+    return served(SERVER, PORT, *options)
 
 
 @pytest.fixture(scope="module")

@@ -12,15 +12,13 @@ import json
 import os
 import socket
 import stat
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from mcp_helpers import HERE
+from mcp_helpers import HERE, PORT, served
 
 from helpers import invoke
 from reactloop import Toolbox, ToolCall, read_journal
@@ -30,24 +28,7 @@ SERVER = HERE / "oauth_server.py"
 
 
 def serve(*options: str) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), *options], stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stderr is not None
-        for line in server.stderr:
-            if "listening" in line:
-                break
-        else:
-            pytest.fail("the OAuth server did not start")
-        threading.Thread(target=server.stderr.read, daemon=True).start()
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.terminate()
-        server.wait(10)
+    return served(SERVER, PORT, *options)
 
 
 @pytest.fixture
