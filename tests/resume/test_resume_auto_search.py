@@ -19,41 +19,15 @@ from reactloop.journal.writer import read_journal
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.testing import FakeAnthropicServer, message, tool_use
 from reactloop.testing.anthropic_tool_search import search_blocks
+from search_runs import NOTES, REPLIES, lookup, multiply
 
-NOTES = {"price": "7", "guests": "10"}
 CLAUDE = "claude-sonnet-4-5"  # has Anthropic's tool-search tool
-
-
-@tool(defer=True, read_only=True)
-def lookup(key: str) -> str:
-    """Read a value from the user's notes by its key.
-
-    Args:
-        key: the name of the note
-    """
-    return NOTES[key]
-
-
-@tool(read_only=True)
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers."""
-    return a * b
 
 
 @tool(defer=True, read_only=True)
 def divide(a: int, b: int) -> float:
     """Divide two integers."""
     return a / b
-
-
-REPLIES = [
-    message(
-        content=[*search_blocks("read a note", ["lookup"]), tool_use("lookup", {"key": "price"})]
-    ),
-    message(content=[tool_use("multiply", {"a": 7, "b": 10})]),  # over max_tool_calls
-    message(content=[tool_use("lookup", {"key": "guests"})]),
-    message("70"),
-]
 
 
 def agent(server: FakeAnthropicServer, tools: Any = (multiply, lookup), **options: Any) -> Agent:

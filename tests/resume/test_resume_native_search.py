@@ -10,39 +10,11 @@ from typing import Any
 
 import pytest
 
-from reactloop import Agent, Journal, Limits, StopReason, UsageError, tool
+from reactloop import Agent, Journal, Limits, StopReason, UsageError
 from reactloop.journal.writer import read_journal
 from reactloop.models.anthropic import AnthropicModel
 from reactloop.testing import FakeAnthropicServer, message, tool_use
-from reactloop.testing.anthropic_tool_search import search_blocks
-
-NOTES = {"price": "7", "guests": "10"}
-
-
-@tool(defer=True, read_only=True)
-def lookup(key: str) -> str:
-    """Read a value from the user's notes by its key.
-
-    Args:
-        key: the name of the note
-    """
-    return NOTES[key]
-
-
-@tool(read_only=True)
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers."""
-    return a * b
-
-
-REPLIES = [
-    message(
-        content=[*search_blocks("read a note", ["lookup"]), tool_use("lookup", {"key": "price"})]
-    ),
-    message(content=[tool_use("multiply", {"a": 7, "b": 10})]),  # over max_tool_calls
-    message(content=[tool_use("lookup", {"key": "guests"})]),
-    message("70"),
-]
+from search_runs import REPLIES, lookup, multiply
 
 
 def agent(server: FakeAnthropicServer, **options: Any) -> Agent:
