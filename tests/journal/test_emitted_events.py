@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from event_strategies import by_hint
 from reactloop.journal.emitter import Emitter
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import EVENT_TYPES, Event
@@ -49,14 +50,7 @@ _SIMPLE: dict[Any, st.SearchStrategy[Any]] = {
 
 
 def _strategy(hint: Any) -> st.SearchStrategy[Any]:
-    if hint in _SIMPLE:
-        return _SIMPLE[hint]
-    origin = typing.get_origin(hint)
-    if origin is dict:
-        return st.dictionaries(st.text(), JSON, max_size=3)
-    if origin is list:
-        return st.lists(JSON, max_size=3)
-    return st.one_of([_strategy(arg) for arg in typing.get_args(hint)])
+    return by_hint(hint, _SIMPLE, JSON)
 
 
 def _made_in_code(cls: type[JournalEvent]) -> st.SearchStrategy[JournalEvent]:

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.journal.test_journal_events import SAMPLES
 
+from event_strategies import by_hint
 from reactloop import Agent, Defer, Journal, Limits, ScriptedModel, tool
 from reactloop.errors import JournalError
 from reactloop.journal.events import EVENT_TYPES, Event
@@ -155,14 +156,7 @@ def _strategy(hint: Any) -> st.SearchStrategy[Any]:
         WarningKind: st.sampled_from(WarningKind),
         Any: JSON,
     }
-    if hint in simple:
-        return simple[hint]
-    origin = typing.get_origin(hint)
-    if origin is dict:
-        return st.dictionaries(st.text(), JSON, max_size=3)
-    if origin is list:
-        return st.lists(JSON, max_size=3)
-    return st.one_of([_strategy(arg) for arg in typing.get_args(hint)])
+    return by_hint(hint, simple, JSON)
 
 
 def _events(cls: type[JournalEvent]) -> st.SearchStrategy[JournalEvent]:
