@@ -17,35 +17,17 @@ import typing
 from typing import Any
 
 from reactloop.journal.field_checks import spec
+from reactloop.support.fast_init import init_parameter
 
 BASE = ("step", "t", "extra", "written")  # every event's; ``extra`` and ``written`` not a line's
-
-
-class _Factory:
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_FACTORY = _Factory()
 
 
 def line_init(cls: type, no_extra: object) -> None:
     """Give the event class ``cls`` (a frozen, keyword-only dataclass, not slotted) the
     ``__init__`` that keeps its line, and ``ENUMS``: its fields that may hold an enum."""
-    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
-    namespace["_NO_EXTRA"] = no_extra
-    params, body = [], []
-    for field in dataclasses.fields(cls):
-        name = field.name
-        if field.default is not dataclasses.MISSING:
-            namespace[f"_default_{name}"] = field.default
-            params.append(f"{name}=_default_{name}")
-        elif field.default_factory is not dataclasses.MISSING:
-            namespace[f"_factory_{name}"] = field.default_factory
-            params.append(f"{name}=_FACTORY")
-            body.append(f"if {name} is _FACTORY: {name} = _factory_{name}()")
-        else:
-            params.append(name)
+    namespace: dict[str, Any] = {"_NO_EXTRA": no_extra}
+    body: list[str] = []
+    params = [init_parameter(field, namespace, body) for field in dataclasses.fields(cls)]
     body += _own_fields(cls)
     body.append("if step or t is not None or extra is not _NO_EXTRA or written is not None:")
     body.append("    own.update(step=step, t=t, extra=extra, written=written)")

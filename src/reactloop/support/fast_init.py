@@ -41,20 +41,13 @@ def fast_init(cls: type[T]) -> type[T]:
     slots = getattr(cls, "__slots__", ())
     if not all(field.init and field.kw_only and field.name in slots for field in params):
         raise TypeError(f"{cls.__name__}: fast_init needs slotted, keyword-only init fields")
-    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
-    signature, body = [], []
+    namespace: dict[str, Any] = {}
+    signature: list[str] = []
+    body: list[str] = []
     for field in params:
         name = field.name
         namespace[f"_set_{name}"] = vars(cls)[name].__set__
-        if field.default is not dataclasses.MISSING:
-            namespace[f"_default_{name}"] = field.default
-            signature.append(f"{name}=_default_{name}")
-        elif field.default_factory is not dataclasses.MISSING:
-            namespace[f"_factory_{name}"] = field.default_factory
-            signature.append(f"{name}=_FACTORY")
-            body.append(f"if {name} is _FACTORY: {name} = _factory_{name}()")
-        else:
-            signature.append(name)
+        signature.append(init_parameter(field, namespace, body))
         body.append(f"_set_{name}(self, {name})")
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")
@@ -65,3 +58,21 @@ def fast_init(cls: type[T]) -> type[T]:
     init.__module__ = cls.__module__
     setattr(cls, "__init__", init)  # noqa: B010  (mypy refuses an assignment to a method)
     return cls
+
+
+def init_parameter(
+    field: dataclasses.Field[Any], namespace: dict[str, Any], body: list[str]
+) -> str:
+    """The parameter of a generated ``__init__`` for ``field``, as the dataclass's own has it:
+    its default or default factory put in ``namespace`` (with ``_FACTORY``, the factory's
+    stand-in), and the factory's call added to ``body``."""
+    name = field.name
+    if field.default is not dataclasses.MISSING:
+        namespace[f"_default_{name}"] = field.default
+        return f"{name}=_default_{name}"
+    if field.default_factory is not dataclasses.MISSING:
+        namespace["_FACTORY"] = _FACTORY
+        namespace[f"_factory_{name}"] = field.default_factory
+        body.append(f"if {name} is _FACTORY: {name} = _factory_{name}()")
+        return f"{name}=_FACTORY"
+    return name
