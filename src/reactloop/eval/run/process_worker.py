@@ -27,6 +27,7 @@ from reactloop.eval.run.worker_messages import (
     RunEpisode,
     ToWorker,
 )
+from reactloop.support.pipe_messages import receive
 
 
 def serve(
@@ -44,7 +45,7 @@ def serve(
     worker = _Worker(Writer(results, "reactloop-eval-results"), traces, threads, caps, fsync)
     while True:
         try:
-            message = tasks.recv()
+            message = receive(tasks)
         except (EOFError, OSError):  # the driver is gone
             worker.backend.cancel()
             return
