@@ -45,7 +45,7 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.run_settings", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_settings", "reactloop.usage"): "reactloop run --prices",
     (
-        "reactloop.cli.approval_policy",
+        "reactloop.cli.approvers",
         "reactloop.tools.mcp",
     ): "who answers an MCP server's question",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",
