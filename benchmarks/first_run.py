@@ -9,7 +9,8 @@ read-only tool each step, then answering; no journal, the default time limit): t
 ``Agent(...)`` loads the loop's modules (``import reactloop`` stays small) and has a run
 thread ready, so that the first run pays only what is set up at first use; the later four
 are warm. Wall µs a step of the first run and of the warm runs (each process's median),
-medians over the processes, and first ÷ warm; the first ``Agent(...)`` and a warm one, and
+medians over the processes, and first ÷ warm (and the same ratio of the process's CPU time,
+steadier on a loaded machine); the first ``Agent(...)`` and a warm one, and
 the first ``Agent(...)`` plus its run (what a program's first run costs in all), in µs.
 The import is timed apart. ``--against SRC`` (a ``src`` folder, say a checkout of ``main``)
 measures that tree too, its processes alternating with these, for figures side by side.
@@ -53,16 +54,17 @@ def one_run():
              for i in range(steps)]
     turns = [ModelTurn(tool_calls=(call,)) for call in calls] + [ModelTurn(text="done")]
     limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     agent = Agent(ScriptedModel(turns, keep_requests=False), [echo], limits=limits)
-    built = time.perf_counter()
+    built, built_cpu = time.perf_counter(), time.process_time()
     result = agent.run("go")
     assert result.answer == "done", result
-    return 1e6 * (built - start), 1e6 * (time.perf_counter() - built) / steps
+    ran = 1e6 * (time.perf_counter() - built) / steps
+    return 1e6 * (built - start), ran, 1e6 * (time.process_time() - built_cpu) / steps
 
 runs = [one_run() for _ in range(5)]
-print(json.dumps({"import_ms": 1e3 * imported, "builds": [b for b, _ in runs],
-                  "runs": [r for _, r in runs]}))
+print(json.dumps({"import_ms": 1e3 * imported, "builds": [r[0] for r in runs],
+                  "runs": [r[1] for r in runs], "cpu": [r[2] for r in runs]}))
 """
 
 
@@ -94,6 +96,9 @@ def _summary(rows: list[dict[str, Any]], steps: int) -> dict[str, Any]:
         "first_us_a_step": round(first),
         "warm_us_a_step": round(warm),
         "first_over_warm": round(first / warm, 2),
+        "first_over_warm_cpu": round(
+            median(r["cpu"][0] for r in rows) / median(median(r["cpu"][1:]) for r in rows), 2
+        ),
         "first_agent_us": round(median(r["builds"][0] for r in rows)),
         "warm_agent_us": round(median(median(r["builds"][1:]) for r in rows)),
         "first_agent_and_run_us": round(

@@ -51,7 +51,8 @@ def test_import_reactloop_loads_no_adapter_sdk() -> None:
 
 def test_import_reactloop_loads_the_types_but_not_the_loop_that_runs_them() -> None:
     """``import reactloop`` (for ``@tool``, types, an ``Agent`` to configure) stays small: the
-    loop, the executor, asyncio and the model registry load with the first run or lookup."""
+    loop and the executor load when an ``Agent`` is built, asyncio with the first ``arun``, the
+    model registry with the first lookup."""
     code = "import json, sys, reactloop; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
