@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from reactloop.cli.approval_policy import user
+from reactloop.cli.approvers import user
 from reactloop.cli.decisions import parse_answer, record_decisions, shown
 from reactloop.cli.resume_trust import check_reach
 from reactloop.cli.usage_errors import CliError
