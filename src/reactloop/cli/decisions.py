@@ -12,6 +12,11 @@ root's journal under that id, and ``Agent.resume`` takes it down the tree.
 resume --allow``) as an ``approval`` event without a ``call_id``: ``{"policy": {"mode",
 "allow"}, "who", "at"}``. It is a record, never a permission: a later resume applies only the
 policy its own command line gives (``recorded_policy`` says what the journal holds).
+
+Both are ``ApprovalEvent``s (``journal/schema.py``), written as the run's own events are: by
+the typed ``Emitter`` to the journal's writer (``Journal``, which opens the file without
+following a link and takes its lock: a journal a live process holds is refused), at the
+run's last step, after a torn last line is set aside.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from typing import Any
 
 from reactloop.approval import Decision, decision_data
 from reactloop.errors import UsageError
-from reactloop.journal.events import Event
+from reactloop.journal.emitter import Emitter
 from reactloop.journal.one_run import typed_or_none
 from reactloop.journal.schema import ApprovalEvent, StopEvent
-from reactloop.resume.journal_file import set_aside_torn
+from reactloop.resume.journal_file import Recorded, set_aside_torn
 from reactloop.resume.resume_run import open_to_append, prepare_resume
 from reactloop.resume.run_state import ResumeState
 
@@ -94,24 +99,43 @@ def record_decisions(
     if state.why != "awaiting_approval":
         raise UsageError(f"{recorded.path}: the run is not awaiting approval ({state.why})")
     calls = waiting_calls(recorded.events, state)
-    chosen = _chosen(recorded.path, state, calls, call_ids, answered=answer is not None)
+    questions = state.questions
+    chosen = _chosen(
+        recorded.path, state, calls, call_ids, questions=questions, answered=answer is not None
+    )
     decision: Decision = True if deny is None else (deny or "denied by the user")
     if answer is not None and deny is None:
         decision = dict(answer)
-    shown = {i: {"name": calls[i]["name"], "arguments": calls[i]["arguments"]} for i in chosen}
-    events = [{**decision_data(i, decision, who=who), **shown[i]} for i in chosen]
-    with open_to_append(recorded.path, state) as journal:
-        set_aside_torn(recorded)
-        for data in events:
-            journal(Event("approval", state.step, data))
+    events = [
+        ApprovalEvent(
+            **decision_data(i, decision, who=who),
+            name=calls[i]["name"],
+            arguments=calls[i]["arguments"],
+        )
+        for i in chosen
+    ]
+    _append(recorded, state, events)
     return [
         {
-            **data,
-            "question": state.questions.get(data["call_id"]),
-            "agent_path": calls[data["call_id"]]["agent_path"],
+            **event.data(),
+            "question": questions.get(str(event.call_id)),
+            "agent_path": calls[str(event.call_id)]["agent_path"],
         }
-        for data in events
+        for event in events
     ]
+
+
+def _append(recorded: Recorded, state: ResumeState, events: Sequence[ApprovalEvent]) -> None:
+    """Write ``events`` at the end of the journal, at its run's last step; the first one the
+    journal cannot take is a ``UsageError`` (the ones before it are written)."""
+    with open_to_append(recorded.path, state) as journal:
+        set_aside_torn(recorded)
+        emitter = Emitter(journal, ())
+        emitter.step = state.step
+        for event in events:
+            emitter.emit(event)
+            if emitter.journal_error is not None:
+                raise UsageError(f"{recorded.path}: {emitter.journal_error}")
 
 
 def shown(event: Mapping[str, Any]) -> str:
@@ -127,11 +151,13 @@ def _chosen(
     calls: Mapping[str, Any],
     call_ids: Sequence[str],
     *,
+    questions: Mapping[str, Any],
     answered: bool,
 ) -> list[str]:
-    """The calls decided on: those given, checked pending (and, for an answer, asking)."""
+    """The calls decided on: those given, checked pending (and, for an answer, asking: its
+    question in ``questions``)."""
     pending = list(calls)
-    asking = [i for i in pending if i in state.questions]
+    asking = [i for i in pending if i in questions]
     waiting = (
         asking if answered else [i for i in pending if i not in state.decisions or i in asking]
     )
@@ -146,7 +172,7 @@ def _chosen(
     denied = [i for i in chosen if isinstance(state.decisions.get(i), str)]
     if denied:
         raise UsageError(f"{path}: {', '.join(denied)} already denied; a denial stands")
-    unasked = [i for i in chosen if answered and i not in state.questions]
+    unasked = [i for i in chosen if answered and i not in questions]
     if unasked:
         raise UsageError(
             f"{path}: {', '.join(unasked)} asked no question; --answer is for one that did"
@@ -158,11 +184,13 @@ def record_policy(path: str | Path, policy: Mapping[str, Any], *, who: str) -> d
     """Append the approval policy for the rest of the run; the ``approval`` event's data."""
     recorded, state = prepare_resume(path)
     at = datetime.now().astimezone().isoformat(timespec="seconds")
-    data = {"policy": dict(policy), "who": who, "at": at}
-    with open_to_append(recorded.path, state) as journal:
-        set_aside_torn(recorded)
-        journal(Event("approval", state.step, data))
-    return data
+    event = ApprovalEvent(policy=dict(policy), who=who, at=at, written=_POLICY)
+    _append(recorded, state, [event])
+    return event.data()
+
+
+_POLICY = frozenset({"policy", "who", "at"})
+"""A policy's line: these fields alone (no decision, no ``reason``)."""
 
 
 def recorded_policy(events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
