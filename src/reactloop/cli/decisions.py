@@ -6,7 +6,9 @@ Only a run that stopped ``awaiting_approval`` has pending calls; an id that is n
 them, or a call already denied, is a ``UsageError`` and nothing is written. A tree's calls
 that wait in its sub-agents are those its root's last ``stop`` names (``pending``), each by
 its chained id (``call_0_0/call_0_0``, ``PendingCall.id``): the decision is written in the
-root's journal under that id, and ``Agent.resume`` takes it down the tree.
+root's journal under that id, and ``Agent.resume`` takes it down the tree. So is an answer
+to a question such a call asked (``--answer``): the question is read from the journal of the
+agent it waits in, found through each ``child_start`` on the way down (``asked_below``).
 
 ``record_policy`` appends the approval policy given for the rest of the run (``reactloop
 resume --allow``) as an ``approval`` event without a ``call_id``: ``{"policy": {"mode",
@@ -31,7 +33,7 @@ from reactloop.approval import Decision, decision_data
 from reactloop.errors import UsageError
 from reactloop.journal.emitter import Emitter
 from reactloop.journal.one_run import typed_or_none
-from reactloop.journal.schema import ApprovalEvent, StopEvent
+from reactloop.journal.schema import ApprovalEvent, ChildStartEvent, StopEvent
 from reactloop.resume.journal_file import Recorded, set_aside_torn
 from reactloop.resume.resume_run import open_to_append, prepare_resume
 from reactloop.resume.run_state import ResumeState
@@ -99,7 +101,7 @@ def record_decisions(
     if state.why != "awaiting_approval":
         raise UsageError(f"{recorded.path}: the run is not awaiting approval ({state.why})")
     calls = waiting_calls(recorded.events, state)
-    questions = state.questions
+    questions = {**state.questions, **asked_below(recorded.path, recorded.events, calls)}
     chosen = _chosen(
         recorded.path, state, calls, call_ids, questions=questions, answered=answer is not None
     )
@@ -145,6 +147,37 @@ def shown(event: Mapping[str, Any]) -> str:
     return f"{event['call_id']} {event['name']} {event['arguments']}{where}"
 
 
+def asked_below(
+    path: Path, events: Sequence[Mapping[str, Any]], calls: Mapping[str, Any]
+) -> dict[str, Mapping[str, Any]]:
+    """The questions the sub-agents' waiting calls (by chained id) wait on."""
+    asked = {i: _asked_in_child(path, events, i) for i in calls if "/" in i}
+    return {i: question for i, question in asked.items() if question is not None}
+
+
+def _asked_in_child(
+    path: Path, events: Sequence[Mapping[str, Any]], chained: str
+) -> Mapping[str, Any] | None:
+    """The question a sub-agent's call waits on (``call_0_0/c1``: the call ``c1`` of the
+    child that this journal's call ``call_0_0`` ran), read from the journal of the agent it
+    waits in: the child's journal, named by its ``child_start``, and so on down the tree."""
+    head, _, rest = chained.partition("/")
+    starts = [e for e in map(typed_or_none, events) if isinstance(e, ChildStartEvent)]
+    traces = [e.trace for e in starts if e.call_id == head and e.trace]
+    if not traces:
+        return None
+    trace = Path(traces[-1])
+    if not trace.exists():  # written relative to another folder: it lies beside its parent's
+        trace = path.with_name(trace.name)
+    try:
+        recorded, state = prepare_resume(trace)
+    except UsageError:
+        return None
+    if "/" in rest:
+        return _asked_in_child(recorded.path, recorded.events, rest)
+    return state.questions.get(rest)
+
+
 def _chosen(
     path: Path,
     state: ResumeState,
@@ -155,7 +188,7 @@ def _chosen(
     answered: bool,
 ) -> list[str]:
     """The calls decided on: those given, checked pending (and, for an answer, asking: its
-    question in ``questions``)."""
+    question in ``questions``, the run's own calls' and its sub-agents')."""
     pending = list(calls)
     asking = [i for i in pending if i in questions]
     waiting = (
