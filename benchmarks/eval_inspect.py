@@ -208,7 +208,10 @@ def _reap_orphans() -> None:
             time.sleep(0.05)
 
 
-def run_reactloop(server: Server, concurrency: int, episodes: int, folder: Path) -> dict[str, Any]:
+def run_reactloop(
+    server: Server, concurrency: int, episodes: int, folder: Path, source: str | None = None
+) -> dict[str, Any]:
+    """``source``: the ``src`` folder of another tree to run instead of this one's."""
     suite = folder / "suite.jsonl"
     lines = (
         json.dumps({"id": f"t{n:05d}", "task": f"What is 17 * 23? (case {n})", "expected": 391})
@@ -221,7 +224,8 @@ def run_reactloop(server: Server, concurrency: int, episodes: int, folder: Path)
         "--base-url", server.base_url, "--repeats", "1", "--concurrency", str(concurrency),
         "--out", str(out), "--no-progress",
     ]  # fmt: skip
-    figures = timed(command, folder, dict(os.environ))
+    env = dict(os.environ) | ({"PYTHONPATH": source} if source else {})
+    figures = timed(command, folder, env)
     statuses = [json.loads(p.read_text())["status"] for p in (out / "episodes").glob("*.json")]
     figures["passed"] = statuses.count("passed")
     return figures
@@ -288,12 +292,25 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--inspect-python", default=sys.executable)
     parser.add_argument("--tools", nargs="+", default=["reactloop", "inspect"])
+    parser.add_argument(
+        "--compare",
+        metavar="OLD/src",
+        help="also run reactloop from this tree's sources, taking turns with this one's "
+        "(git archive REV src | tar -x -C /tmp/old)",
+    )
+    parser.add_argument("--pairs", type=int, default=1, help="turns of each row")
     args = parser.parse_args()
-    tools = list(args.tools)
+    tools = list(args.tools) * args.pairs
+    if args.compare and "reactloop" in tools:
+        tools = [
+            t
+            for tool in tools
+            for t in ([tool, "reactloop@compare"] if tool == "reactloop" else [tool])
+        ]
     version = inspect_version(args.inspect_python) if "inspect" in tools else None
     if "inspect" in tools and version is None:
         print(f"inspect_ai is not importable by {args.inspect_python}: its rows are skipped")
-        tools.remove("inspect")
+        tools = [t for t in tools if t != "inspect"]
     import reactloop
 
     print(json.dumps({"reactloop": reactloop.__version__, "inspect_ai": version}))
@@ -306,8 +323,9 @@ def main() -> None:
                 with tempfile.TemporaryDirectory() as name:
                     folder = Path(name)
                     server.stats()  # the times restart
-                    if tool == "reactloop":
-                        figures = run_reactloop(server, concurrency, episodes, folder)
+                    if tool.startswith("reactloop"):
+                        source = args.compare if tool == "reactloop@compare" else None
+                        figures = run_reactloop(server, concurrency, episodes, folder, source)
                     else:
                         figures = run_inspect(
                             server, concurrency, episodes, folder, args.inspect_python

@@ -79,6 +79,63 @@ def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> No
         assert _context().get_start_method() == "forkserver"
 
 
+def test_the_reactloop_command_s_forkserver_imports_what_a_worker_needs_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run as ``python -m reactloop`` (whose main module no worker imports again), the
+    forkserver leaves out the driver's command line, report and progress bar; run as the
+    console script, it adds what the script imports (``reactloop.cli``)."""
+    import openai
+
+    import reactloop.cli
+    import reactloop.eval.run.runner  # the driver's modules, loaded
+
+    driver_only = {"reactloop.eval.run.runner", "reactloop.eval.report.write"}
+    main = types.ModuleType("__main__")
+    main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")  # type: ignore[assignment]
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    names = set(_preload())
+    assert {
+        "reactloop.eval.run.process_worker",
+        "reactloop.loop.run_loop",
+        openai.__name__,
+    } <= names
+    assert not names & (driver_only | {"reactloop.cli"})
+    script = types.ModuleType("__main__")
+    script.main = reactloop.cli.main  # type: ignore[attr-defined]  # as pip's script has it
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    names = set(_preload())
+    assert "reactloop.cli" in names and not names & driver_only
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # a script
+    assert driver_only <= set(_preload())
+
+
+CONSOLE_SCRIPT = """import re, sys
+from reactloop.cli import main
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("entry", ["module", "script"])
+def test_the_reactloop_command_runs_its_episodes_in_workers(tmp_path: Path, entry: str) -> None:
+    """``python -m reactloop eval`` and the console script, with their narrower preload."""
+    script = tmp_path / "reactloop"
+    script.write_text(CONSOLE_SCRIPT)
+    command = [sys.executable, *(["-m", "reactloop"] if entry == "module" else [str(script)])]
+    out = tmp_path / "out"
+    with FakeOpenAIServer(responder=lambda _: json_reply(completion("The total is 0."))) as server:
+        args = ["eval", "--suite", "arithmetic", "--limit", "4", "--model", "vllm:fake"]
+        args += ["--base-url", server.base_url, "--repeats", "2", "--concurrency", "4"]
+        args += ["--workers", "2", "--out", str(out), "--no-progress"]
+        done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(p.read_text()) for p in (out / "episodes").glob("*.json")]
+    assert len(records) == 8 and {r["status"] for r in records} == {"failed"}
+    assert "fake · native: success 0.0%" in done.stdout
+
+
 def test_a_driver_with_thousands_of_sdk_modules_loaded_still_gets_its_forkserver(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

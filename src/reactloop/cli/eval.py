@@ -157,7 +157,9 @@ def _run(options: dict[str, Any]) -> EvalOutcome:
 
 
 def _summary_lines(outcome: EvalOutcome) -> list[str]:
-    rows = summarize(outcome.records, k=outcome.repeats)
+    rows = outcome.summary  # the report's: no record read again
+    if rows is None:
+        rows = summarize(outcome.records, k=outcome.repeats)
     lines = []
     for row in rows:
         success = "–" if row["success"] is None else f"{row['success']:.1%}"

@@ -76,14 +76,25 @@ class ResultsStore:
     def read_with_text(self, stem: str) -> tuple[dict[str, Any], str] | None:
         """``read``, and the file's text without its last newline: the record as
         ``write_json`` encoded it, for the report to copy rather than encode again."""
+        text = self.text(stem)
+        if text is None:
+            return None  # unreadable: the episode runs again
+        try:
+            record = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(record, dict) and isinstance(record.get("key"), str):
+            return record, text
+        return None
+
+    def text(self, stem: str) -> str | None:
+        """The text of ``episodes/STEM.json`` without its last newline, not parsed (the report
+        takes it as the driver receives the record it holds); None when it cannot be read."""
         try:
             text = (self.episodes / f"{stem}.json").read_text(encoding="utf-8")
-            record = json.loads(text)
-        except (OSError, ValueError):
-            return None  # unreadable: the episode runs again
-        if isinstance(record, dict) and isinstance(record.get("key"), str):
-            return record, text.removesuffix("\n")
-        return None
+        except (OSError, ValueError):  # ValueError: not UTF-8
+            return None
+        return text.removesuffix("\n")
 
     def has(self, stem: str) -> bool:
         return (self.episodes / f"{stem}.json").is_file()

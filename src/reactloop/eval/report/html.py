@@ -8,7 +8,7 @@ network: everything from a record is escaped.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,20 @@ def write_html(
 ) -> Path:
     """``index.html``, written as the episodes go by; ``links``: the pages ``write_pages``
     wrote (else each episode's page is rendered, when missing or stale, as its row is)."""
+    typed = map(EpisodeRecord.from_dict, data["episodes"])
+    rows = ((r.key, r.trace, index_cells(r)) for r in typed)
+    return write_index(out, data, rows, charts=charts, links=links)
+
+
+def write_index(
+    out: Path,
+    data: dict[str, Any],
+    rows: Iterable[tuple[str, str | None, str]],
+    *,
+    charts: Sequence[str] = (),
+    links: dict[str, str | None] | None = None,
+) -> Path:
+    """``write_html`` of the episodes' rows given as (key, journal, ``index_cells``)."""
     store = ResultsStore(out, fsync=False)
     if links is None:
         (out / "pages").mkdir(exist_ok=True)
@@ -62,16 +76,16 @@ def write_html(
         f"<title>reactloop eval</title><style>{_STYLE}</style></head><body>"
     )
 
-    def link(record: EpisodeRecord) -> str | None:
-        if links is not None:
-            return links.get(record.key)
-        return render_page(out, record.trace, store)
+    def row(key: str, journal: str | None, cells: str) -> str:
+        link = links.get(key) if links is not None else render_page(out, journal, store)
+        name = escape(key)
+        label = f'<a href="{escape(link)}">{name}</a>' if link else name
+        return f"<tr><td>{label}</td>{cells}"
 
     path = out / "index.html"
-    typed = map(EpisodeRecord.from_dict, data["episodes"])
-    rows = (_episode_row(record, link(record)) for record in typed)
+    lines = itertools.starmap(row, rows)
     opening = [start, *(part + "\n" for part in head), "<h2>Episodes</h2><table>", _EPISODE_HEAD]
-    store.write_pieces(path, itertools.chain(opening, rows, ["</table></body></html>\n"]))
+    store.write_pieces(path, itertools.chain(opening, lines, ["</table></body></html>\n"]))
     return path
 
 
@@ -127,16 +141,15 @@ _EPISODE_HEAD = (
 )
 
 
-def _episode_row(record: EpisodeRecord, link: str | None) -> str:
-    name = escape(record.key)
-    label = f'<a href="{escape(link)}">{name}</a>' if link else name
+def index_cells(record: EpisodeRecord) -> str:
+    """The episode's row of index.html after its first cell (which links to its page)."""
     status = escape(str(record.status))
     run = record.run
     answer = escape(str((run and run.answer) or record.error or "")[:120])
     forced = '<td class="forced">forced</td>' if run and run.forced is True else "<td></td>"
     stop = escape(str((run and run.stop_reason) or "–"))
     return (
-        f'<tr><td>{label}</td><td class="{status}">{status}</td>'
+        f'<td class="{status}">{status}</td>'
         f"<td>{stop}</td>{forced}<td>{answer}</td>"
         f"<td>{run.model_calls if run else '–'}</td></tr>"
     )

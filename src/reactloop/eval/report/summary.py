@@ -6,15 +6,20 @@ A task is *solved* by a rung when more than half of its non-errored trials passe
 
 The records stream by once (``Tally.add``), so a report of any number of episodes holds only
 counters: per group, per task and per step, plus the model-call seconds the latency
-percentiles are taken from (8 bytes a call). The figures equal those of the records held whole:
-sums run in record order, as ``sum`` would, and means are ``fsum``'s exact partials.
+percentiles are taken from (8 bytes a call) and each cost with its place (16 bytes a priced
+episode). The records may come in any order (as their episodes finish), each with its place in
+the report: the figures equal those of the records held whole and taken in report order. Means
+are ``fsum``'s exact partials (any order); what depends on the order is put back in it at the
+end: the costs summed in report order, as ``sum`` would, the tasks averaged over in the order
+they first appear, a group's model the first record's, the health counts in the order their
+names first appear.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,9 +31,11 @@ from reactloop.eval.records.metrics import (
     wilson_interval,
 )
 from reactloop.eval.records.record import NO_RUN, EpisodeRecord, EpisodeRun
+from reactloop.eval.report.counters import Mean, Values
 
 Group = tuple[str, str]  # (rung label, protocol)
 # rate name -> (numerator count, denominator count)
+_COUNTED = frozenset(HEALTH_COUNTS)
 RATES = {
     "invalid_arguments": ("invalid_arguments", "tool_calls"),
     "unknown_tools": ("unknown_tools", "tool_calls"),
@@ -39,50 +46,6 @@ RATES = {
     "loop_stops": ("loop_stops", "episodes"),
     "wind_downs": ("wind_down_episodes", "episodes"),
 }
-
-
-class Mean:
-    """``statistics.fmean`` of the values added, in constant memory: the exact partial sums of
-    ``math.fsum`` (Shewchuk), so the mean is the one fmean gives, bit for bit."""
-
-    __slots__ = ("_partials", "count")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._partials: list[float] = []
-
-    def add(self, value: float) -> None:
-        x = float(value)
-        kept = 0
-        for y in self._partials:
-            if abs(x) < abs(y):
-                x, y = y, x
-            high = x + y
-            low = y - (high - x)
-            if low:
-                self._partials[kept] = low
-                kept += 1
-            x = high
-        self._partials[kept:] = [x]
-        self.count += 1
-
-    def value(self) -> float | None:
-        return math.fsum(self._partials) / self.count if self.count else None
-
-
-class Values:
-    """Numbers kept for a percentile or an in-order ``sum``: 8 bytes each while they are floats
-    (the rare other number moves them to a list, so that nothing is converted)."""
-
-    __slots__ = ("items",)
-
-    def __init__(self) -> None:
-        self.items: array[float] | list[float] = array("d")
-
-    def add(self, value: float) -> None:
-        if isinstance(self.items, array) and type(value) is not float:
-            self.items = list(self.items)
-        self.items.append(value)
 
 
 class _Step:
@@ -101,22 +64,27 @@ class _Step:
 
 
 class GroupTally:
-    """The counters of one rung × protocol."""
+    """The counters of one rung × protocol, from records added in any order, each with its
+    place in the report (``position``)."""
 
-    def __init__(self, model: Any) -> None:
-        self.model = model  # the first record's
+    def __init__(self, model: Any, position: int = 0) -> None:
+        self.model, self._first = model, position  # the first record's (in report order)
         self.server_models: set[str] = set()
         self.episodes = self.scored = self.passed = 0
-        self.tasks: dict[str, list[int]] = {}  # task id -> [non-errored trials, passed]
+        self.tasks: dict[str, list[int]] = {}  # task id -> [trials not errored, passed, first]
         self.steps_success, self.tools_success = Mean(), Mean()
-        self.health = dict.fromkeys(HEALTH_COUNTS, 0)
+        self.health: Counter[str] = Counter(dict.fromkeys(HEALTH_COUNTS, 0))
+        self._named: dict[str, tuple[int, int]] = {}  # a health name not of HEALTH_COUNTS: first
         self.loop_stops = self.wind_down_episodes = 0
         self.tokens = {"input_tokens": 0, "cached_tokens": 0, "output_tokens": 0}
         self.call_seconds, self.costs = Values(), Values()
+        self._cost_places = array("q")  # each cost's position
         self.steps: dict[int, _Step] = {}
 
-    def add(self, record: EpisodeRecord) -> None:
+    def add(self, record: EpisodeRecord, position: int = 0) -> None:
         self.episodes += 1
+        if position < self._first:
+            self.model, self._first = record.model, position
         run = record.run or NO_RUN
         if run.server_model:
             self.server_models.add(run.server_model)
@@ -125,23 +93,26 @@ class GroupTally:
         if record.errored:
             return
         self.scored += 1
-        trials = self.tasks.setdefault(str(record.task_id), [0, 0])
+        trials = self.tasks.setdefault(str(record.task_id), [0, 0, position])
         trials[0] += 1
+        trials[2] = min(trials[2], position)
         if record.passed:
             trials[1] += 1
             self.passed += 1
             self.steps_success.add(run.model_calls)
             self.tools_success.add(run.tool_calls)
-        self._add_health(run)
-        self._add_spending(run)
+        self._add_health(run, position)
+        self._add_spending(run, position)
 
-    def _add_health(self, run: EpisodeRun) -> None:
-        for name, value in run.health.items():
-            self.health[name] = self.health.get(name, 0) + int(value)
+    def _add_health(self, run: EpisodeRun, position: int) -> None:
+        for order, (name, value) in enumerate(run.health.items()):
+            if name not in _COUNTED:
+                self._named[name] = min(self._named.get(name, (position, order)), (position, order))
+            self.health[name] += int(value)
         self.loop_stops += run.stop_reason == "loop_detected"
         self.wind_down_episodes += run.health.get("wind_downs", 0) > 0
 
-    def _add_spending(self, run: EpisodeRun) -> None:
+    def _add_spending(self, run: EpisodeRun, position: int) -> None:
         for name in self.tokens:
             self.tokens[name] += run.usage.get(name, 0)
         for step in run.steps:
@@ -149,12 +120,15 @@ class GroupTally:
                 self.call_seconds.add(step["seconds"])
         if run.cost is not None:
             self.costs.add(run.cost)
+            self._cost_places.append(position)
 
     def trials(self) -> list[tuple[int, int]]:
-        return [(n, c) for n, c in self.tasks.values()]
+        """Each task's (trials not errored, passed), in the order the tasks first appear."""
+        ordered = sorted(self.tasks.values(), key=lambda counts: counts[2])
+        return [(n, c) for n, c, _ in ordered]
 
     def solved(self) -> dict[str, bool]:
-        return {task: 2 * c > n for task, (n, c) in self.tasks.items() if n}
+        return {task: 2 * c > n for task, (n, c, _) in self.tasks.items() if n}
 
     def row(self, group: Group, k: int) -> dict[str, Any]:
         low, high = wilson_interval(self.passed, self.scored)
@@ -184,7 +158,10 @@ class GroupTally:
         return row
 
     def _health_rates(self) -> dict[str, Any]:
-        counts = dict(self.health)
+        counts = {name: self.health[name] for name in HEALTH_COUNTS}
+        counts |= {
+            name: self.health[name] for name in sorted(self._named, key=self._named.__getitem__)
+        }
         counts["episodes"] = self.scored
         counts["loop_stops"] = self.loop_stops
         counts["wind_down_episodes"] = self.wind_down_episodes
@@ -200,8 +177,15 @@ class GroupTally:
             **self.tokens,
             "latency_p50": percentile(seconds, 50),
             "latency_p95": percentile(seconds, 95),
-            "cost": sum(self.costs.items) if self.costs.items else None,
+            "cost": self._cost(),
         }
+
+    def _cost(self) -> float | None:
+        """The costs' ``sum`` in report order (a float sum depends on its order)."""
+        costs, places = self.costs.items, self._cost_places
+        if not costs:
+            return None
+        return sum(costs[n] for n in sorted(range(len(costs)), key=places.__getitem__))
 
     def step_rows(self) -> list[dict[str, Any]]:
         return [
@@ -217,16 +201,21 @@ class GroupTally:
 
 
 class Tally:
-    """Every table of the report from records added one at a time, in report order."""
+    """Every table of the report from records added one at a time: in report order, or in
+    any order, each with its ``position`` in the report (the same tables either way)."""
 
     def __init__(self) -> None:
         self.groups: dict[Group, GroupTally] = {}
+        self._next = itertools.count()
 
-    def add(self, record: EpisodeRecord) -> None:
+    def add(self, record: EpisodeRecord, position: int | None = None) -> None:
+        """Count ``record``; ``position``: its place in the report (default: after the last
+        added without one)."""
+        place = next(self._next) if position is None else position
         group = (str(record.rung), str(record.protocol))
         if group not in self.groups:
-            self.groups[group] = GroupTally(record.model)
-        self.groups[group].add(record)
+            self.groups[group] = GroupTally(record.model, place)
+        self.groups[group].add(record, place)
 
     def summary(self, k: int) -> list[dict[str, Any]]:
         return [tally.row(group, k) for group, tally in sorted(self.groups.items())]

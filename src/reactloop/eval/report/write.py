@@ -15,9 +15,10 @@ from typing import IO, Any
 
 from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.records.store import ResultsStore, StoredRecords
-from reactloop.eval.report.html import write_html
+from reactloop.eval.report.html import index_cells, write_index
 from reactloop.eval.report.markdown import errored_line, markdown_lines
 from reactloop.eval.report.process import ReportProcess
+from reactloop.eval.report.spool import EpisodePart, Spool
 from reactloop.eval.report.summary import Tally
 
 EPISODE_COLUMNS = (
@@ -28,26 +29,69 @@ EPISODE_COLUMNS = (
 )  # fmt: skip
 
 
-def write_report(
-    out: Path,
-    records: Sequence[dict[str, Any]],
-    *,
-    k: int,
-    endpoints: Sequence[dict[str, Any]] = (),
-    report_process: ReportProcess | None = None,
-) -> dict[str, Any]:
-    """Write every report file; returns what ``results.json`` holds (its ``episodes``:
-    ``records`` itself). ``endpoints``: each endpoint's cap history
-    (``throttle.EndpointGate.summary``) in this run; ``report_process``: the child that
-    rendered the pages and draws the charts meanwhile.
+class StreamedReport:
+    """The report of records taken as they arrive, in any order, each with its position in
+    the report (``add``): the tables' counters (``Tally``) and each episode's part of the files
+    (``Spool``), so that ``write`` reads no record back from ``episodes/`` and encodes none
+    again. Holds counters (O(tasks)) and 8 bytes an episode, never a record."""
 
-    ``records`` is walked twice, one record at a time (a ``StoredRecords`` reads them from
-    disk): once for the tables, results.csv and the episodes of results.json and report.md,
-    spooled to temporary files until the tables that come before them are known; once for
-    index.html, after the child's pages."""
-    store = ResultsStore(out, fsync=False)
-    with _spool(out) as episodes, _spool(out) as errored:
-        counted = _first_pass(store, out, records, episodes, errored)
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.tally = Tally()
+        self.spool = Spool(out)
+        self._buffer = io.StringIO()
+        self._csv = csv.DictWriter(
+            self._buffer, fieldnames=list(EPISODE_COLUMNS), extrasaction="ignore"
+        )
+
+    def __enter__(self) -> StreamedReport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.spool.close()
+
+    def __contains__(self, position: int) -> bool:
+        return position in self.spool
+
+    def add(
+        self,
+        position: int,
+        record: dict[str, Any],
+        text: str | None = None,
+        typed: EpisodeRecord | None = None,
+    ) -> None:
+        """Take ``record`` (its JSON form), the ``position``-th of the report: ``text`` is
+        its file's (``json.dumps(record, indent=1)``, else encoded here), ``typed`` the same
+        record typed (else typed here)."""
+        typed = EpisodeRecord.from_dict(record) if typed is None else typed
+        self.tally.add(typed, position)
+        self._csv.writerow(_episode_row(record))  # the JSON form's keys are the columns
+        entry = _nested_json(record, 0) if text is None else text
+        part = EpisodePart(
+            row=self._taken(),
+            entry=entry.replace("\n", "\n  "),
+            key=typed.key,
+            trace=str(typed.trace) if typed.trace else "",
+            cells=index_cells(typed),
+            errored=errored_line(typed) + "\n" if typed.errored else "",
+        )
+        self.spool.put(position, part)
+
+    def write(
+        self,
+        *,
+        k: int,
+        endpoints: Sequence[dict[str, Any]] = (),
+        report_process: ReportProcess | None = None,
+        episodes: Sequence[dict[str, Any]] = (),
+    ) -> dict[str, Any]:
+        """Write every report file; returns what ``results.json`` holds (its ``episodes``:
+        ``episodes``, which is not read). ``endpoints``: each endpoint's cap history
+        (``throttle.EndpointGate.summary``); ``report_process``: the child that rendered the
+        pages and draws the charts meanwhile. The parts are read back twice, in report
+        order: for results.csv, results.json and report.md; then, once the child's pages are
+        done, for index.html."""
+        out, counted = self.out, self.tally
         data = {
             "summary": counted.summary(k),
             "comparisons": counted.comparisons(),
@@ -55,20 +99,71 @@ def write_report(
                 {"rung": rung, "protocol": protocol, "steps": steps}
                 for (rung, protocol), steps in counted.per_step().items()
             ],
-            "episodes": records,
+            "episodes": episodes,
             "endpoints": list(endpoints),
         }
         charts = report_process or ReportProcess.here()
         charts.draw(out, data)
-        store.write_pieces(out / "results.json", _results_json(data, episodes))
-        summary = data["summary"]
-        columns = tuple(summary[0]) if summary else ("rung", "protocol")
-        store.write_text(out / "summary.csv", _csv(summary, columns))
-        names = charts.names()  # the child's pages done: write_html renders only what it missed
-        lines = markdown_lines(data, k=k, charts=names, errored=_rewound(errored))
-        store.write_pieces(out / "report.md", (line + "\n" for line in lines))
-    write_html(out, data, charts=names)
-    return data
+        store = ResultsStore(out, fsync=False)
+        with _spool(out) as errored:
+            self._write_results(store, data, errored)
+            summary = data["summary"]
+            columns = tuple(summary[0]) if summary else ("rung", "protocol")
+            store.write_text(out / "summary.csv", _csv(summary, columns))
+            names = charts.names()  # the child's pages done: write_index renders what it missed
+            lines = markdown_lines(data, k=k, charts=names, errored=_rewound(errored))
+            store.write_pieces(out / "report.md", (line + "\n" for line in lines))
+        rows = ((part.key, part.trace, part.cells) for part in self.spool.parts())
+        write_index(out, data, rows, charts=names)
+        return data
+
+    def _header(self) -> str:
+        self._csv.writeheader()
+        return self._taken()
+
+    def _taken(self) -> str:
+        """What the csv writer wrote into the buffer since the last time."""
+        text = self._buffer.getvalue()
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        return text
+
+    def _write_results(self, store: ResultsStore, data: dict[str, Any], errored: IO[str]) -> None:
+        """results.csv and results.json, their episodes in one pass over the parts; each
+        errored one's line of report.md into ``errored``."""
+        head, tail = _results_json(data)
+        path = self.out / "results.csv"
+        with store.open_text(path) as rows, store.open_text(self.out / "results.json") as whole:
+            rows.write(self._header())
+            whole.write(head)
+            separator = "["
+            for part in self.spool.parts():
+                rows.write(part.row)
+                whole.write(separator + "\n  " + part.entry)
+                separator = ","
+                errored.write(part.errored)
+            whole.write("[]" if separator == "[" else "\n ]")
+            whole.write(tail)
+
+
+def write_report(
+    out: Path,
+    records: Iterable[dict[str, Any]],
+    *,
+    k: int,
+    endpoints: Sequence[dict[str, Any]] = (),
+    report_process: ReportProcess | None = None,
+) -> dict[str, Any]:
+    """The report of ``records`` in report order (a results folder's, ``StoredRecords``:
+    walked once, one record at a time): ``StreamedReport.write``, its ``episodes``:
+    ``records``."""
+    with StreamedReport(out) as report:
+        for position, (record, text) in enumerate(_with_texts(records)):
+            report.add(position, record, text)
+        episodes = records if isinstance(records, Sequence) else ()
+        return report.write(
+            k=k, endpoints=endpoints, report_process=report_process, episodes=episodes
+        )
 
 
 def _spool(out: Path) -> IO[str]:
@@ -79,32 +174,6 @@ def _rewound(spool: IO[str]) -> IO[str]:
     spool.flush()
     spool.seek(0)
     return spool
-
-
-def _first_pass(
-    store: ResultsStore,
-    out: Path,
-    records: Iterable[dict[str, Any]],
-    episodes: IO[str],
-    errored: IO[str],
-) -> Tally:
-    """The tables' counters, and results.csv written, as the records go by; each record's
-    JSON (as results.json nests it) into ``episodes`` and each errored one's line of report.md
-    into ``errored``."""
-    counted = Tally()
-    separator = "\n  "
-    with store.open_text(out / "results.csv") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(EPISODE_COLUMNS), extrasaction="ignore")
-        writer.writeheader()
-        for record, text in _with_texts(records):
-            typed = EpisodeRecord.from_dict(record)
-            counted.add(typed)
-            writer.writerow(_episode_row(record))  # the JSON form's keys are the columns
-            episodes.write(separator + text.replace("\n", "\n  "))
-            separator = ",\n  "
-            if typed.errored:
-                errored.write(errored_line(typed) + "\n")
-    return counted
 
 
 def _with_texts(records: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
@@ -124,21 +193,17 @@ def _nested_json(value: Any, level: int) -> str:
     return text.replace("\n", "\n" + " " * level)
 
 
-def _results_json(data: dict[str, Any], episodes: IO[str]) -> Iterator[str | IO[str]]:
-    """The pieces of ``json.dump(data, indent=1)``, the episodes copied from their spool."""
-    written = episodes.tell() != 0
-    yield "{"
+def _results_json(data: dict[str, Any]) -> tuple[str, str]:
+    """``json.dump(data, indent=1)``'s text before its episodes' list and after it."""
+    pieces: list[str] = ["{"]
     for n, (name, value) in enumerate(data.items()):
-        yield ("," if n else "") + "\n " + json.dumps(name, ensure_ascii=False) + ": "
-        if name != "episodes":
-            yield _nested_json(value, 1)
-        elif not written:
-            yield "[]"
+        pieces.append(("," if n else "") + "\n " + json.dumps(name, ensure_ascii=False) + ": ")
+        if name == "episodes":
+            head, pieces = "".join(pieces), []
         else:
-            yield "["
-            yield _rewound(episodes)
-            yield "\n ]"
-    yield "\n}\n"
+            pieces.append(_nested_json(value, 1))
+    pieces.append("\n}\n")
+    return head, "".join(pieces)
 
 
 def _episode_row(record: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ repeats differ from each other and a rerun with the same seed reproduces them.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,22 @@ def plan(config: EvalConfig, tasks: list[Task]) -> list[EpisodeSpec]:
         for rung in config.rungs
         for protocol in rung.protocols
     ]
+
+
+def positions(config: EvalConfig, tasks: list[Task]) -> Callable[[EpisodeSpec], int]:
+    """Each episode's index in ``plan(config, tasks)``, from its repeat, task, rung and
+    protocol: tables of the tasks and the rungs, none of every episode."""
+    task_at = {id(task): n for n, task in reversed(list(enumerate(tasks)))}
+    pairs = [(id(rung), protocol) for rung in config.rungs for protocol in rung.protocols]
+    pair_at = {pair: n for n, pair in reversed(list(enumerate(pairs)))}
+    per_task = len(pairs)
+    per_repeat = len(tasks) * per_task
+
+    def position(spec: EpisodeSpec) -> int:
+        pair = pair_at[(id(spec.rung), spec.protocol)]
+        return spec.repeat * per_repeat + task_at[id(spec.task)] * per_task + pair
+
+    return position
 
 
 def _validate(config: EvalConfig) -> None:

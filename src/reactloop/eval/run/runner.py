@@ -23,11 +23,11 @@ from reactloop.eval.records.store import (
     StoredRecords,
 )
 from reactloop.eval.report.process import ReportProcess
-from reactloop.eval.report.write import write_report
+from reactloop.eval.report.write import StreamedReport
 from reactloop.eval.run.backends import Backend, LocalBackend, OnDone, dispatch
 from reactloop.eval.run.cores import usable_cores, worker_count
 from reactloop.eval.run.memory import release_freed_memory
-from reactloop.eval.run.plan import EvalConfig, check, manifest, plan
+from reactloop.eval.run.plan import EvalConfig, check, manifest, plan, positions
 from reactloop.eval.run.process_backend import ProcessBackend
 from reactloop.eval.run.progress import EvalProgress
 from reactloop.eval.run.ray_backend import RayBackend
@@ -55,6 +55,7 @@ class EvalOutcome:
     workers: int = 1  # the worker processes it ran in (1: in this process)
     continued: int = 0  # episodes continued from their journals (--resume)
     restarted: int = 0  # episodes started again, their earlier journals set aside
+    summary: list[dict[str, Any]] | None = None  # the report's per rung × protocol (None: none)
 
     @property
     def errored(self) -> int:
@@ -83,19 +84,32 @@ def run_eval(config: EvalConfig, *, on_record: OnRecord | None = None) -> EvalOu
     )
     moved = _moved(specs, stored)
     del stored  # the records are on disk: the driver keeps none of them
-    report = None
+    report = tables = None
     if config.report:  # pages and charts on another core, when they are worth its start-up
         report = ReportProcess(child=len(todo) >= REPORT_CHILD_FROM)
+        tables = StreamedReport(config.out)  # each record taken into the tables as it arrives
     done = _Finished(config.out, progress, report, on_record)
+    if tables is not None:
+        done.tables = (tables, store, positions(config, tasks))
     try:
         with progress:
             completed, endpoints = _run_episodes(config, store, todo, done, report)
     except BaseException:
-        if report is not None:
+        if report is not None and tables is not None:
             report.close()
+            tables.spool.close()
         raise
     records = StoredRecords(store, _recorded(store, specs, moved))
-    outcome = EvalOutcome(
+    summary = None
+    if tables is not None:
+        release_freed_memory()  # the last episodes' heap, before the report
+        with tables:
+            _take_the_rest(tables, store, specs, moved)
+            data = tables.write(
+                k=config.repeats, endpoints=endpoints, report_process=report, episodes=records
+            )
+        summary = data["summary"]
+    return EvalOutcome(
         out=config.out,
         records=StoredEpisodes(records),
         completed=completed,
@@ -106,13 +120,8 @@ def run_eval(config: EvalConfig, *, on_record: OnRecord | None = None) -> EvalOu
         workers=config.workers or 1,
         continued=done.continued,
         restarted=done.restarted,
+        summary=summary,
     )
-    if config.report:
-        release_freed_memory()  # the last episodes' heap, before the report walks the records
-        write_report(
-            config.out, records, k=config.repeats, endpoints=endpoints, report_process=report
-        )
-    return outcome
 
 
 _ABSENT = Stored(None, "")
@@ -133,12 +142,19 @@ class _Finished:
         self.out, self.progress, self.report, self.on_record = out, progress, report, on_record
         self.continued = self.restarted = 0
         self._finished = itertools.count(1)
+        self.tables: tuple[StreamedReport, ResultsStore, Callable[[EpisodeSpec], int]] | None
+        self.tables = None  # the report's tables, the store, each episode's place in the plan
 
     def __call__(self, spec: EpisodeSpec, record: EpisodeRecord | None) -> None:
         if record is None:
             return
         if self.report is not None:
             self.report.page(self.out, record)  # rendered by the report's child meanwhile
+        if self.tables is not None and not record.errored:
+            tables, store, position = self.tables
+            text = store.text(spec.file_stem)  # saved before it came: one read, no parse
+            if text is not None:  # an errored one may be saved later (by a worker): at the end
+                tables.add(position(spec), record.to_dict(), text, record)
         self.continued += record.resumed is not None
         self.restarted += record.restarted is not None
         self.progress.advance(record)
@@ -157,6 +173,20 @@ def _moved(specs: list[EpisodeSpec], stored: dict[str, Stored]) -> dict[str, str
         for s in specs
         if s.key in stored and stored[s.key].stem != s.file_stem
     }
+
+
+def _take_the_rest(
+    tables: StreamedReport, store: ResultsStore, specs: list[EpisodeSpec], moved: dict[str, str]
+) -> None:
+    """Into the report, the records not taken as they arrived, read from their files: those
+    recorded before (``--resume``) and the errored ones; the same files as ``_recorded``'s."""
+    for position, spec in enumerate(specs):
+        if position in tables:
+            continue
+        stem = spec.file_stem if store.has(spec.file_stem) else moved.get(spec.key)
+        found = None if stem is None else store.read_with_text(stem)
+        if found is not None:
+            tables.add(position, *found)
 
 
 def _recorded(store: ResultsStore, specs: list[EpisodeSpec], moved: dict[str, str]) -> Stems:
