@@ -88,12 +88,12 @@ def test_the_report_taken_as_records_arrive_is_the_one_remade_from_the_folder(
     arrived: list[str] = []
     with FakeOpenAIServer(responder=_respond) as server:
         config = _config(tmp_path / "out", server, workers=workers)
-        outcome = run_eval(config, on_record=lambda record: arrived.append(record["key"]))
+        outcome = run_eval(config, on_record=lambda record: arrived.append(record.key))
     planned = [s.key for s in plan(config, list(TASKS))]
     assert sorted(arrived) == sorted(planned) and arrived != planned  # out of report order
     made = {name: (tmp_path / "out" / name).read_bytes() for name in FILES}
     assert made == _remade(tmp_path / "out", config, tmp_path / "remade")
-    errored = {r["key"] for r in outcome.records if r["status"] == "errored"}
+    errored = {r.key for r in outcome.records if r.status == "errored"}
     assert errored == {f"served/native/arith-02/{n}" for n in (0, 1)}
     assert outcome.summary == json.loads(made["results.json"])["summary"]
     assert "## Errored episodes" in made["report.md"].decode()
