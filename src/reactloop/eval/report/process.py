@@ -11,9 +11,10 @@ there is no child (``here()``, or it could not start, or it died), ``names`` dra
 in this process and ``write_pages`` renders the pages the child did not.
 
 The child imports what its jobs need and no more (the viewer for the pages, this module and
-the charts'), so that its start costs little once the eval package's ``__init__`` imports
-lazily; each page is rendered as soon as its episode is recorded, straight from its journal
-(no check for a stale page: there is none yet) and put in place by a rename.
+the charts'), so that its start would cost little if the eval package's ``__init__`` did not
+import every module of the package. Each page is rendered as soon as its episode is
+recorded, straight from its journal (no check for a stale page: there is none yet), and put
+in place by a rename.
 
     python -m reactloop.eval.report.process     # the child: one JSON job a line on stdin
 """
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reactloop.eval.report.charts import write_charts
+from reactloop.viewer import render_html
 
 if TYPE_CHECKING:
     from reactloop.eval.records.record import EpisodeRecord
@@ -151,8 +153,6 @@ def _child() -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot
-    from reactloop.viewer import render_html
-
     for line in sys.stdin:
         job = json.loads(line)
         if "page" in job:
