@@ -57,7 +57,7 @@ def one(args: argparse.Namespace, workers: int | None) -> dict[str, Any]:
         start = time.perf_counter()
         outcome = run_eval(config)
         wall = time.perf_counter() - start
-        statuses = Counter(r["status"] for r in outcome.records)
+        statuses = Counter(r.status for r in outcome.records)
         return {
             "wall_s": round(wall, 1),
             "episodes_per_s": round(len(outcome.records) / wall, 1),

@@ -112,7 +112,7 @@ def eval_once(base_url: str, episodes: int, concurrency: int) -> dict[str, Any]:
             "wall": end - wall,
             "report": end - last[0],
             "cpu": time.process_time() + _workers_cpu() - cpu,
-            "statuses": sorted({r["status"] for r in outcome.records}),
+            "statuses": sorted({str(r.status) for r in outcome.records}),
             "errored": outcome.errored,
             "endpoints": outcome.endpoints,
         }
@@ -233,7 +233,7 @@ def _ray_eval(base_url: str, episodes: int, address: str, nodes: int) -> list[fl
             ray_address=address, ray_actors=nodes, fsync=False, report=False,
         )  # fmt: skip
         outcome = run_eval(config, on_record=lambda r: arrived.append(time.perf_counter()))
-    assert outcome.errored == 0 and {r["status"] for r in outcome.records} == {"passed"}
+    assert outcome.errored == 0 and {r.status for r in outcome.records} == {"passed"}
     return arrived
 
 

@@ -1,15 +1,19 @@
 """A fresh process's first run against its warm runs, and ``reactloop run``'s start-up to its
 first model request.
 
-    python benchmarks/first_run.py [--processes 9] [--steps 10] [--requests 9]
+    python benchmarks/first_run.py [--processes 9] [--steps 10] [--requests 9] [--against SRC]
 
-**First run**: each of ``--processes`` fresh interpreters imports reactloop, then times five
-runs of ``--steps`` steps one after the other (a scripted model calling a trivial read-only
-tool each step, then answering; no journal, the default time limit): the first pays what is
-loaded or set up at first use (the loop's modules load with the first run, by design:
-``import reactloop`` stays small), the later four are warm. Wall µs a step: the first run's
-and the warm runs' (each process's median), medians over the processes, and first ÷ warm.
-The import is timed apart.
+**First run**: each of ``--processes`` fresh interpreters imports reactloop, then five times
+builds an ``Agent`` and times one run of ``--steps`` steps (a scripted model calling a trivial
+read-only tool each step, then answering; no journal, the default time limit): the first
+``Agent(...)`` loads the loop's modules (``import reactloop`` stays small) and has a run
+thread ready, so that the first run pays only what is set up at first use; the later four
+are warm. Wall µs a step of the first run and of the warm runs (each process's median),
+medians over the processes, and first ÷ warm (and the same ratio of the process's CPU time,
+steadier on a loaded machine); the first ``Agent(...)`` and a warm one, and
+the first ``Agent(...)`` plus its run (what a program's first run costs in all), in µs.
+The import is timed apart. ``--against SRC`` (a ``src`` folder, say a checkout of ``main``)
+measures that tree too, its processes alternating with these, for figures side by side.
 
 **Start-up to the first request**: ``reactloop run "2+3?" --model vllm:fake --base-url URL
 --no-trace`` in a fresh process against a fake OpenAI server in this one, which notes when
@@ -50,41 +54,60 @@ def one_run():
              for i in range(steps)]
     turns = [ModelTurn(tool_calls=(call,)) for call in calls] + [ModelTurn(text="done")]
     limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps)
+    start, cpu = time.perf_counter(), time.process_time()
     agent = Agent(ScriptedModel(turns, keep_requests=False), [echo], limits=limits)
-    start = time.perf_counter()
+    built, built_cpu = time.perf_counter(), time.process_time()
     result = agent.run("go")
     assert result.answer == "done", result
-    return 1e6 * (time.perf_counter() - start) / steps
+    ran = 1e6 * (time.perf_counter() - built) / steps
+    return 1e6 * (built - start), ran, 1e6 * (time.process_time() - built_cpu) / steps
 
-print(json.dumps({"import_ms": 1e3 * imported, "runs": [one_run() for _ in range(5)]}))
+runs = [one_run() for _ in range(5)]
+print(json.dumps({"import_ms": 1e3 * imported, "builds": [r[0] for r in runs],
+                  "runs": [r[1] for r in runs], "cpu": [r[2] for r in runs]}))
 """
 
 
-def first_runs(processes: int, steps: int, env: dict[str, str]) -> dict[str, Any]:
-    rows = []
+def first_runs(processes: int, steps: int, trees: dict[str, dict[str, str]]) -> dict[str, Any]:
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for _ in range(processes):
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, str(steps)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-        )
-        rows.append(json.loads(done.stdout))
-    first = statistics.median(r["runs"][0] for r in rows)
-    warm = statistics.median(statistics.median(r["runs"][1:]) for r in rows)
-    return {
-        "steps": steps,
-        "processes": processes,
-        "import_ms": round(statistics.median(r["import_ms"] for r in rows), 1),
-        "first_us_a_step": round(first),
-        "warm_us_a_step": round(warm),
-        "first_over_warm": round(first / warm, 2),
-        "load": round(os.getloadavg()[0], 1),
+        for name, env in trees.items():  # alternating: the trees see the same load
+            done = subprocess.run(
+                [sys.executable, "-c", CHILD, str(steps)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
+            rows[name].append(json.loads(done.stdout))
+    return {name: _summary(tree_rows, steps) for name, tree_rows in rows.items()} | {
+        "load": round(os.getloadavg()[0], 1)
     }
 
 
-def to_first_request(requests: int, env: dict[str, str]) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], steps: int) -> dict[str, Any]:
+    median = statistics.median
+    first = median(r["runs"][0] for r in rows)
+    warm = median(median(r["runs"][1:]) for r in rows)
+    return {
+        "steps": steps,
+        "processes": len(rows),
+        "import_ms": round(median(r["import_ms"] for r in rows), 1),
+        "first_us_a_step": round(first),
+        "warm_us_a_step": round(warm),
+        "first_over_warm": round(first / warm, 2),
+        "first_over_warm_cpu": round(
+            median(r["cpu"][0] for r in rows) / median(median(r["cpu"][1:]) for r in rows), 2
+        ),
+        "first_agent_us": round(median(r["builds"][0] for r in rows)),
+        "warm_agent_us": round(median(median(r["builds"][1:]) for r in rows)),
+        "first_agent_and_run_us": round(
+            median(r["builds"][0] + steps * r["runs"][0] for r in rows)
+        ),
+    }
+
+
+def to_first_request(requests: int, trees: dict[str, dict[str, str]]) -> dict[str, Any]:
     arrived: list[float] = []
 
     def respond(request: RecordedRequest) -> Reply:
@@ -93,22 +116,25 @@ def to_first_request(requests: int, env: dict[str, str]) -> dict[str, Any]:
         arrived.append(time.perf_counter())
         return json_reply(completion(tool_calls=[tool_call("calculator", {"expression": "2+3"})]))
 
-    firsts, walls = [], []
+    firsts: dict[str, list[float]] = {name: [] for name in trees}
+    walls: dict[str, list[float]] = {name: [] for name in trees}
     with FakeOpenAIServer(responder=respond) as server:
         command = [
             sys.executable, "-m", "reactloop", "run", "2+3?", "--model", "vllm:fake",
             "--base-url", server.base_url, "--no-trace",
         ]  # fmt: skip
         for _ in range(requests):
-            start = time.perf_counter()
-            subprocess.run(command, capture_output=True, env=env, check=True)
-            walls.append(time.perf_counter() - start)
-            firsts.append(arrived[-1] - start)
+            for name, env in trees.items():  # alternating, as the first runs are
+                start = time.perf_counter()
+                subprocess.run(command, capture_output=True, env=env, check=True)
+                walls[name].append(time.perf_counter() - start)
+                firsts[name].append(arrived[-1] - start)
+    median = statistics.median
     return {
         "command": "reactloop run --model vllm:fake --base-url URL --no-trace",
         "requests": requests,
-        "to_first_request_s": round(statistics.median(firsts), 3),
-        "wall_s": round(statistics.median(walls), 3),
+        "to_first_request_s": {name: round(median(firsts[name]), 3) for name in trees},
+        "wall_s": {name: round(median(walls[name]), 3) for name in trees},
         "load": round(os.getloadavg()[0], 1),
     }
 
@@ -118,11 +144,18 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=9)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--requests", type=int, default=9)
+    parser.add_argument("--against", help="another tree's src folder, measured alongside")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", CHILD, "1"], env=env, check=True, capture_output=True)
-    print(json.dumps(first_runs(args.processes, args.steps, env)), flush=True)
-    print(json.dumps(to_first_request(args.requests, env)), flush=True)
+    trees = {"this": env}
+    if args.against:
+        trees["against"] = env | {"PYTHONPATH": args.against}
+    for tree in trees.values():  # bytecode caches written
+        subprocess.run(
+            [sys.executable, "-c", CHILD, "1"], env=tree, check=True, capture_output=True
+        )
+    print(json.dumps(first_runs(args.processes, args.steps, trees)), flush=True)
+    print(json.dumps(to_first_request(args.requests, trees)), flush=True)
 
 
 if __name__ == "__main__":

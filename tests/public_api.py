@@ -36,7 +36,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "open_mcp_tools", "stdio_server", "url_server",
     ],
     "reactloop.eval": [
-        "EpisodeSpec", "EvalConfig", "EvalOutcome", "Rung", "SUITES", "Task", "check_answer",
+        "EpisodeRecord", "EpisodeRun", "EpisodeSpec", "EvalConfig", "EvalOutcome", "Resumed",
+        "Rung", "SUITES", "Task", "check_answer",
         "load_models_file", "load_suite", "load_tasks", "mcnemar_exact", "pass_at_k",
         "pass_hat_k", "run_episode", "run_eval", "rungs_from_specs", "wilson_interval",
     ],

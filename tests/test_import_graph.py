@@ -34,7 +34,9 @@ LAZY_OPTIONAL: dict[tuple[str, str], str] = {}
 # what only some of its options need. Each is checked to dodge no circle (moving it to the top
 # would close none) and to keep its target out of what importing the importer loads.
 DEFERRED: dict[tuple[str, str], str] = {
-    ("reactloop.agent_runs", "reactloop.loop.run_loop"): "the loop loads with the first run",
+    ("reactloop.agent_runs", "reactloop.loop.run_loop"): "the loop loads with the first Agent",
+    ("reactloop.agent_runs", "reactloop.loop.runtime.custody"): "a run thread ready at Agent()",
+    ("reactloop.loop.run_parts", "reactloop.journal.workspace_record"): "an observed run_start",
     ("reactloop.agent", "reactloop.loop.async_runner"): "arun and astream: asyncio code",
     ("reactloop.agent_runs", "reactloop.resume.resume_run"): "Agent.resume: the resumed loop",
     ("reactloop.agent", "reactloop.subagents"): "Agent.as_tool: the loop, as a first run",
@@ -43,7 +45,7 @@ DEFERRED: dict[tuple[str, str], str] = {
     ("reactloop.cli.run_settings", "reactloop.loop.command_check"): "run --verify (the sandbox)",
     ("reactloop.cli.run_settings", "reactloop.usage"): "reactloop run --prices",
     (
-        "reactloop.cli.approval_policy",
+        "reactloop.cli.approvers",
         "reactloop.tools.mcp",
     ): "who answers an MCP server's question",
     ("reactloop.cli.unloaded", "reactloop.loop.run_loop"): "the run of a model that failed to load",

@@ -51,7 +51,8 @@ def test_import_reactloop_loads_no_adapter_sdk() -> None:
 
 def test_import_reactloop_loads_the_types_but_not_the_loop_that_runs_them() -> None:
     """``import reactloop`` (for ``@tool``, types, an ``Agent`` to configure) stays small: the
-    loop, the executor, asyncio and the model registry load with the first run or lookup."""
+    loop and the executor load when an ``Agent`` is built, asyncio with the first ``arun``, the
+    model registry with the first lookup."""
     code = "import json, sys, reactloop; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -68,6 +69,35 @@ def test_import_reactloop_loads_the_types_but_not_the_loop_that_runs_them() -> N
     }
     assert not loaded & later, loaded & later
     assert {"reactloop.agent", "reactloop.messages", "reactloop.tools.base"} <= loaded
+
+
+def test_an_agent_loads_the_loop_so_that_its_first_run_loads_nothing() -> None:
+    """``Agent(...)`` loads what every run needs (issue 40: the first run costs what a later
+    one does); a run with one call a turn then imports nothing, ``concurrent.futures`` (and
+    the ``logging`` it imports) not at all, and finds its run thread waiting."""
+    code = (
+        "import json, sys, threading\n"
+        "from reactloop import Agent, ModelTurn, ScriptedModel, ToolCall, tool\n"
+        "@tool(read_only=True)\n"
+        "def echo(n: int) -> int:\n"
+        "    return n\n"
+        "turns = [ModelTurn(tool_calls=(ToolCall(id='c', name='echo', arguments='{\"n\": 1}'),)),\n"
+        "         ModelTurn(text='done')]\n"
+        "agent = Agent(ScriptedModel(turns), [echo])\n"
+        "waiting = [t.name for t in threading.enumerate() if t.name.startswith('reactloop-run')]\n"
+        "before = set(sys.modules)\n"
+        "answer = agent.run('go').answer\n"
+        "print(json.dumps([answer, sorted(set(sys.modules) - before), waiting,\n"
+        "                  'concurrent.futures' in sys.modules, 'logging' in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    answer, loaded_by_run, waiting, futures, logging = json.loads(out)
+    assert answer == "done"
+    assert loaded_by_run == []
+    assert waiting == ["reactloop-run-limited"]  # the default time limit: a run thread
+    assert not futures and not logging
 
 
 _PUBLIC_NAMES = """

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from reactloop.agent_runs import Prior, RunCancels, resumed_run, run_loop
+from reactloop.agent_runs import Prior, RunCancels, load_loop, resumed_run, run_loop
 from reactloop.agent_setup import (
     ProtocolName,
     agent_instructions,
@@ -117,6 +117,7 @@ class Agent:
         self.checklist = tuple(checklist)
         self._cancels = RunCancels()
         self._cancel = self._cancels.main
+        load_loop(self.limits)  # here, not at the first run (nor at ``import reactloop``)
 
     def cancel(self) -> None:
         """Ask the running runs to stop at the next step boundary (thread-safe)."""

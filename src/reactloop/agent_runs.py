@@ -19,6 +19,7 @@ from reactloop.result import RunResult
 from reactloop.support.text import text_problem
 
 if TYPE_CHECKING:
+    from reactloop.limits import Limits
     from reactloop.loop.run_loop import RunLoop
 
 Prior = RunResult | Sequence[Message] | None
@@ -56,6 +57,19 @@ class RunCancels:
             self._own.discard(event)
 
 
+def load_loop(limits: Limits) -> None:
+    """Load what every run needs and ``import reactloop`` does not: the loop's modules, and
+    ``signal`` (a run takes Ctrl-C); with a time limit, have a run thread waiting. Called
+    when an ``Agent`` is built, so that its first run costs about what a later one does."""
+    import signal  # noqa: F401  (``support/interrupts.py`` imports it where it is used)
+
+    from reactloop.loop.run_loop import RunLoop  # noqa: F401
+    from reactloop.loop.runtime.custody import ready
+
+    if limits.max_seconds is not None:
+        ready()
+
+
 def run_loop(
     settings: RunSettings,
     task: str,
@@ -66,7 +80,7 @@ def run_loop(
 ) -> RunLoop:
     """The loop of one run of ``task``: ``journal`` and ``observers`` (None: the agent's) and
     ``cancel`` replace the agent's ``settings``; ``history`` is the run it continues."""
-    from reactloop.loop.run_loop import RunLoop  # the loop's modules load with the first run
+    from reactloop.loop.run_loop import RunLoop  # loaded by ``load_loop`` already
 
     if type(task) is str and (problem := text_problem(task)) is not None:
         raise UsageError(problem)  # no model takes it: refused before the run starts

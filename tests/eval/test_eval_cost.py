@@ -41,16 +41,17 @@ def test_an_anthropic_episode_with_caching_prices_writes_and_reads(tmp_path: Pat
         trace = tmp_path / "episode.jsonl"
         record = run_episode(spec, trace)
     assert all("cache_control" in str(r.json) for r in server.requests)
-    assert record is not None and record["status"] == "passed", record
-    usage = record["usage"]
+    assert record is not None and record.status == "passed", record
+    assert record.run is not None
+    usage = record.run.usage
     assert (usage["input_tokens"], usage["cached_tokens"]) == (2005 + 2037, 2000)
     assert (usage["cache_write_tokens"], usage["output_tokens"]) == (2030, 14)
     # 12 fresh input x $3 + 2,000 read x $0.30 + 2,030 written x $3.75 + 14 output x $15
     money = (12 * 3.0 + 2000 * 0.3 + 2030 * 3.75 + 14 * 15.0) / 1e6
     assert money == pytest.approx(0.0084585, abs=1e-15)
-    assert record["cost"] == pytest.approx(money, abs=1e-15)
+    assert record.run.cost == pytest.approx(money, abs=1e-15)
     report = usage_report(trace, prices=PriceTable.from_dict({"claude-sonnet-4*": RATES}))
-    assert report.money == pytest.approx(record["cost"], abs=1e-15)  # as ``reactloop cost``
+    assert report.money == pytest.approx(record.run.cost, abs=1e-15)  # as ``reactloop cost``
 
 
 def test_a_rung_prices_what_its_table_leaves_out_as_before() -> None:

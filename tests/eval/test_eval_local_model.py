@@ -30,7 +30,8 @@ def test_a_real_local_model_gives_scored_episodes_with_per_step_timings(tmp_path
     outcome = run_eval(config)
     assert outcome.completed and len(outcome.records) == 2
     for record in outcome.records:
-        assert record["status"] in ("passed", "failed"), record.get("error")
-        assert record["health"]["turns"] == record["model_calls"] == len(record["steps"])
-        assert all(step["seconds"] > 0 and step["input_tokens"] > 0 for step in record["steps"])
+        assert record.status in ("passed", "failed") and record.run is not None, record.error
+        run = record.run
+        assert run.health["turns"] == run.model_calls == len(run.steps)
+        assert all(step["seconds"] > 0 and step["input_tokens"] > 0 for step in run.steps)
     assert (tmp_path / "out" / "index.html").is_file()

@@ -71,7 +71,7 @@ def test_the_driver_keeps_no_record_while_it_runs_nor_after(tmp_path: Path) -> N
     assert len(outcome.records) == 16 and outcome.errored == 0
     saved = sorted((tmp_path / "out" / "episodes").glob("*.json"))
     on_disk = {json.loads(p.read_text())["key"] for p in saved}
-    assert {r["key"] for r in outcome.records} == on_disk
+    assert {r.key for r in outcome.records} == on_disk
 
 
 def test_resume_reads_each_stored_record_once_and_keeps_none(
@@ -96,7 +96,7 @@ def test_resume_reads_each_stored_record_once_and_keeps_none(
     assert resumed.ran == 1 and resumed.skipped == 15
     assert len(reads) == len(set(reads)) == 15  # load: each of the 15 files once, no more
     assert alive == [1]  # only the record that just ran: none of the 15 loaded is kept
-    assert [r["key"] for r in resumed.records][-1] == "b/native/arith-04/1"
+    assert [r.key for r in resumed.records][-1] == "b/native/arith-04/1"
 
 
 def test_a_record_resumed_from_a_file_of_another_name_is_reported(tmp_path: Path) -> None:
@@ -106,9 +106,9 @@ def test_a_record_resumed_from_a_file_of_another_name_is_reported(tmp_path: Path
     (episodes / "a__native__arith-01__0.json").rename(episodes / "copied by hand.json")
     resumed = run_eval(config(out, resume=True))
     assert resumed.ran == 0 and len(resumed.records) == 16
-    assert resumed.records[0]["key"] == "a/native/arith-01/0"
+    assert resumed.records[0].key == "a/native/arith-01/0"
     saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert [r["key"] for r in saved["episodes"]] == [r["key"] for r in resumed.records]
+    assert [r["key"] for r in saved["episodes"]] == [r.key for r in resumed.records]
 
 
 def test_the_driver_gives_freed_heap_back_every_so_many_episodes(
@@ -173,7 +173,7 @@ class Streamed(Sequence[dict[str, Any]]):
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     out = tmp_path_factory.mktemp("eval") / "out"
     outcome = run_eval(config(out, report=False))
-    records = list(outcome.records)
+    records = [r.to_dict() for r in outcome.records]
     records[3] |= {"status": "errored", "error": 'line one\nline "two"\r ü → \u2028 end'}
     records[5] |= {"status": "errored", "error": "x" * 300, "cost": 0.1}
     return out, records

@@ -52,7 +52,7 @@ def backend(out: Path, **more: Any) -> ProcessBackend:
     store = ResultsStore(out, fsync=False)
     store.prepare({}, resume=False)
     return ProcessBackend(
-        1, 16, store.traces, lambda s, r: store.save(s.file_stem, r), fsync=False, **more
+        1, 16, store.traces, lambda s, r: store.save(s.file_stem, r.to_dict()), fsync=False, **more
     )
 
 
@@ -88,9 +88,9 @@ def test_the_driver_goes_on_sending_while_a_large_result_waits_to_be_read(
         sender.join(BOUND)
         assert not sender.is_alive(), "the driver blocked sending while a result waited"
         records = collect(eval_, [first, *submitted])
-        assert len(records[first]["answer"]) == 8 * MIB
-        assert {len(records[h]["answer"]) for h in submitted} == {MIB}
-        assert {r["status"] for r in records.values()} == {"failed"}  # expected 0: checked
+        assert len(records[first].run.answer) == 8 * MIB
+        assert {len(records[h].run.answer) for h in submitted} == {MIB}
+        assert {r.status for r in records.values()} == {"failed"}  # expected 0: checked
     finally:
         if len(submitted) < 8:  # the old deadlock: free the driver's send, then close
             for process in eval_.processes:
@@ -105,13 +105,13 @@ def test_a_worker_that_stops_reading_is_given_up_with_a_clear_error(tmp_path: Pa
     eval_ = backend(tmp_path, write_seconds=1.0)
     try:
         first = eval_.submit(spec(0, answer=10))
-        assert collect(eval_, [first])[first]["status"] == "failed"
+        assert collect(eval_, [first])[first].status == "failed"
         os.kill(eval_.processes[0].pid, signal.SIGSTOP)
         handles = [eval_.submit(spec(n, answer=10, task=MIB // 2)) for n in range(1, 5)]
         records = collect(eval_, handles)
-        assert {r["reason"] for r in records.values()} == {"worker_died"}
-        assert all("read nothing" in r["error"] for r in records.values()), records
-        assert {r["status"] for r in records.values()} == {"errored"}
+        assert {r.reason for r in records.values()} == {"worker_died"}
+        assert all("read nothing" in r.error for r in records.values()), records
+        assert {r.status for r in records.values()} == {"errored"}
         saved = sorted(p.name for p in (tmp_path / "episodes").glob("*.json"))
         assert len(saved) == 5  # the first, and the four given up, saved by the driver
     finally:

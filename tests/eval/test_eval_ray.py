@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval import EpisodeRecord, EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.run.oracle import OracleFactory
 from reactloop.eval.tasks.tasks import Task
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, error_reply
@@ -39,8 +39,9 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
-def deterministic(records: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
-    return {r["key"]: tuple(r.get(name) for name in SAME) for r in records}
+def deterministic(records: Sequence[EpisodeRecord]) -> dict[str, tuple[Any, ...]]:
+    forms = (r.to_dict() for r in records)
+    return {d["key"]: tuple(d.get(name) for name in SAME) for d in forms}
 
 
 def test_ray_backend_gives_the_same_results_as_local(local_ray: None, tmp_path: Path) -> None:
@@ -73,8 +74,8 @@ def test_ray_backend_gives_the_same_results_as_local(local_ray: None, tmp_path: 
     assert remote.completed and len(remote.records) == 18
     assert deterministic(remote.records) == deterministic(local.records)
     for record in remote.records:  # the journals came back from the actors into DIR
-        assert (tmp_path / "ray" / record["trace"]).stat().st_size > 0
-    (tmp_path / "ray" / "episodes" / f"{remote.records[0]['key'].replace('/', '__')}.json").unlink()
+        assert (tmp_path / "ray" / (record.trace or "")).stat().st_size > 0
+    (tmp_path / "ray" / "episodes" / f"{remote.records[0].key.replace('/', '__')}.json").unlink()
     resumed = run_eval(EvalConfig(**{**config("ray", "ray").__dict__, "resume": True}))
     assert (resumed.ran, resumed.skipped) == (1, 17)
     assert deterministic(resumed.records) == deterministic(local.records)
@@ -107,6 +108,6 @@ def test_ray_actors_gate_their_calls_through_a_429_storm(local_ray: None, tmp_pa
                 fsync=False,
             )
         )
-    assert [r["status"] for r in outcome.records] == ["passed"] * 6
+    assert [r.status for r in outcome.records] == ["passed"] * 6
     assert sorted(e["actor"] for e in outcome.endpoints) == [0, 1]
     assert sum(e["overloads"] for e in outcome.endpoints) == 6 * 3

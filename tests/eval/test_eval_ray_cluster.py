@@ -238,13 +238,13 @@ def test_an_episode_that_keeps_killing_its_actor_is_errored_and_resume_reruns_it
     finally:
         ray.cloudpickle.unregister_pickle_by_value(here)
     assert first.completed
-    assert [(r["status"], r.get("reason")) for r in first_records] == [
+    assert [(r.status, r.reason) for r in first_records] == [
         ("passed", None),
         ("errored", "actor_died"),  # tried 1 + TASK_RETRIES times, each time its actor died
         ("passed", None),
     ]
     assert (resumed.ran, resumed.skipped, resumed.errored) == (1, 2, 0)
-    assert [r["status"] for r in resumed.records] == ["passed"] * 3
+    assert [r.status for r in resumed.records] == ["passed"] * 3
 
 
 @dataclass(frozen=True)
@@ -279,11 +279,11 @@ def test_a_task_workspace_is_sent_to_the_actors_not_read_from_the_driver_s_disk(
         outcome = run_eval(config)
     finally:
         ray.cloudpickle.unregister_pickle_by_value(here)
-    seen = [r["answer"].split("|") for r in outcome.records]
+    seen = [r.run.answer.split("|") for r in outcome.records if r.run and r.run.answer]
     assert {text for _, text in seen} == {"from the driver"}
     assert all(Path(where).name.startswith("workspace-") for where, _ in seen)
     assert folder.as_posix() not in {where for where, _ in seen}
-    assert {r["ray_node"] for r in outcome.records} == {two_nodes.head_id, two_nodes.worker_id}
+    assert {r.ray_node for r in outcome.records} == {two_nodes.head_id, two_nodes.worker_id}
 
 
 def test_a_node_lost_mid_eval_loses_nothing_its_episodes_run_again_on_the_other(
@@ -327,8 +327,8 @@ def test_a_node_lost_mid_eval_loses_nothing_its_episodes_run_again_on_the_other(
     assert not running.is_alive()
     (result,) = outcome
     assert result.completed and result.errored == 0
-    assert [r["status"] for r in result.records] == ["passed"] * 6
-    assert {r["ray_node"] for r in result.records} == {two_nodes.head_id}
+    assert [r.status for r in result.records] == ["passed"] * 6
+    assert {r.ray_node for r in result.records} == {two_nodes.head_id}
     assert first_calls[0] == 8  # each episode's first call once, the lost two's twice
     for record in result.records:  # the journal of the run that finished, whole
-        assert events(tmp_path / "out" / record["trace"]).count("stop") == 1
+        assert events(tmp_path / "out" / (record.trace or "")).count("stop") == 1

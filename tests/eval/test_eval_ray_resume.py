@@ -40,7 +40,7 @@ from test_eval_resume_journal import (
 )
 
 from reactloop import read_journal
-from reactloop.eval import EvalConfig, Rung, run_eval
+from reactloop.eval import EpisodeRecord, EvalConfig, Resumed, Rung, run_eval
 from reactloop.eval.run.continued import set_aside
 from reactloop.eval.run.ray_journals import ActorJournals, DriverJournals, Ended
 
@@ -201,22 +201,22 @@ def test_a_stalled_ray_episode_continues_on_the_local_backend(
         report=False,
     )
     first = run_eval(config)
-    assert [r.get("reason") for r in first.records] == [None, "stalled"]
+    assert [r.reason for r in first.records] == [None, "stalled"]
     stepped.released.set()
     stepped.steps_asked()
     trace = trace_of(config.out, 1)
     # the run's deadline stopped it and its actor sent the journal back; or (the actor
     # slower to start the run than the dispatcher's grace) it was given up in flight, its
     # journal as far as it had come back
-    came_back = first.records[1]["journal"] == "complete"
+    came_back = first.records[1].journal == "complete"
     assert turns(trace) == 2 and (kinds(trace)[-1] == "stop") == came_back
 
     again = run_eval(EvalConfig(**{**config.__dict__, "resume": True, "backend": "local"}))
     assert (again.continued, again.restarted) == (1, 0)
     assert stepped.steps_asked() == {1: list(range(3, steps_of(1) + 1))}
-    (record,) = [r for r in again.records if r["task_id"] == TASKS[1].id]
-    assert record["status"] == "passed"
-    assert record["resumed_after"] == ("timeout" if came_back else "no_stop")
+    (record,) = [r for r in again.records if r.task_id == TASKS[1].id]
+    assert record.status == "passed" and record.resumed is not None
+    assert record.resumed.after == ("timeout" if came_back else "no_stop")
     stops = [e["stop_reason"] for e in read_journal(trace) if e["type"] == "stop"]
     assert stops == ["timeout", "final_answer"][1 - came_back :]
     assert kinds(trace).count("resume") == 1
@@ -256,9 +256,14 @@ def test_the_driver_sets_the_old_journal_aside_before_it_writes_a_restarted_one(
         more.write(b"\nfresh 3\n")
     driver.take(actor.progress(driver.wanted(["e"])), running={"e"})
     assert (traces / "e.jsonl").read_bytes() == b"fresh 1\nfresh 2 torn\nfresh 3\n"
-    record = {"restarted": {"why": "damaged", "journal": "traces/e.jsonl.restarted-1"}}
-    driver.finish("e", record, actor.end("e"))
-    assert record["restarted"]["journal"] == "traces/e.jsonl.restarted-2"
+    marks = {"why": "damaged", "journal": "traces/e.jsonl.restarted-1"}
+    record = EpisodeRecord(key="e", restarted=marks)
+    finished = driver.finish("e", record, actor.end("e"))
+    assert finished is not None and finished.restarted == {
+        "why": "damaged",
+        "journal": "traces/e.jsonl.restarted-2",
+    }
+    assert record.restarted == marks  # a new record: the one given is left as it was
     assert (traces / "e.jsonl.restarted-2").read_bytes() == sent
     assert (traces / "e.jsonl.restarted-1").read_bytes() == b"from an earlier eval\n"
     assert not list((traces).glob("*.restarted-3")) and not list(folder.iterdir())
@@ -292,5 +297,6 @@ def test_a_continued_journal_grows_in_dir_and_an_attempt_run_again_starts_over(
     assert (traces / "e.jsonl").read_bytes() == b"old\nresume\n"
     ended = again.end("e")
     assert ended == Ended(journal=b"old\nresume\n", torn=None, restarted=False)
-    driver.finish("e", {"resumed_from_step": 1}, ended)
+    continued = EpisodeRecord(key="e", resumed=Resumed(step=1, after="killed"))
+    assert driver.finish("e", continued, ended) is continued
     assert [p.name for p in traces.iterdir()] == ["e.jsonl"]

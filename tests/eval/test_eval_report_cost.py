@@ -54,7 +54,7 @@ def test_the_pages_are_rendered_by_the_child_not_by_the_eval_s_process(
     assert rendered == []  # each page came from the child, as its episode finished
     index = (out / "index.html").read_text()
     for record in outcome.records:
-        page = out / "pages" / (Path(record["trace"]).stem + ".html")
+        page = out / "pages" / (Path(record.trace or "").stem + ".html")
         assert page.stat().st_size > 0 and f"pages/{page.name}" in index
     assert (out / "success.png").stat().st_size > 0 and "success.png" in index
 

@@ -42,11 +42,13 @@ def test_errored_episodes_are_apart_from_failed_and_resume_retries_only_them(
             fsync=False,
         )
         first = run_eval(config)
-        status = {r["task_id"]: r["status"] for r in first.records}
+        status = {r.task_id: r.status for r in first.records}
         assert status == {"arith-01": "passed", "arith-02": "errored", "arith-03": "failed"}
-        errored = next(r for r in first.records if r["status"] == "errored")
-        assert errored["stop_reason"] == "model_error" and "overloaded" in errored["error"]
-        assert first.records[0]["server_model"] == "served-name"
+        errored = next(r for r in first.records if r.errored)
+        assert errored.run is not None and errored.run.stop_reason == "model_error"
+        assert "overloaded" in (errored.error or "")
+        assert first.records[0].run is not None
+        assert first.records[0].run.server_model == "served-name"
         report = (tmp_path / "out" / "report.md").read_text()
         assert "## Errored episodes" in report and "fake/native/arith-02/0" in report
         broken.clear()
@@ -56,7 +58,7 @@ def test_errored_episodes_are_apart_from_failed_and_resume_retries_only_them(
         assert [
             json.loads(r.body)["messages"][-1]["content"] for r in server.requests[calls_before:]
         ] == [TASKS[1].task]
-    status = {r["task_id"]: r["status"] for r in second.records}
+    status = {r.task_id: r.status for r in second.records}
     assert status == {"arith-01": "passed", "arith-02": "failed", "arith-03": "failed"}
 
 
@@ -116,9 +118,9 @@ def test_resume_after_sigkill_loses_nothing_and_repeats_nothing(tmp_path: Path) 
     )
     assert resumed.completed and resumed.skipped == len(before)
     assert resumed.ran == 16 - len(before)
-    keys = [r["key"] for r in resumed.records]
+    keys = [r.key for r in resumed.records]
     assert len(keys) == len(set(keys)) == 16
-    assert all(r["status"] == "passed" for r in resumed.records)
+    assert all(r.passed for r in resumed.records)
     files = sorted(p.name for p in episodes.iterdir())
     assert len(files) == 16 and not [f for f in files if f.endswith(".tmp")]
     for name, data in before.items():
@@ -195,5 +197,6 @@ def test_a_history_that_outgrows_the_context_is_a_failure_not_an_error(tmp_path:
             report=False,
         )
         (record,) = run_eval(config).records
-    assert (record["status"], record["stop_reason"]) == ("failed", "model_error")
-    assert "maximum context length" in record["error"]
+    assert record.run is not None
+    assert (record.status, record.run.stop_reason) == ("failed", "model_error")
+    assert "maximum context length" in (record.error or "")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn, ToolCall, read_journal
-from reactloop.eval import EpisodeSpec, Rung, load_suite, run_episode
+from reactloop.eval import EpisodeSpec, Resumed, Rung, load_suite, run_episode
 from reactloop.eval.run.episode import CancelScope
 from reactloop.eval.run.oracle import OracleFactory, plan
 
@@ -126,8 +126,8 @@ def test_a_cancelled_workspace_episode_keeps_its_workspace_and_continues(tmp_pat
 
     rung = dataclasses.replace(rung, factory=lambda spec: writing_model(CancelScope()))
     again = run_episode(dataclasses.replace(spec, rung=rung, continue_journal=True), trace)
-    assert again is not None and again["status"] == "passed"
-    assert again["resumed_after"] == "cancelled" and again["resumed_from_step"] == 2
+    assert again is not None and again.status == "passed"
+    assert again.resumed == Resumed(step=2, after="cancelled")
     events = read_journal(trace)
     reads = [e for e in events if e["type"] == "tool_result" and e["result"]["call_id"] == "r1"]
     assert [r["result"]["executed"] for r in reads] == [False, True]  # run on resume, once
@@ -160,7 +160,9 @@ def test_a_cancelled_oracle_episode_continues_to_the_uninterrupted_result(tmp_pa
     assert read_journal(trace)[-1]["stop_reason"] == "cancelled"
     again = run_episode(dataclasses.replace(spec, continue_journal=True), trace)
     assert again is not None and want is not None
-    assert again["status"] == "passed" and again["resumed_after"] == "cancelled"
-    assert "restarted" not in again and kinds(trace).count("resume") == 1
-    assert again["answer"] == want["answer"] and again["called"] == want["called"]
+    assert again.status == "passed" and again.resumed is not None
+    assert again.resumed.after == "cancelled"
+    assert again.restarted is None and kinds(trace).count("resume") == 1
+    assert again.run is not None and want.run is not None
+    assert again.run.answer == want.run.answer and again.run.called == want.run.called
     assert not (tmp_path / "episode.jsonl.restarted-1").exists()

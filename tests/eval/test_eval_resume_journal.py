@@ -279,7 +279,7 @@ def test_a_stalled_episode_continues_with_a_new_window(
         report=False,
     )
     first = run_eval(config)
-    assert [r.get("reason") for r in first.records] == [None, "stalled"]
+    assert [r.reason for r in first.records] == [None, "stalled"]
     stepped.released.set()
     stepped.steps_asked()
     trace = trace_of(config.out, 1)
@@ -288,8 +288,9 @@ def test_a_stalled_episode_continues_with_a_new_window(
     again = run_eval(EvalConfig(**{**config.__dict__, "resume": True}))
     assert (again.continued, again.restarted) == (1, 0)
     assert stepped.steps_asked() == {1: list(range(3, steps_of(1) + 1))}
-    (record,) = [r for r in again.records if r["task_id"] == TASKS[1].id]
-    assert record["status"] == "passed" and record["resumed_after"] == "timeout"
+    (record,) = [r for r in again.records if r.task_id == TASKS[1].id]
+    assert record.status == "passed" and record.resumed is not None
+    assert record.resumed.after == "timeout"
     events = read_journal(trace)
     stops = [e["stop_reason"] for e in events if e["type"] == "stop"]
     assert stops == ["timeout", "final_answer"] and kinds(trace).count("resume") == 1
@@ -374,16 +375,18 @@ def test_an_episode_cut_at_any_line_continues_to_the_uninterrupted_result(
     spec = EpisodeSpec(
         suite="arithmetic", task=TASKS[2], rung=rung, protocol=protocol, repeat=0, limits=Limits()
     )
-    want = run_episode(spec, tmp_path / "whole.jsonl")
-    assert want is not None and want["status"] == "passed"
+    wanted = run_episode(spec, tmp_path / "whole.jsonl")
+    assert wanted is not None and wanted.status == "passed"
+    want = wanted.to_dict()
     lines = (tmp_path / "whole.jsonl").read_bytes().splitlines(keepends=True)
     continued = 0
     for cut in range(1, len(lines) + 1):
         trace = tmp_path / f"cut-{cut}.jsonl"
         torn = lines[cut][: len(lines[cut]) // 2] if cut % 2 and cut < len(lines) else b""
         trace.write_bytes(b"".join(lines[:cut]) + torn)
-        got = run_episode(dataclasses.replace(spec, continue_journal=True), trace)
-        assert got is not None
+        record = run_episode(dataclasses.replace(spec, continue_journal=True), trace)
+        assert record is not None
+        got = record.to_dict()
         assert {f: got[f] for f in COMPARED} == {f: want[f] for f in COMPARED}, cut
         assert (got["called"], len(got["steps"])) == (want["called"], len(want["steps"]))
         events = kinds(trace)
@@ -419,7 +422,7 @@ def test_on_ray_an_episode_whose_run_had_ended_starts_again_and_its_journal_is_k
         again = run_eval(EvalConfig(**{**config.__dict__, "backend": "ray", "resume": True}))
     finally:
         ray.shutdown()
-    assert [r["status"] for r in again.records] == ["passed"]
+    assert [r.status for r in again.records] == ["passed"]
     kept = config.out / f"{record['trace']}.restarted-1"
     assert kept.read_bytes() == journal  # its run had ended (final_answer): it starts again
     assert (config.out / record["trace"]).stat().st_size > 0
@@ -444,12 +447,12 @@ def test_a_stalled_workspace_episode_keeps_its_workspace_and_continues_there(
             report=False,
         )
         (first,) = run_eval(config).records
-        assert first["reason"] == "stalled"
-        workspace = Path(read_journal(config.out / first["trace"])[0]["config"]["workspace"])
+        assert first.reason == "stalled" and first.trace is not None
+        workspace = Path(read_journal(config.out / first.trace)[0]["config"]["workspace"])
         assert (workspace / "answer.txt").read_text() == "42\n"  # kept for --resume
         writing.released.set()
         (again,) = run_eval(EvalConfig(**{**config.__dict__, "resume": True})).records
-    assert again["status"] == "passed" and again["resumed_from_step"] == 1
+    assert again.status == "passed" and again.resumed is not None and again.resumed.step == 1
     assert writing.writes == 1 and not workspace.exists()
 
 
@@ -467,7 +470,7 @@ def test_a_journal_of_another_task_or_model_is_not_continued(tmp_path: Path) -> 
     ]:
         cut.write_bytes(b"".join(lines[:6]))
         got = run_episode(dataclasses.replace(other, continue_journal=True), cut)
-        assert got is not None and why in got["restarted"]["why"]
+        assert got is not None and got.restarted is not None and why in got.restarted["why"]
         assert "resume" not in kinds(cut)
         cut.with_name(cut.name + ".restarted-1").unlink()
 
@@ -484,8 +487,10 @@ def test_a_run_that_ended_by_its_own_limit_is_not_continued(tmp_path: Path) -> N
     )
     trace = tmp_path / "ended.jsonl"
     first = run_episode(spec, trace)
-    assert first is not None and first["stop_reason"] == "max_model_calls"
+    assert first is not None and first.run is not None
+    assert first.run.stop_reason == "max_model_calls"
     again = run_episode(dataclasses.replace(spec, continue_journal=True), trace)
-    assert again is not None and "resume" not in kinds(trace)
-    assert again["restarted"]["why"] == "its run had ended (max_model_calls), not stalled"
-    assert {f: again[f] for f in COMPARED} == {f: first[f] for f in COMPARED}
+    assert again is not None and "resume" not in kinds(trace) and again.restarted is not None
+    assert again.restarted["why"] == "its run had ended (max_model_calls), not stalled"
+    got, want = again.to_dict(), first.to_dict()
+    assert {f: got[f] for f in COMPARED} == {f: want[f] for f in COMPARED}

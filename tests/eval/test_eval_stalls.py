@@ -96,8 +96,8 @@ def test_the_run_s_own_time_limit_is_a_failure_not_a_stall(
         fsync=False,
     )
     (record,) = run_eval(config).records
-    assert record["stop_reason"] == "timeout"
-    assert record["status"] == "failed" and "reason" not in record
+    assert record.run is not None and record.run.stop_reason == "timeout"
+    assert record.status == "failed" and record.reason is None
 
 
 def test_a_model_that_ignores_the_deadline_is_given_up_and_the_eval_goes_on(
@@ -130,10 +130,10 @@ def test_a_model_that_ignores_the_deadline_is_given_up_and_the_eval_goes_on(
         outcome = run_eval(config)
     finally:
         release.set()
-    status = {r["task_id"]: (r["status"], r.get("reason")) for r in outcome.records}
+    status = {r.task_id: (r.status, r.reason) for r in outcome.records}
     assert status == {TASKS[0].id: ("errored", "stalled"), TASKS[1].id: ("passed", None)}
-    hung = next(r for r in outcome.records if r["task_id"] == TASKS[0].id)
-    assert hung["journal"].startswith("incomplete")
+    hung = next(r for r in outcome.records if r.task_id == TASKS[0].id)
+    assert (hung.journal or "").startswith("incomplete")
     saved = json.loads((tmp_path / "out" / "episodes" / "o__native__arith-01__0.json").read_text())
     assert saved["reason"] == "stalled"
 
@@ -171,7 +171,7 @@ def test_without_episode_seconds_the_run_s_own_limit_bounds_the_wait(
     runner.join(60)
     release.set()
     assert outcomes, "the eval still waited for the hung episode after 60 s"
-    records = {r["task_id"]: r for r in outcomes[0].records}
-    assert records[TASKS[0].id]["reason"] == "stalled"
-    assert records[TASKS[0].id]["error"] == "stalled: no end within its --max-seconds 2"
-    assert records[TASKS[1].id]["status"] == "passed"
+    records = {r.task_id: r for r in outcomes[0].records}
+    assert records[TASKS[0].id].reason == "stalled"
+    assert records[TASKS[0].id].error == "stalled: no end within its --max-seconds 2"
+    assert records[TASKS[1].id].status == "passed"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reactloop import FunctionModel, read_journal
-from reactloop.eval import Rung, Task
+from reactloop.eval import EpisodeRecord, Rung, Task
 from reactloop.eval.run.episode import run_episode
 from reactloop.eval.run.spec import EpisodeSpec
 from reactloop.eval.tasks.agent_specs import SubAgent
@@ -46,7 +46,7 @@ def tree_model(_: Any) -> FunctionModel:
     return FunctionModel(reply)
 
 
-def episode(tmp_path: Path, **task: Any) -> tuple[dict[str, Any], Path]:
+def episode(tmp_path: Path, **task: Any) -> tuple[EpisodeRecord, Path]:
     rung = Rung(label="tree", spec="function", prices=RATES, factory=tree_model)
     researcher = SubAgent(name="researcher", description="Looks things up.", tools=("lookup",))
     made = Task(
@@ -67,23 +67,24 @@ def episode(tmp_path: Path, **task: Any) -> tuple[dict[str, Any], Path]:
 
 def test_the_record_is_the_trees_and_lists_the_children(tmp_path: Path) -> None:
     record, trace = episode(tmp_path, must_call=("lookup",))
-    assert record["status"] == "passed", record  # ``lookup`` was called by the child
-    assert record["model_calls"] == 5  # the root's 3 and the researcher's 2
-    assert record["usage"]["input_tokens"] == 500 and record["usage"]["output_tokens"] == 50
-    assert record["cost"] == pytest.approx((500 * 1.0 + 50 * 2.0) / 1e6)
-    assert record["called"] == ["researcher", "calculator", "lookup"]
-    [child] = record["children"]
+    assert record.status == "passed", record  # ``lookup`` was called by the child
+    assert record.run is not None and record.children is not None
+    assert record.run.model_calls == 5  # the root's 3 and the researcher's 2
+    assert record.run.usage["input_tokens"] == 500 and record.run.usage["output_tokens"] == 50
+    assert record.run.cost == pytest.approx((500 * 1.0 + 50 * 2.0) / 1e6)
+    assert record.run.called == ["researcher", "calculator", "lookup"]
+    [child] = record.children
     assert child["agent_path"] == "/researcher#1" and child["stop_reason"] == "final_answer"
     assert child["model_calls"] == 2 and child["called"] == ["lookup"]
     assert child["cost"] == pytest.approx((200 * 1.0 + 20 * 2.0) / 1e6)
     assert (trace.parent / child["trace"]).is_file()  # beside the episode's journal
-    json.dumps(record)  # plain JSON, as the store writes it
+    json.dumps(record.to_dict())  # plain JSON, as the store writes it
 
 
 def test_a_childs_call_counts_against_must_not_call(tmp_path: Path) -> None:
     record, _ = episode(tmp_path, must_not_call=("lookup",))
-    assert record["status"] == "failed"
-    assert record["check_detail"] == "lookup was called"
+    assert record.status == "failed"
+    assert record.check_detail == "lookup was called"
 
 
 def test_a_suite_line_declares_sub_agents(tmp_path: Path) -> None:
@@ -144,8 +145,8 @@ def test_a_resumed_tree_episode_counts_its_child_once(tmp_path: Path) -> None:
         continue_journal=True,
     )
     record = run_episode(spec, trace)
-    assert record is not None and record["status"] == "passed", record
-    assert record["resumed_from_step"] == 1
+    assert record is not None and record.status == "passed", record
+    assert record.resumed is not None and record.resumed.step == 1
     assert sorted(p.name for p in trace.parent.iterdir()) == [
         "episode.jsonl",
         "episode.researcher-1.jsonl",
@@ -153,9 +154,10 @@ def test_a_resumed_tree_episode_counts_its_child_once(tmp_path: Path) -> None:
     child_events = read_journal(trace.with_name("episode.researcher-1.jsonl"))
     assert [e["type"] for e in child_events].count("resume") == 1
     compared = ("model_calls", "tool_calls", "usage", "cost", "called")
-    assert {k: record[k] for k in compared} == {k: whole[k] for k in compared}
-    [child] = record["children"]
-    [whole_child] = whole["children"]
+    got, want = record.to_dict(), whole.to_dict()
+    assert {k: got[k] for k in compared} == {k: want[k] for k in compared}
+    [child] = got["children"]
+    [whole_child] = want["children"]
     assert child == whole_child
 
 

@@ -81,7 +81,7 @@ def test_bet_suite_rewards_the_chain_and_catches_the_parallel_guess(tmp_path: Pa
     assert rows["careful"]["n_parallel_turns"] == 0
     assert (rows["greedy"]["passed"], rows["greedy"]["failed"]) == (len(tasks) - dry, dry)
     assert rows["greedy"]["n_parallel_turns"] == len(tasks)
-    failed = {r["check_detail"] for r in outcome.records if r["status"] == "failed"}
+    failed = {r.check_detail for r in outcome.records if r.status == "failed"}
     assert failed == {"convert_currency was called"}
 
 
@@ -100,15 +100,14 @@ def test_coding_suite_checks_the_fix_by_running_the_tests(tmp_path: Path) -> Non
             fsync=False,
         )
     )
-    records = {r["task_id"]: r for r in outcome.records}
-    assert (records["coding-01"]["status"], records["coding-01"]["check_detail"][:6]) == (
-        "passed",
-        "exit 0",
-    )
+    records = {r.task_id: r for r in outcome.records}
+    fixed = records["coding-01"]
+    assert (fixed.status, (fixed.check_detail or "")[:6]) == ("passed", "exit 0")
     # the script's last turn expects "4 passed" (``expects``): on the variant it cannot fix,
     # the tests it ran fail, so it gives no answer its observations contradict
-    assert records["coding-02"]["status"] == "errored"
-    assert "expects the last observation to contain '4 passed'" in records["coding-02"]["error"]
+    unfixed = records["coding-02"]
+    assert unfixed.status == "errored"
+    assert "expects the last observation to contain '4 passed'" in (unfixed.error or "")
     assert (ROOT / "examples" / "failing_test" / "calc.py").read_text().count("+ 1)") == 1
 
 

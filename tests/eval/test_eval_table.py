@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from reactloop import FunctionModel, ModelRequest, ModelTurn, ToolCall
-from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_episode, run_eval
+from reactloop.eval import (
+    EpisodeRecord,
+    EpisodeSpec,
+    EvalConfig,
+    Rung,
+    load_suite,
+    run_episode,
+    run_eval,
+)
 from reactloop.eval.report.summary import summarize
 from reactloop.eval.run.oracle import OracleFactory
 
@@ -87,8 +95,9 @@ def test_protocol_health_is_counted_from_the_journal(tmp_path: Path) -> None:
     rung = Rung(label="messy", spec="messy", factory=lambda _: FunctionModel(_messy))
     spec = EpisodeSpec(suite="arithmetic", task=task, rung=rung, protocol="native", repeat=0)
     record = run_episode(spec, tmp_path / "trace.jsonl")
-    assert record is not None and record["status"] == "failed"  # 4 is not the total
-    assert record["health"] == {
+    assert record is not None and record.status == "failed"  # 4 is not the total
+    assert record.run is not None
+    assert record.run.health == {
         "turns": 5,
         "tool_calls": 5,
         "invalid_arguments": 2,
@@ -99,15 +108,15 @@ def test_protocol_health_is_counted_from_the_journal(tmp_path: Path) -> None:
         "parallel_turns": 1,
         "wind_downs": 0,
     }
-    assert record["called"] == ["calculator", "nope", "calculator", "calculator", "calculator"]
-    assert [s["step"] for s in record["steps"]] == [1, 2, 3, 4, 5]
+    assert record.run.called == ["calculator", "nope", "calculator", "calculator", "calculator"]
+    assert [s["step"] for s in record.run.steps] == [1, 2, 3, 4, 5]
 
 
 def test_ctrl_c_stops_cleanly_and_resume_runs_only_the_rest(tmp_path: Path) -> None:
     seen: list[str] = []
 
-    def interrupt_after_five(record: dict[str, Any]) -> None:
-        seen.append(record["key"])
+    def interrupt_after_five(record: EpisodeRecord) -> None:
+        seen.append(record.key)
         if len(seen) == 5:
             raise KeyboardInterrupt
 
@@ -118,7 +127,7 @@ def test_ctrl_c_stops_cleanly_and_resume_runs_only_the_rest(tmp_path: Path) -> N
     second = run_eval(ladder(tmp_path / "out", resume=True))
     assert second.completed and second.skipped == len(first.records)
     assert second.ran == 36 - len(first.records)
-    keys = [r["key"] for r in second.records]
+    keys = [r.key for r in second.records]
     assert len(keys) == len(set(keys)) == 36
     after = {p.name: p.read_bytes() for p in (tmp_path / "out" / "episodes").iterdir()}
     assert all(after[name] == data for name, data in before.items())

@@ -70,7 +70,7 @@ def test_a_429_storm_loses_no_episode_and_errors_none(tmp_path: Path) -> None:
         )
         outcome = run_eval(config)
     assert len(outcome.records) == 16
-    assert [r["status"] for r in outcome.records] == ["passed"] * 16
+    assert [r.status for r in outcome.records] == ["passed"] * 16
     (endpoint,) = outcome.endpoints
     assert endpoint["endpoint"] == rung.base_url
     assert endpoint["overloads"] == 16 * 3
@@ -97,7 +97,7 @@ def test_retry_after_holds_every_call_to_the_endpoint(tmp_path: Path) -> None:
             fsync=False,
         )
         outcome = run_eval(config)
-    assert [r["status"] for r in outcome.records] == ["passed", "passed"]
+    assert [r.status for r in outcome.records] == ["passed", "passed"]
     gaps = [b[0] - a[0] for a, b in itertools.pairwise(storm.times) if a[1] == 429]
     assert len(gaps) == 2  # each episode's first call refused once, then held 0.3 s
     assert min(gaps) >= 0.3
@@ -175,6 +175,6 @@ def test_an_endpoint_that_never_recovers_still_ends_errored(tmp_path: Path) -> N
         )
         outcome = run_eval(config)
         calls = len(server.requests)
-    assert [r["status"] for r in outcome.records] == ["errored"]
-    assert "slow down" in outcome.records[0]["error"]
+    assert [r.status for r in outcome.records] == ["errored"]
+    assert "slow down" in (outcome.records[0].error or "")
     assert calls == 21  # the first try and the gate's 20 retries

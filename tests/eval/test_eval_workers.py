@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
-from reactloop.eval import EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval import EpisodeRecord, EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.run.oracle import OracleFactory
 from reactloop.eval.run.process_backend import _context, _preload
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
@@ -31,8 +31,10 @@ TASKS = tuple(load_suite("arithmetic")[:4])
 SAME = ("status", "answer", "stop_reason", "model_calls", "tool_calls", "health", "called")
 
 
-def deterministic(records: Sequence[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
-    return {r["key"]: tuple(r.get(name) for name in SAME) for r in records}
+def deterministic(records: Sequence[EpisodeRecord]) -> dict[str, tuple[Any, ...]]:
+    """The fields of each record (by key) that do not depend on where it ran."""
+    forms = (r.to_dict() for r in records)
+    return {d["key"]: tuple(d.get(name) for name in SAME) for d in forms}
 
 
 def config(out: Path, rung: Rung, workers: int, **more: Any) -> EvalConfig:
@@ -56,8 +58,9 @@ def test_workers_give_the_results_of_one_process(tmp_path: Path) -> None:
     assert len(two.records) == 8
     assert deterministic(two.records) == deterministic(one.records)
     for record in two.records:
-        assert (tmp_path / "two" / record["trace"]).stat().st_size > 0
-        assert (tmp_path / "two" / "pages" / (Path(record["trace"]).stem + ".html")).is_file()
+        trace = Path(record.trace or "")
+        assert (tmp_path / "two" / trace).stat().st_size > 0
+        assert (tmp_path / "two" / "pages" / (trace.stem + ".html")).is_file()
 
 
 def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> None:
@@ -112,14 +115,14 @@ def test_a_dead_worker_loses_only_its_episodes_and_resume_reruns_them(tmp_path: 
     rung = Rung(label="o", spec="oracle", factory=DiesOn("arith-03", str(marker)))
     first = run_eval(config(tmp_path / "out", rung, 2))
     assert len(first.records) == 8  # none lost
-    died = [r for r in first.records if r.get("reason") == "worker_died"]
-    assert {r["task_id"] for r in died} >= {"arith-03"}
-    assert all(r["status"] == "errored" for r in died)
-    assert all(r["status"] == "passed" for r in first.records if r not in died)
+    died = [r for r in first.records if r.reason == "worker_died"]
+    assert {r.task_id for r in died} >= {"arith-03"}
+    assert all(r.status == "errored" for r in died)
+    assert all(r.status == "passed" for r in first.records if r not in died)
     marker.unlink()
     second = run_eval(config(tmp_path / "out", rung, 2, resume=True))
     assert (second.ran, second.skipped) == (len(died), 8 - len(died))
-    assert [r["status"] for r in second.records] == ["passed"] * 8
+    assert [r.status for r in second.records] == ["passed"] * 8
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,8 @@ def test_a_stalled_episode_in_a_worker_stays_stalled_on_disk(tmp_path: Path) -> 
     rung = Rung(label="o", spec="oracle", factory=HangsOn("arith-01"))
     cfg = config(tmp_path / "out", rung, 2, episode_seconds=2.0)
     outcome = run_eval(EvalConfig(**{**cfg.__dict__, "repeats": 1}))
-    stalled = [r for r in outcome.records if r.get("reason") == "stalled"]
-    assert [r["task_id"] for r in stalled] == ["arith-01"]
+    stalled = [r for r in outcome.records if r.reason == "stalled"]
+    assert [r.task_id for r in stalled] == ["arith-01"]
     saved = json.loads((tmp_path / "out" / "episodes" / "o__native__arith-01__0.json").read_text())
     assert saved["reason"] == "stalled"  # the late record the worker got was never saved
 

@@ -4,8 +4,10 @@
 ``python ctrl_c_campaign.py MODE RUNS SEED DIR``. MODE: ``here`` (no time limit: tools run on
 the loop's thread), ``workers`` (the default time limit: sync tools on worker threads),
 ``approver`` (``here``, with an approver asked before every call), or ``first MODULE`` (one
-run, the first of the process: the SIGINT comes as the run's lazy import of the loop's
-modules reaches MODULE, sent by an import hook); ``modules`` lists those modules.
+run, the first of the process: the SIGINT comes as the run's lazy import of a module reaches
+MODULE, sent by an import hook); ``modules`` lists those modules. The loop's own modules load
+with the first ``Agent(...)``, before any run; what a first run still imports is what only
+some runs need (an observed run's workspace record).
 
 The tool records its executions itself: it is ``dict.update`` of a dict of the run's, so it
 has no Python frame a SIGINT could land in after its side effect, and the key it writes is
@@ -175,6 +177,8 @@ def timed_run(mode: str, path: Path) -> float:
 
 def main() -> None:
     mode = sys.argv[1]
+    if mode in ("modules", "first"):  # the loop's modules load with the first ``Agent``
+        Agent(ScriptedModel([]))
     if mode == "modules":  # what the first run imports: where ``first`` may interrupt it
         before = set(sys.modules)
         one_run("here", Path(sys.argv[2]) / "calibration.jsonl", [])

@@ -270,6 +270,8 @@ def test_a_results_repr_shows_the_history_by_its_length_not_its_text() -> None:
     assert "0003-0003" not in text and len(text) < 1000
 
 
+# The fork is the point: Python 3.12+ warns that a multi-threaded process forks.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_arun_works_in_a_child_forked_after_an_arun() -> None:
     """The run threads are reused; a forked child has none of its parent's, and must start
     its own instead of handing its run to a thread that does not exist there."""

@@ -2,10 +2,11 @@
 instant, once or twice; every journal is checked (``ctrl_c_campaign.py`` says what).
 
 The child runs the tools on the loop's thread, on worker threads (the default time limit) and
-behind an approver; and, in fresh processes, a first run whose lazy import of the loop's
-modules is interrupted. The counts are small here; ``REACTLOOP_CTRL_C_RUNS`` (runs a mode,
-several hundred for a real campaign) and ``REACTLOOP_CTRL_C_SEED`` scale it up, and
-``REACTLOOP_CTRL_C_FIRST`` is how many of the loop's modules get a fresh process each.
+behind an approver; and, in fresh processes, a first run whose lazy import of a module is
+interrupted (the loop's own modules load with the first ``Agent``: these are what only some
+runs need). The counts are small here; ``REACTLOOP_CTRL_C_RUNS`` (runs a mode, several
+hundred for a real campaign) and ``REACTLOOP_CTRL_C_SEED`` scale it up, and
+``REACTLOOP_CTRL_C_FIRST`` is how many of those modules get a fresh process each.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def test_a_ctrl_c_while_the_first_run_loads_its_modules_cancels_it(
     index: int, tmp_path: Path
 ) -> None:
     loaded = child("modules", tmp_path=tmp_path)["modules"]
-    assert isinstance(loaded, list) and "reactloop.loop.tool_calls" in loaded
+    assert isinstance(loaded, list) and loaded  # an observed run's workspace record
+    assert not [m for m in loaded if m.startswith("reactloop.loop.")]  # loaded by Agent(...)
     module = random.Random(SEED + index).choice(sorted(loaded))
     report = child("first", module, tmp_path=tmp_path)
     assert report["problems"] == [], module

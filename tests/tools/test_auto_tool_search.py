@@ -214,6 +214,13 @@ def test_an_unknown_search_is_refused() -> None:
         Agent(ScriptedModel(["Finish[9]"]), [clock], tool_search="theirs")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("search", ["auto", "theirs"])
+def test_a_toolbox_takes_only_a_search_it_can_choose_alone(search: str) -> None:
+    """``auto`` needs the model, which an ``Agent`` has and a ``Toolbox`` does not."""
+    with pytest.raises(ValueError, match=r"'own' or 'native' \('auto' is chosen by an Agent"):
+        Toolbox([clock, lookup], tool_search=search)
+
+
 def test_a_refused_search_says_how_to_do_without_it() -> None:
     refusal = "tools.2: the model claude-3-5-haiku does not support tool_search_tool_bm25_20251119"
     with FakeAnthropicServer([anthropic_error(400, "invalid_request_error", refusal)]) as server:

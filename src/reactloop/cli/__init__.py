@@ -21,7 +21,9 @@ checks, 130 when interrupted; each command's ``--help`` states its own.
   facts, read from a journal of any kind;
 - ``resume.py``, ``approve.py``: ``reactloop resume | approve``; ``resume_trust.py``: what
   ``resume`` takes from the command line, never from the journal alone; ``decisions.py``: the
-  decisions and the approval policy a person gives, appended to the journal.
+  decisions and the approval policy a person gives, appended to the journal;
+  ``approval_policy.py``: ``resume``'s approvals and policy; ``approvers.py``: the approvers a
+  command gives its runs (``--defer-approval --allow``, an MCP server's questions).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from reactloop.cli.approval_policy import user
+from reactloop.cli.approvers import user
 from reactloop.cli.decisions import parse_answer, record_decisions, shown
 from reactloop.cli.resume_trust import check_reach
 from reactloop.cli.usage_errors import CliError
@@ -42,7 +42,8 @@ def approve(
     """Approve (or --deny) the calls TRACE's run waits for: the ids given, else all of them.
 
     A call that waits on a server's question (shown) is answered with --answer. A call that
-    waits in a sub-agent has its chained id (call_0_0/call_0_0, shown with its agent's path).
+    waits in a sub-agent has its chained id (call_0_0/call_0_0, shown with its agent's path),
+    for an approval as for an answer.
     The decisions go into TRACE (who, when); `reactloop resume TRACE` runs the approved calls
     and answers the denied ones with the reason (`reactloop resume TRACE --approve-pending`
     approves and goes on in one command). A denial stands. Exit 0, or 2 on a usage error (a

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.approval_policy import AllowOrDefer
+from reactloop.cli.approvers import AllowOrDefer
 from reactloop.cli.record_place import check_out_of_reach, check_sandbox_keeps_record
 from reactloop.errors import UsageError
 from reactloop.journal.reader import events_of

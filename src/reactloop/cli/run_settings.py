@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.approval import TerminalApprover, defer_approval
-from reactloop.cli.approval_policy import AllowOrDefer
+from reactloop.cli.approvers import AllowOrDefer
 from reactloop.cli.file_checks import check_input_file
 from reactloop.cli.options import RunOptions
 from reactloop.errors import UsageError

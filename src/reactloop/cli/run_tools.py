@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.agent_setup import pick_protocol
-from reactloop.cli.approval_policy import question_answerer
+from reactloop.cli.approvers import question_answerer
 from reactloop.cli.options import RunOptions
 from reactloop.cli.unloaded import UnloadedModel
 from reactloop.tools.base import Tool

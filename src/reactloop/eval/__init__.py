@@ -21,6 +21,7 @@ Sub-packages, in reading order (each ``__init__`` lists its files):
 """
 
 from reactloop.eval.records.metrics import mcnemar_exact, pass_at_k, pass_hat_k, wilson_interval
+from reactloop.eval.records.record import EpisodeRecord, EpisodeRun, Resumed
 from reactloop.eval.run.episode import run_episode
 from reactloop.eval.run.ladder import load_models_file, rungs_from_specs
 from reactloop.eval.run.plan import EvalConfig
@@ -31,9 +32,12 @@ from reactloop.eval.tasks.tasks import Task, check_answer, load_tasks
 
 __all__ = [
     "SUITES",
+    "EpisodeRecord",
+    "EpisodeRun",
     "EpisodeSpec",
     "EvalConfig",
     "EvalOutcome",
+    "Resumed",
     "Rung",
     "Task",
     "check_answer",

@@ -4,14 +4,14 @@ Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it;
 line is read back (``from_dict``), each field checked once by ``field_checks.py``. The loop
 makes about five events a step (``journal/emitter.py``): each class's ``__init__`` keeps the
 event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them.
+``event_class`` makes an event type (no ``from __future__ import annotations``: ``schema.py``
+says why).
 """
-
-from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar, dataclass_transform
 
 from reactloop.journal.event_init import BASE, line_init
 from reactloop.journal.field_checks import short, spec
@@ -138,6 +138,16 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def made_fast(cls: type[JournalEvent]) -> None:
-    """Give the event class ``cls`` the ``__init__`` that keeps its line (``event_init.py``)."""
-    line_init(cls, NO_EXTRA)
+E = TypeVar("E", bound=JournalEvent)
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
+def event_class(cls: type[E]) -> type[E]:
+    """An event type (``schema.py``): a frozen, keyword-only dataclass whose ``__init__`` keeps
+    its line (``event_init.py``). The dataclass's own ``__init__`` is not made, only to be
+    replaced (a third of the event types' import time), nor its ``__doc__``."""
+    if cls.__doc__ is None:  # else the dataclass writes its signature (``inspect``: slow)
+        cls.__doc__ = f"The journal's ``{cls.TYPE}`` event."
+    made = dataclass(frozen=True, kw_only=True, init=False)(cls)
+    line_init(made, NO_EXTRA)
+    return made

@@ -9,18 +9,20 @@ made in code writes every field but the ``OPTIONAL`` ones left ``None`` (or, giv
 ``written``, those fields: ``CheckEvent.verify``, ``WarningEvent.model_error``). The loop
 hands these values to its ``Emitter`` (``emitter.py``). Nested values (a turn, a result, a
 call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
+
+Each class is an ``event_class`` (``event_value.py``). No ``from __future__ import
+annotations`` here: the fields' types stay objects, which ``typing.get_type_hints`` (the
+checks, the ``__init__``) takes as they are, where it compiled each string at import.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Self
 
-from reactloop.journal.event_value import JournalEvent, made_fast
+from reactloop.journal.event_value import JournalEvent, event_class
 from reactloop.journal.warning_kinds import WarningKind
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class RunStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "run_start"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"output_schema", "continues", "workspace"})
@@ -38,7 +40,7 @@ class RunStartEvent(JournalEvent):
     workspace: Any = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class RequestEvent(JournalEvent):
     TYPE: ClassVar[str] = "request"
     n_messages: int
@@ -47,27 +49,27 @@ class RequestEvent(JournalEvent):
     wind_down: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ResponseEvent(JournalEvent):
     TYPE: ClassVar[str] = "response"
     raw: Any = None
     request: Any = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class TurnEvent(JournalEvent):
     TYPE: ClassVar[str] = "turn"
     turn: dict[str, Any]
     seconds: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ToolCallEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_call"
     call: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ToolStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_start"
     call_id: str
@@ -75,7 +77,7 @@ class ToolStartEvent(JournalEvent):
     arguments: Any = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ToolSearchEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_search"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"by", "error"})
@@ -86,7 +88,7 @@ class ToolSearchEvent(JournalEvent):
     error: str | None = None  # the provider's error code for a search that failed
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class SkillActivationEvent(JournalEvent):
     TYPE: ClassVar[str] = "skill_activation"
     name: str
@@ -94,14 +96,14 @@ class SkillActivationEvent(JournalEvent):
     folder: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ToolResultEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_result"
     result: dict[str, Any]
     content: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class WarningEvent(JournalEvent):
     TYPE: ClassVar[str] = "warning"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
@@ -121,9 +123,7 @@ class WarningEvent(JournalEvent):
     estimated: Any = None
 
     @classmethod
-    def model_error(
-        cls, message: str, error_kind: str, request: Any, seconds: float
-    ) -> WarningEvent:
+    def model_error(cls, message: str, error_kind: str, request: Any, seconds: float) -> Self:
         """A model call that failed: its ``request`` written, null when none was sent."""
         return cls(
             kind=WarningKind.MODEL_ERROR,
@@ -141,7 +141,7 @@ class WarningEvent(JournalEvent):
         return cls(**values, extra=extra, written=written)
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class CompactionEvent(JournalEvent):
     TYPE: ClassVar[str] = "compaction"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"summary_usage"})
@@ -158,7 +158,7 @@ class CompactionEvent(JournalEvent):
     summary_usage: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class CheckEvent(JournalEvent):
     TYPE: ClassVar[str] = "check"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"items", "output"})
@@ -168,19 +168,19 @@ class CheckEvent(JournalEvent):
     output: str | None = None  # of a verify that refused
 
     @classmethod
-    def verify(cls, refused: str | None) -> CheckEvent:
+    def verify(cls, refused: str | None) -> Self:
         """A verify's verdict: its ``output`` written, null when the answer passed."""
         written = frozenset({"step", "kind", "passed", "output"})
         return cls(kind="verify", passed=refused is None, output=refused, written=written)
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class BudgetNoticeEvent(JournalEvent):
     TYPE: ClassVar[str] = "budget_notice"
     line: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class StopEvent(JournalEvent):
     TYPE: ClassVar[str] = "stop"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"pending"})
@@ -197,7 +197,7 @@ class StopEvent(JournalEvent):
     pending: list[Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ResumeEvent(JournalEvent):
     TYPE: ClassVar[str] = "resume"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"limits"})
@@ -210,7 +210,7 @@ class ResumeEvent(JournalEvent):
     limits: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ApprovalEvent(JournalEvent):
     """A decision on one call (``call_id``, ``decision``), or a policy for the rest of the run
     (``policy``: ``mode`` and ``allow``, recorded, never applied from the journal)."""
@@ -230,7 +230,7 @@ class ApprovalEvent(JournalEvent):
     answer: dict[str, Any] | None = None  # a question's answer: ``action``, ``content``
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ElicitationEvent(JournalEvent):
     """A server's question to the person during a call (MCP elicitation) and its answer:
     ``action`` ``accept`` (with ``content``), ``decline``, ``cancel``, or ``awaiting`` (nobody
@@ -248,7 +248,7 @@ class ElicitationEvent(JournalEvent):
     omitted: list[str] | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ChildStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "child_start"
     agent_path: str
@@ -258,7 +258,7 @@ class ChildStartEvent(JournalEvent):
     call_id: str | None = None  # the parent's call of ``tool`` that runs the child
 
 
-@dataclass(frozen=True, kw_only=True)
+@event_class
 class ChildStopEvent(JournalEvent):
     TYPE: ClassVar[str] = "child_stop"
     agent_path: str
@@ -295,5 +295,3 @@ EVENT_CLASSES: tuple[type[JournalEvent], ...] = (
     ChildStopEvent,
 )
 BY_TYPE: dict[str, type[JournalEvent]] = {cls.TYPE: cls for cls in EVENT_CLASSES}
-for _made_often in EVENT_CLASSES:  # about five a step: an ``__init__`` that keeps the line
-    made_fast(_made_often)

@@ -53,7 +53,7 @@ def in_thread(function: Callable[[], T]) -> asyncio.Future[T]:
         else:
             _call_soon(loop, _set_result, future, value)
 
-    _RUN_THREADS.submit(target)  # which copies this context for the thread
+    _RUN_THREADS.start(target)  # which copies this context for the thread
     return future
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -85,6 +84,8 @@ def ask(
         return _failed(budget, emit, failure, wire, started)
     except Exception as exc:  # an adapter bug must not crash the harness
         if emit is not None:
+            import traceback  # only for an adapter's bug, observed
+
             emit(WarningEvent(kind=WarningKind.INTERNAL_ERROR, message=traceback.format_exc()))
         failure = ModelFailure(describe_exception(exc), "internal")
         return _failed(budget, None, failure, wire, started)

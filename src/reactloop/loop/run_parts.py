@@ -21,7 +21,6 @@ from reactloop.history import History
 from reactloop.journal.emitter import Emitter
 from reactloop.journal.events import Observer, micros
 from reactloop.journal.schema import RunStartEvent, StopEvent
-from reactloop.journal.workspace_record import record_for
 from reactloop.limits import StopReason
 from reactloop.loop.budget import Budget, BudgetNotices
 from reactloop.loop.compaction import ContextKeeper
@@ -145,6 +144,8 @@ def run_start_event(
     (``continues`` names their journal, when they had one). A first run whose tools use a
     workspace records it as it is now, before any tool ran (``workspace_record``); a run with
     deferred tools, its search in ``config.tool_search_used`` (who searches, what)."""
+    from reactloop.journal.workspace_record import record_for  # an observed run's only
+
     config = {k: v for k, v in settings.config.items() if k != SEARCH_USED}  # another run's
     if (search := settings.toolbox.search) is not None:  # what resume compares (search_differs)
         used = {"mode": "native" if search.native else "own", "deferred": search.index.names}

@@ -40,7 +40,8 @@ class Toolbox:
     the rest. ``for_run`` gives each run a toolbox of its own, with its own kept outputs.
     Deferred tools (``reactloop.tools.search``) are offered through ``search_tools`` and
     ``call_tool``; ``context_tokens`` is the context their automatic deferral is a share of;
-    ``tool_search="native"``: sent marked ``deferred`` to a provider that searches itself.
+    ``tool_search="native"``: sent marked ``deferred`` to a provider that searches itself
+    (``"auto"`` is an ``Agent``'s: it knows the model, a toolbox does not).
     ``skills`` (``reactloop.tools.skills``) come with the ``activate_skill`` tool.
     """
 
@@ -54,6 +55,11 @@ class Toolbox:
         skills: Sequence[Skill] = (),
         tool_search: str = "own",
     ) -> None:
+        if tool_search not in ("own", "native"):
+            raise ValueError(
+                f"Toolbox(tool_search={tool_search!r}): 'own' or 'native' ('auto' is chosen "
+                "by an Agent, which knows the model: Agent(tools, tool_search='auto'))"
+            )
         self._tools: dict[str, Tool] = {}
         for item in tools:
             if item.name in self._tools:

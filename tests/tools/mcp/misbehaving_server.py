@@ -16,8 +16,18 @@ import sys
 import threading
 import time
 
-from mcp.server import MCPServer
-from mcp_types import ToolAnnotations
+
+def _note_start() -> None:
+    """The PID first, before the SDK's imports: a start killed while it imports still counts."""
+    if "--starts" in sys.argv[:-1]:
+        with open(sys.argv[sys.argv.index("--starts") + 1], "a", encoding="utf-8") as starts:
+            starts.write(f"{os.getpid()}\n")
+
+
+_note_start()
+
+from mcp.server import MCPServer  # noqa: E402
+from mcp_types import ToolAnnotations  # noqa: E402
 
 server = MCPServer("misbehaving")
 READ_ONLY = ToolAnnotations(read_only_hint=True)
@@ -133,9 +143,6 @@ def main() -> None:
     parser.add_argument("--linger", type=float, default=0.0)
     parser.add_argument("--hang-listing", action="store_true")
     options = parser.parse_args(namespace=OPTIONS)
-    if options.starts:
-        with open(options.starts, "a", encoding="utf-8") as starts:
-            starts.write(f"{os.getpid()}\n")
     if options.exit_at_start:
         sys.stderr.write("misbehaving: refusing to start\n")
         sys.exit(2)

@@ -1,12 +1,13 @@
 """``EpisodeRecord``: one episode's record, typed, and its JSON form (``episodes/KEY.json``).
 
-The JSON form is what the eval writes, keeps on disk, sends through its pipes and gives its
-callers (``run_episode``, ``on_record``, ``EvalOutcome.records``); the writers build an
-``EpisodeRecord`` and the readers (the report, the progress bar, ``--resume``) read one.
-``to_dict`` writes the keys a record holds in the order the eval always wrote them, so the
-files are the same as before there was a type; ``from_dict`` reads any record an earlier
-version wrote (a key it lacks reads as None, a run's count or list as empty; a key this
-version does not know is kept in ``extra`` and written back last).
+The eval gives its callers records (``run_episode``, ``on_record``, ``EvalOutcome.records``)
+and passes them between its parts (its worker processes' pipes, its Ray actors) as
+``EpisodeRecord``s; the JSON form is what it writes and keeps on disk (``episodes/KEY.json``,
+``results.json``) and what the report streams from there. ``to_dict`` writes the keys a
+record holds in the order the eval always wrote them, so the files are the same as before
+there was a type; ``from_dict`` reads any record an earlier version wrote (a key it lacks
+reads as None, a run's count or list as empty; a key this version does not know is kept in
+``extra`` and written back last).
 
 Which keys a record holds: the episode's (``key`` … ``trace``) always; ``run``'s when the run
 went far enough to have a result; ``children`` for an agent with sub-agents; ``tools`` with a

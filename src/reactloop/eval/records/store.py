@@ -7,7 +7,8 @@ errored ones again and the ones never recorded; a task failure is never retried.
 
 The driver keeps no record: ``load`` answers each episode's status and file, and
 ``StoredRecords`` reads the records back from their files, one at a time, each time they are
-walked (the report streams them; an eval of 20,000 episodes holds one).
+walked (the report streams them in their JSON form; an eval of 20,000 episodes holds one);
+``StoredEpisodes`` reads them as ``EpisodeRecord``s (``EvalOutcome.records``).
 """
 
 from __future__ import annotations
@@ -202,3 +203,28 @@ class StoredRecords(Sequence[dict[str, Any]]):
             found = self.store.read_with_text(stem)
             if found is not None:
                 yield found
+
+
+class StoredEpisodes(Sequence[EpisodeRecord]):
+    """``StoredRecords`` read as ``EpisodeRecord``s: each read from its file when it is
+    walked or indexed, none kept."""
+
+    def __init__(self, stored: StoredRecords) -> None:
+        self.stored = stored
+
+    def __len__(self) -> int:
+        return len(self.stored)
+
+    @overload
+    def __getitem__(self, index: int) -> EpisodeRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[EpisodeRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> EpisodeRecord | list[EpisodeRecord]:
+        if isinstance(index, slice):
+            return [EpisodeRecord.from_dict(record) for record in self.stored[index]]
+        return EpisodeRecord.from_dict(self.stored[index])
+
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        return map(EpisodeRecord.from_dict, self.stored)

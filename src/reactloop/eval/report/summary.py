@@ -261,21 +261,26 @@ def _compare(a: Group, b: Group, solved_a: dict[str, bool], solved_b: dict[str, 
     }
 
 
-def tally(records: Iterable[dict[str, Any]]) -> Tally:
-    """The tables of records in JSON form (a results folder's, ``EvalOutcome.records``)."""
+Records = Iterable[EpisodeRecord | dict[str, Any]]
+"""Records typed (``EvalOutcome.records``) or in JSON form (a results folder's)."""
+
+
+def tally(records: Records) -> Tally:
+    """The tables of ``records``."""
     counted = Tally()
     for record in records:
-        counted.add(EpisodeRecord.from_dict(record))
+        typed = record if isinstance(record, EpisodeRecord) else EpisodeRecord.from_dict(record)
+        counted.add(typed)
     return counted
 
 
-def summarize(records: Iterable[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+def summarize(records: Records, k: int) -> list[dict[str, Any]]:
     return tally(records).summary(k)
 
 
-def comparisons(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def comparisons(records: Records) -> list[dict[str, Any]]:
     return tally(records).comparisons()
 
 
-def per_step(records: Iterable[dict[str, Any]]) -> dict[Group, list[dict[str, Any]]]:
+def per_step(records: Records) -> dict[Group, list[dict[str, Any]]]:
     return tally(records).per_step()

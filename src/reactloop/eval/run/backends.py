@@ -18,18 +18,18 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run.episode import CancelScope, base_record, run_episode, stalled
 from reactloop.eval.run.spec import EpisodeSpec
 from reactloop.eval.run.throttle import EndpointGates
 
-Record = dict[str, Any]
 STALL_GRACE = 2.0  # seconds past its --episode-seconds before an episode is given up
 RUN_GRACE = 30.0
 """Seconds past its run's own ``max_seconds`` before an episode without ``episode_seconds``
 is given up: the loop ends a run by itself a few seconds past that limit (a model call that
 ignores it is left 3 s later), so this catches only what the loop cannot see (a factory that
 never returns, a worker process stopped)."""
-OnDone = Callable[[EpisodeSpec, "Record | None"], None]
+OnDone = Callable[[EpisodeSpec, EpisodeRecord | None], None]
 
 
 class Backend(Protocol):
@@ -39,12 +39,12 @@ class Backend(Protocol):
         """The handles among ``handles`` that have finished (waits up to ``timeout``)."""
         ...
 
-    def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         """The record of a finished episode, saved with its journal in ``traces``; None when
         the episode was cancelled."""
         ...
 
-    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         """Give up an episode that never came back: its ``stalled`` record, saved (or its
         own record, when it finished after all)."""
         ...
@@ -78,7 +78,7 @@ class LocalBackend:
         self,
         concurrency: int,
         traces: Path,
-        save: Callable[[EpisodeSpec, Record], None] | None = None,
+        save: Callable[[EpisodeSpec, EpisodeRecord], None] | None = None,
         gates: EndpointGates | None = None,
     ) -> None:
         self.traces = traces
@@ -92,13 +92,13 @@ class LocalBackend:
     def _new_pool(self) -> futures.ThreadPoolExecutor:
         return futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="reactloop-eval")
 
-    def submit(self, spec: EpisodeSpec) -> futures.Future[Record | None]:
+    def submit(self, spec: EpisodeSpec) -> futures.Future[EpisodeRecord | None]:
         claim = _Claim()
         handle = self._pool.submit(self._run, spec, claim)
         self._claims[handle] = claim
         return handle
 
-    def _run(self, spec: EpisodeSpec, claim: _Claim) -> Record | None:
+    def _run(self, spec: EpisodeSpec, claim: _Claim) -> EpisodeRecord | None:
         trace = self.traces / f"{spec.file_stem}.jsonl"
         record = run_episode(spec, trace, self.scope, self.gates)
         if record is not None and claim.take() and self.save is not None:
@@ -109,12 +109,12 @@ class LocalBackend:
         done, _ = futures.wait(handles, timeout=timeout, return_when=futures.FIRST_COMPLETED)
         return list(done)
 
-    def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         self._claims.pop(handle, None)
-        result: Record | None = handle.result()
+        result: EpisodeRecord | None = handle.result()
         return result
 
-    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         claim = self._claims.pop(handle)
         if not claim.take():  # it finished as we gave up on it
             return self.outcome(handle, spec)
@@ -132,9 +132,9 @@ class LocalBackend:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def stalled_record(spec: EpisodeSpec, journal: str) -> Record:
+def stalled_record(spec: EpisodeSpec, journal: str) -> EpisodeRecord:
     started = time.time() - (spec.episode_seconds or spec.limits.max_seconds or 0.0)
-    return dataclasses.replace(base_record(spec, started), **stalled(spec, journal)).to_dict()
+    return dataclasses.replace(base_record(spec, started), **stalled(spec, journal))
 
 
 def bound(spec: EpisodeSpec) -> float | None:

@@ -1,6 +1,5 @@
 """One episode: a task, a rung of the ladder, a protocol and a repeat, run through ``Agent.run``
-with its own journal, then checked, as an ``EpisodeRecord`` (``episode_record``;
-``run_episode`` gives its JSON form).
+with its own journal, then checked: its ``EpisodeRecord``.
 
 ``errored`` (the provider failed: ``model_error``, or the harness could not run the episode)
 is kept apart from ``failed`` (the model's answer or trajectory did not solve the task, or its
@@ -72,20 +71,9 @@ def run_episode(
     trace: Path,
     scope: CancelScope | None = None,
     gates: EndpointGates | None = None,
-) -> dict[str, Any] | None:
-    """Run and check one episode; its journal goes to ``trace``. Its record in JSON form
-    (``episode_record``'s); None when cancelled."""
-    record = episode_record(spec, trace, scope, gates)
-    return None if record is None else record.to_dict()
-
-
-def episode_record(
-    spec: EpisodeSpec,
-    trace: Path,
-    scope: CancelScope | None = None,
-    gates: EndpointGates | None = None,
 ) -> EpisodeRecord | None:
-    """``run_episode``'s record, typed. With ``gates``, its model calls go through its
+    """Run and check one episode; its journal goes to ``trace``. Its record (``to_dict()``
+    is its JSON form); None when cancelled. With ``gates``, its model calls go through its
     endpoint's gate (``throttle.py``)."""
     if scope is not None and scope.cancelled.is_set():
         return None

@@ -32,6 +32,8 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from reactloop.support.pipe_messages import receive, send
+
 WRITE_SECONDS = 60.0
 """How long the driver lets one message to a worker wait for the worker to read it before it
 gives the worker up (its reading thread reads at once whenever it runs at all)."""
@@ -71,7 +73,7 @@ class Writer:
         try:
             while (message := self._queue.get()) is not _END:
                 self._since = time.monotonic()
-                self._connection.send(message)
+                send(self._connection, message)
                 self._since = None
         except (OSError, ValueError) as exc:  # the reader is gone
             self.failed = exc
@@ -98,7 +100,7 @@ class Reader:
     def _read(self) -> None:
         try:
             while True:
-                self._inbox.put((self._tag, self._connection.recv()))
+                self._inbox.put((self._tag, receive(self._connection)))
         except EOFError:
             pass
         except Exception as exc:  # a broken pipe, or a message that does not unpickle

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run.backends import stalled_record
 from reactloop.eval.run.episode import base_record
 from reactloop.eval.run.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
@@ -52,10 +53,9 @@ from reactloop.eval.run.worker_messages import (
     RunEpisode,
 )
 
-Record = dict[str, Any]
 JOIN_SECONDS = 10.0  # a closed worker's exit (a thread given up as stalled may keep it)
 log = logging.getLogger("reactloop.eval")
-Save = Callable[[EpisodeSpec, Record], None]
+Save = Callable[[EpisodeSpec, EpisodeRecord], None]
 PRELOADED = frozenset(
     {"reactloop", "openai", "anthropic", "httpx", "httpcore", "httpx2", "httpcore2", "h11"}
 )
@@ -133,8 +133,8 @@ class ProcessBackend:
         self._numbers = itertools.count()
         self._where: dict[int, int] = {}  # episode number -> worker
         self._specs: dict[int, EpisodeSpec] = {}
-        self._done: dict[int, Record | None] = {}
-        self._endpoints: list[Record] = []
+        self._done: dict[int, EpisodeRecord | None] = {}
+        self._endpoints: list[dict[str, Any]] = []
         self._gone: set[int] = set()  # workers whose results pipe ended
         self._why: dict[int, str] = {}  # workers given up (killed), and why
         self._closing = False  # close() asked the workers to exit
@@ -207,18 +207,17 @@ class ProcessBackend:
 
     def _errored(self, number: int, error: str) -> None:
         spec = self._specs[number]
-        errored = dataclasses.replace(
+        record = dataclasses.replace(
             base_record(spec, 0.0), status="errored", reason="worker_died", error=error
         )
-        record = errored.to_dict()
         self.save(spec, record)
         self._done[number] = record
 
-    def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         self._specs.pop(handle, None)
         return self._done.pop(handle)
 
-    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         """The worker records it stalled (and never saves its late record); here when the
         worker is gone."""
         record = stalled_record(spec, journal="incomplete: its thread never came back")
@@ -235,7 +234,7 @@ class ProcessBackend:
             if self._usable(worker):
                 writer.put(Cancel())
 
-    def endpoints(self) -> list[Record]:
+    def endpoints(self) -> list[dict[str, Any]]:
         return list(self._endpoints)
 
     def close(self) -> None:

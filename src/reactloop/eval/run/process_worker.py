@@ -27,6 +27,7 @@ from reactloop.eval.run.worker_messages import (
     RunEpisode,
     ToWorker,
 )
+from reactloop.support.pipe_messages import receive
 
 
 def serve(
@@ -44,7 +45,7 @@ def serve(
     worker = _Worker(Writer(results, "reactloop-eval-results"), traces, threads, caps, fsync)
     while True:
         try:
-            message = tasks.recv()
+            message = receive(tasks)
         except (EOFError, OSError):  # the driver is gone
             worker.backend.cancel()
             return
@@ -61,7 +62,7 @@ class _Worker:
         self.writer = writer
         self.gates = EndpointGates(caps, threads)
         self.backend = LocalBackend(
-            threads, traces, lambda s, r: store.save(s.file_stem, r), self.gates
+            threads, traces, lambda s, r: store.save(s.file_stem, r.to_dict()), self.gates
         )
         self._lock = threading.Lock()  # guards ``_running`` alone: never held across a send
         self._running: dict[int, tuple[Any, EpisodeSpec]] = {}
@@ -98,5 +99,5 @@ class _Worker:
             record = future.result()
         except BaseException as exc:  # a bug: the episode is errored, the worker goes on
             errored = base_record(spec, 0.0)
-            record = dataclasses.replace(errored, status="errored", error=repr(exc)).to_dict()
+            record = dataclasses.replace(errored, status="errored", error=repr(exc))
         self.writer.put(EpisodeDone(number, record))

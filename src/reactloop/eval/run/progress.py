@@ -3,8 +3,7 @@ episodes done, the share passed so far, errored, and the ETA."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -16,16 +15,14 @@ class EvalProgress:
     def __init__(
         self,
         total: int,
-        recorded: dict[str, dict[str, Any]],
+        recorded: Mapping[str, str | None],
         keys: Sequence[str],
         *,
         enabled: bool,
         label: str = "eval",
     ) -> None:
-        done = [
-            recorded[k] for k in keys if recorded.get(k, {}).get("status") in ("passed", "failed")
-        ]
-        self.passed = sum(r["status"] == "passed" for r in done)
+        done = [recorded[k] for k in keys if recorded.get(k) in ("passed", "failed")]
+        self.passed = done.count("passed")
         self.scored = len(done)
         self.errored = 0
         self.enabled = enabled

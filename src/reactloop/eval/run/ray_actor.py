@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import reactloop
-from reactloop.eval.run.episode import CancelScope, episode_record
+from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.run.episode import CancelScope, run_episode
 from reactloop.eval.run.ray_journals import ActorJournals, Ended, Piece, Wanted
 from reactloop.eval.run.ray_workspaces import UnpackedWorkspaces
 from reactloop.eval.run.spec import EpisodeSpec
 from reactloop.eval.run.throttle import EndpointGates
-
-Record = dict[str, Any]
 
 
 class EpisodeActor:
@@ -38,18 +37,18 @@ class EpisodeActor:
 
     def run(
         self, spec: EpisodeSpec, workspace: bytes | None = None, journal: bytes | None = None
-    ) -> tuple[Record | None, Ended]:
+    ) -> tuple[EpisodeRecord | None, Ended]:
         """The episode's record and journal; ``journal``: the one ``--resume`` may continue."""
         trace = self.journals.begin(spec.file_stem, journal)
         record = None
         try:
             spec = self.workspaces.local(spec, workspace)
-            record = episode_record(spec, trace, self.scope, self.gates)
+            record = run_episode(spec, trace, self.scope, self.gates)
         finally:
             ended = self.journals.end(spec.file_stem)
         if record is None:
             return None, ended
-        return dataclasses.replace(record, ray_node=self.node).to_dict(), ended
+        return dataclasses.replace(record, ray_node=self.node), ended
 
     def progress(self, wanted: dict[str, Wanted]) -> dict[str, Piece]:
         return self.journals.progress(wanted)

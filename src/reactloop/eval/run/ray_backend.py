@@ -40,7 +40,6 @@ from reactloop.eval.run.ray_workspaces import PackedWorkspaces
 from reactloop.eval.run.spec import EpisodeSpec, Rung
 from reactloop.models.roster import ROSTER
 
-Record = dict[str, Any]
 TASK_RETRIES = 2  # an episode whose actor died is run again, on its restarted actor
 ACTOR_CPUS = 0.01
 """What each actor reserves: its threads wait on the network. Not 0: Ray ignores a soft node
@@ -113,7 +112,7 @@ class RayBackend:
         address: str | None = None,
         actors: int | None = None,
         write: Callable[[Path, bytes], None],
-        save: Callable[[EpisodeSpec, Record], None],
+        save: Callable[[EpisodeSpec, EpisodeRecord], None],
         caps: dict[str, int] | None = None,
         rungs: Sequence[Rung] = (),
         fsync: bool = True,
@@ -194,7 +193,7 @@ class RayBackend:
             ready.extend(more)
         return list(ready)
 
-    def outcome(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         number = self._where.pop(handle)
         self._stems.pop(handle)
         self.load[number] -= 1
@@ -202,13 +201,13 @@ class RayBackend:
             record, ended = self.ray.get(handle)
         except self.ray.exceptions.RayError as exc:
             record, ended = self._lost(spec, number, exc), None
-        self.journals.finish(spec.file_stem, record, ended)
+        record = self.journals.finish(spec.file_stem, record, ended)
         if record is not None:
-            self.nodes[number] = EpisodeRecord.from_dict(record).ray_node or self.nodes[number]
+            self.nodes[number] = record.ray_node or self.nodes[number]
             self.save(spec, record)
-        return record  # type: ignore[no-any-return]
+        return record
 
-    def _lost(self, spec: EpisodeSpec, number: int, exc: Exception) -> Record:
+    def _lost(self, spec: EpisodeSpec, number: int, exc: Exception) -> EpisodeRecord:
         """The episode's actor died (its node with it, most often) or could not run it."""
         died = isinstance(exc, self.ray.exceptions.RayActorError)
         node = self.nodes[number]
@@ -219,9 +218,9 @@ class RayBackend:
             error=f"Ray actor {number} on node {node[:12]} lost the episode: {type(exc).__name__}",
             journal="as far as it came back from the actor",
             ray_node=node,
-        ).to_dict()
+        )
 
-    def abandon(self, handle: Any, spec: EpisodeSpec) -> Record | None:
+    def abandon(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         """The actor's thread stays busy (so it stays counted in the actor's load); the
         episode is recorded ``stalled`` and a late result from it is never collected."""
         self._where.pop(handle, None)

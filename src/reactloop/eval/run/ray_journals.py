@@ -15,6 +15,7 @@ of an actor, never costs the journal DIR had.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run.continued import ASIDE, set_aside
 
 STREAM_SECONDS = 1.0
@@ -193,22 +195,26 @@ class DriverJournals:
                 handle.flush()
                 os.fsync(handle.fileno())
 
-    def finish(self, stem: str, record: dict[str, Any] | None, ended: Ended | None) -> None:
+    def finish(
+        self, stem: str, record: EpisodeRecord | None, ended: Ended | None
+    ) -> EpisodeRecord | None:
         """The episode's final journal into DIR (the earlier one set aside when it started
-        again, and the record told where); nothing changes without one."""
+        again); nothing changes without one. The record, telling where DIR's earlier journal
+        went when it started again."""
         self._have.pop(stem, None)
         aside = self._set_aside(stem) if ended is not None and ended.restarted else None
         self._aside.pop(stem, None)
         if ended is None:
-            return
-        marks = record.get("restarted") if record is not None else None
-        if aside is not None and isinstance(marks, dict):
-            marks["journal"] = f"traces/{aside.name}"
+            return record
+        if aside is not None and record is not None and record.restarted is not None:
+            marks = {**record.restarted, "journal": f"traces/{aside.name}"}
+            record = dataclasses.replace(record, restarted=marks)
         if ended.torn:
             with self.path(stem).with_name(f"{stem}.jsonl.torn").open("ab") as kept:
                 kept.write(ended.torn)
         if ended.journal is not None:
             self.write(self.path(stem), ended.journal)
+        return record
 
     def forget(self, stem: str) -> None:
         """An episode whose result will never come (abandoned): its journal stays as it is."""

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from reactloop.eval.records.record import EpisodeRecord
-from reactloop.eval.records.store import FINAL, ResultsStore, Stems, Stored, StoredRecords
+from reactloop.eval.records.store import (
+    FINAL,
+    ResultsStore,
+    Stems,
+    Stored,
+    StoredEpisodes,
+    StoredRecords,
+)
 from reactloop.eval.report.process import ReportProcess
 from reactloop.eval.report.write import write_report
 from reactloop.eval.run.backends import Backend, LocalBackend, OnDone, dispatch
@@ -38,7 +45,7 @@ start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."
 @dataclass(frozen=True, kw_only=True)
 class EvalOutcome:
     out: Path
-    records: Sequence[dict[str, Any]]  # read from DIR/episodes each time they are walked: a
+    records: Sequence[EpisodeRecord]  # read from DIR/episodes each time they are walked: a
     # later --resume into DIR changes them (list() keeps a copy)
     completed: bool
     ran: int
@@ -51,12 +58,15 @@ class EvalOutcome:
 
     @property
     def errored(self) -> int:
-        return sum(EpisodeRecord.from_dict(r).errored for r in self.records)  # one at a time
+        return sum(r.errored for r in self.records)  # one at a time
 
 
-def run_eval(
-    config: EvalConfig, *, on_record: Callable[[dict[str, Any]], None] | None = None
-) -> EvalOutcome:
+OnRecord = Callable[[EpisodeRecord], None]
+
+
+def run_eval(config: EvalConfig, *, on_record: OnRecord | None = None) -> EvalOutcome:
+    """Run the episodes ``config`` plans that DIR does not hold yet; ``on_record`` gets each
+    one's record as it ends (in the driver's thread)."""
     tasks = list(config.tasks) if config.tasks is not None else load_suite(config.suite)
     check(config, tasks)
     store = ResultsStore(config.out, fsync=config.fsync)
@@ -66,7 +76,7 @@ def run_eval(
     config = dataclasses.replace(config, workers=_workers(config, len(todo)))
     progress = EvalProgress(
         len(specs),
-        {key: {"status": s.status} for key, s in stored.items()},
+        {key: s.status for key, s in stored.items()},
         [key for key in (s.key for s in specs) if key in stored],  # none but when resuming
         enabled=config.progress,
         label=_label(config),
@@ -87,7 +97,7 @@ def run_eval(
     records = StoredRecords(store, _recorded(store, specs, moved))
     outcome = EvalOutcome(
         out=config.out,
-        records=records,
+        records=StoredEpisodes(records),
         completed=completed,
         ran=len(todo),
         skipped=len(specs) - len(todo),
@@ -118,21 +128,20 @@ class _Finished:
         out: Path,
         progress: EvalProgress,
         report: ReportProcess | None,
-        on_record: Callable[[dict[str, Any]], None] | None,
+        on_record: OnRecord | None,
     ) -> None:
         self.out, self.progress, self.report, self.on_record = out, progress, report, on_record
         self.continued = self.restarted = 0
         self._finished = itertools.count(1)
 
-    def __call__(self, spec: EpisodeSpec, record: dict[str, Any] | None) -> None:
+    def __call__(self, spec: EpisodeSpec, record: EpisodeRecord | None) -> None:
         if record is None:
             return
-        typed = EpisodeRecord.from_dict(record)
         if self.report is not None:
-            self.report.page(self.out, typed)  # rendered by the report's child meanwhile
-        self.continued += typed.resumed is not None
-        self.restarted += typed.restarted is not None
-        self.progress.advance(typed)
+            self.report.page(self.out, record)  # rendered by the report's child meanwhile
+        self.continued += record.resumed is not None
+        self.restarted += record.restarted is not None
+        self.progress.advance(record)
         if self.on_record is not None:
             self.on_record(record)
         if next(self._finished) % TRIM_EVERY == 0:
@@ -204,8 +213,8 @@ def _backend(
     if report is not None:
         (config.out / "pages").mkdir(exist_ok=True)
 
-    def save(spec: EpisodeSpec, record: dict[str, Any]) -> None:
-        store.save(spec.file_stem, record)
+    def save(spec: EpisodeSpec, record: EpisodeRecord) -> None:
+        store.save(spec.file_stem, record.to_dict())
 
     workers = config.workers or 1
     if workers > 1 and config.backend == "local":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run.spec import EpisodeSpec
 
 
@@ -42,10 +43,10 @@ ToWorker = RunEpisode | Abandon | Cancel | Close
 
 @dataclass(frozen=True)
 class EpisodeDone:
-    """Episode ``number`` ended: its record in JSON form (None: cancelled, not recorded)."""
+    """Episode ``number`` ended: its record (None: cancelled, not recorded)."""
 
     number: int
-    record: dict[str, Any] | None
+    record: EpisodeRecord | None
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,11 @@ _THREADS = Workers("reactloop-run-limited", max_idle=_IDLE_THREADS)
 os.register_at_fork(after_in_child=_THREADS.forget_threads)
 
 
+def ready() -> None:
+    """A run thread waiting for the next run with a time limit (``Agent(...)`` has one ready)."""
+    _THREADS.ready()
+
+
 def current() -> Custody | None:
     """The custody of the run this thread drives, if it runs under ``run_in_custody``."""
     custody: Custody | None = getattr(_LOCAL, "custody", None)
@@ -186,7 +191,7 @@ def run_in_custody(run: Drivable, deadline: float | None, cancel: threading.Even
     """``run.drive()`` on a run thread, given up on as the module docstring says."""
     custody = Custody(deadline)
     outcome = _Outcome()
-    _THREADS.submit(_drive, run, custody, outcome)
+    _THREADS.start(_drive, run, custody, outcome)
     interrupted = False
     while True:
         try:

@@ -1,5 +1,10 @@
-"""``Workers``: the daemon threads that run sync tools under a deadline (``ToolExecutor``),
-and ``wait_all``, the wait for their calls."""
+"""``Workers``: the daemon threads that run sync tools under a deadline (``ToolExecutor``) and
+runs (``custody.py``, ``async_runner.py``), and ``wait_all``, the wait for their calls.
+
+``submit`` gives a ``concurrent.futures.Future`` (a turn's concurrent calls); ``start`` gives
+none, for a job that hands its outcome on itself (a run): a run that makes no concurrent call
+does not load ``concurrent.futures`` and the ``logging`` it imports (a fifth of the loop's
+import time)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    _Job = tuple[Future[Any], contextvars.Context, Callable[..., Any], tuple[Any, ...]]
+    _Job = tuple[Future[Any] | None, contextvars.Context, Callable[..., Any], tuple[Any, ...]]
 
 
 _SLICE = 0.05  # how often a wait wakes, to see a Ctrl-C or a cancel
@@ -40,17 +45,36 @@ class Workers:
         self._idle = 0
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        """``function(*args)`` on a worker thread, in a copy of this thread's context; its
+        value or exception in the future."""
         from concurrent.futures import Future
 
         future: Future[Any] = Future()
+        self._put((future, contextvars.copy_context(), function, args))
+        return future
+
+    def start(self, function: Callable[..., None], *args: Any) -> None:
+        """``function(*args)`` on a worker thread, as ``submit``, for a function that hands on
+        its own outcome and raises nothing (what it raised would end its thread)."""
+        self._put((None, contextvars.copy_context(), function, args))
+
+    def ready(self) -> None:
+        """Have a thread waiting for the next job: started now when none is, so that the
+        first job does not wait for a thread to start."""
+        with self._lock:
+            if self._idle or self._closed:
+                return
+            self._idle += 1
+        threading.Thread(target=self._work, name=self._name, daemon=True).start()
+
+    def _put(self, job: _Job) -> None:
         with self._lock:
             start = self._idle == 0
             if not start:
                 self._idle -= 1
         if start:
             threading.Thread(target=self._work, name=self._name, daemon=True).start()
-        self._jobs.put((future, contextvars.copy_context(), function, args))
-        return future
+        self._jobs.put(job)
 
     def _work(self) -> None:
         while True:
@@ -58,7 +82,9 @@ class Workers:
             if job is None:
                 return
             future, context, function, args = job
-            if future.set_running_or_notify_cancel():
+            if future is None:
+                context.run(function, *args)
+            elif future.set_running_or_notify_cancel():
                 try:
                     future.set_result(context.run(function, *args))
                 except BaseException as exc:  # handed to the waiting thread

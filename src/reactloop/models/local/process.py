@@ -28,6 +28,7 @@ from reactloop.models.base import ModelRequest
 from reactloop.models.local.cpu import cpu_flags, features_line
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.thought_stream import ThoughtStream
+from reactloop.support.pipe_messages import receive, send
 
 GRACE_SECONDS = 2.0  # past the time limit, the child has this long to stop by itself
 STDERR_TAIL = 600  # characters of the child's stderr quoted when it dies
@@ -152,7 +153,7 @@ class ModelProcess:
     def _send(self, message: tuple[Any, ...], during: str) -> None:
         assert self._conn is not None
         try:
-            self._conn.send(message)
+            send(self._conn, message)
         except (EOFError, OSError, ConnectionError):
             raise ModelError(self._death_message(f"before {during}"), kind="server") from None
 
@@ -193,7 +194,7 @@ class ModelProcess:
                     "its process was stopped",
                     kind="server",
                 )
-            message = self._conn.recv()
+            message = receive(self._conn)
         except (EOFError, OSError, ConnectionError):
             raise ModelError(self._death_message(f"during {during}"), kind="server") from None
         if message[0] == "error":

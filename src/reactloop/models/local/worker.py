@@ -30,6 +30,7 @@ from reactloop.models.local.engines import choose_engine
 from reactloop.models.local.options import LocalOptions
 from reactloop.models.local.session import Engine, Session
 from reactloop.models.local.xllamacpp_engine import XllamacppEngine
+from reactloop.support.pipe_messages import receive, send
 
 MAX_SESSIONS = 32  # the least recently used session is forgotten past this
 PARENT_CHECK_SECONDS = 0.5
@@ -60,29 +61,29 @@ class Worker:
         stream = bool(fields.pop("stream", False))
         request = ModelRequest(
             **fields,
-            on_raw=lambda raw: self.conn.send(("raw", raw)),
-            on_text=(lambda text: self.conn.send(("text", text))) if stream else None,
+            on_raw=lambda raw: send(self.conn, ("raw", raw)),
+            on_text=(lambda text: send(self.conn, ("text", text))) if stream else None,
         )
         try:
             turn = self.session(key, name, options).complete(request)
         except Exception as exc:
-            self.conn.send(_error(exc))
+            send(self.conn, _error(exc))
             return
-        self.conn.send(("turn", turn))
+        send(self.conn, ("turn", turn))
 
     def probe(self, prompt: str, max_tokens: int) -> None:
         started = time.monotonic()
         try:
             text = self.engine.probe(prompt, max_tokens)
         except Exception as exc:
-            self.conn.send(_error(exc))
+            send(self.conn, _error(exc))
             return
-        self.conn.send(("probe", {"text": text, "seconds": time.monotonic() - started}))
+        send(self.conn, ("probe", {"text": text, "seconds": time.monotonic() - started}))
 
     def serve(self) -> None:
         while True:
             try:
-                message = self.conn.recv()
+                message = receive(self.conn)
             except (EOFError, OSError):
                 return
             if message[0] == "complete":
@@ -123,17 +124,17 @@ def main(argv: list[str]) -> int:
     threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True).start()
     conn = Connection(int(argv[1]))
     try:
-        _, path, options = conn.recv()
+        _, path, options = receive(conn)
     except (EOFError, OSError):
         return 0
     try:
         engine, info = load_engine(Path(path), options)
     except BaseException as exc:
         _remove_owned()
-        conn.send(_error(exc))
+        send(conn, _error(exc))
         return 1
     try:
-        conn.send(("ready", info))
+        send(conn, ("ready", info))
         Worker(conn, engine).serve()
     except OSError:  # the parent is gone (a broken pipe mid-reply): end, and clean up
         pass
