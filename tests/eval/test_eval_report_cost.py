@@ -76,9 +76,9 @@ def test_the_child_s_page_is_the_viewer_s_and_a_bad_journal_leaves_none(tmp_path
     (record,) = run_eval(config).records
     (out / "pages").mkdir()
     render = getattr(html, "render_html")  # noqa: B009  (the viewer's)
-    report_process._write_page(out, record["trace"], render)
-    page = out / "pages" / (Path(record["trace"]).stem + ".html")
-    assert page.read_text() == render(out / record["trace"])
+    report_process._write_page(out, record.trace, render)
+    page = out / "pages" / (Path(record.trace or "").stem + ".html")
+    assert page.read_text() == render(out / (record.trace or ""))
     (out / "traces" / "bad.jsonl").write_text("not a journal\n")
     for journal in ("traces/bad.jsonl", "traces/missing.jsonl", None):
         report_process._write_page(out, journal, render)

@@ -177,7 +177,7 @@ def test_an_episode_without_sub_agents_does_not_read_its_journal_back(
     )  # fmt: skip
     spec = EpisodeSpec(suite="tree", task=made, rung=rung, protocol="native", repeat=0)
     record = run_episode(spec, tmp_path / "alone.jsonl")
-    assert record is not None and record["status"] == "passed" and "children" not in record
+    assert record is not None and record.status == "passed" and record.children is None
     assert reads == []
     episode(tmp_path)  # with sub-agents, the journal is read for them
     assert reads
