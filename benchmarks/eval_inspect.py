@@ -2,7 +2,8 @@
 
     python benchmarks/eval_inspect.py [--rows 64:384 128:768 512:1024 512:3072]
                                       [--latency 1.0] [--inspect-python PYTHON]
-                                      [--tools reactloop inspect]
+                                      [--tools reactloop inspect] [--compare SRC ...]
+                                      [--pairs P]
 
 Each row is C:N, N two-call episodes (a calculator call, then the answer "391") at
 concurrency C, run once by each tool as one command in a fresh process: ``python -m
@@ -19,7 +20,10 @@ seconds and notes when each request came. Figures of a command:
 - **CPU / call**: the CPU of its whole process tree (workers, forkserver, report child:
   reaped through a child subreaper) over its 2 × N model calls (``calls`` is what the server
   counted);
-- **peak RSS**: the tree's resident memory summed, sampled every 0.2 s.
+- **peak PSS**: the tree's proportional set size summed (``/proc/PID/smaps_rollup``: a page
+  shared by n processes counts 1/n in each, so forked workers' shared pages count once), and
+  **peak RSS**, its resident memory summed (those pages counted in each process): both
+  sampled every 0.2 s, the peak of each sum.
 
 Inspect is optional: without ``inspect_ai`` importable by ``--inspect-python`` (default: this
 interpreter) its rows are skipped with one line. It is not a dependency of reactloop; install
@@ -29,7 +33,11 @@ it apart (``python -m venv --system-site-packages V && V/bin/pip install inspect
 exits 0 (so its log is read here, not its exit code); the task file is given as a
 relative path; and 0.3.285 sent its requests through OpenAI's batch API here unless given
 ``--batch false`` (the fake server has no such route: nothing ran, and the command waited).
-One JSON line a row and tool; the load average is printed with each.
+``--compare SRC ...`` runs reactloop's command of each row once more per source tree given
+(``PYTHONPATH=SRC``, e.g. ``git archive COMMIT src | tar -x -C /tmp/old``), right after this
+tree's, so that a change is measured before and after side by side (its rows' ``tool`` is
+``reactloop@SRC``); ``--pairs P`` runs the whole sequence P times. One JSON line a row and
+tool; the load average is printed with each.
 """
 
 from __future__ import annotations
@@ -148,10 +156,9 @@ class Server:
         self.process.communicate("")
 
 
-def _tree_rss(root: int) -> int:
-    """The summed RSS in bytes of ``root`` and its descendants (by /proc's parent ids)."""
+def _tree(root: int) -> set[int]:
+    """``root`` and its descendants (by /proc's parent ids)."""
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -159,27 +166,51 @@ def _tree_rss(root: int) -> int:
             except OSError:
                 continue
             parents[int(entry)] = int(stat[1])
-            rss[int(entry)] = int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
     tree, grown = {root}, True
     while grown:
         more = {pid for pid, parent in parents.items() if parent in tree} - tree
         tree |= more
         grown = bool(more)
-    return sum(rss.get(pid, 0) for pid in tree)
+    return tree
+
+
+def _memory(pid: int) -> tuple[int, int]:
+    """The PSS and RSS of ``pid`` in bytes (``smaps_rollup``; 0, 0 once it has exited)."""
+    pss = rss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith(b"Pss:"):
+                    pss = int(line.split()[1]) * 1024
+                elif line.startswith(b"Rss:"):
+                    rss = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return pss, rss
+
+
+def _tree_memory(root: int) -> tuple[int, int]:
+    """The summed PSS and RSS in bytes of ``root``'s process tree."""
+    pss = rss = 0
+    for pid in _tree(root):
+        one_pss, one_rss = _memory(pid)
+        pss, rss = pss + one_pss, rss + one_rss
+    return pss, rss
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Run ``command``; its wall time, its process tree's CPU and peak summed RSS."""
+    """Run ``command``; its wall time, its process tree's CPU and peak summed PSS and RSS."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     child = subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    peak = [0]
+    peak = [0, 0]
 
     def sample() -> None:
         while child.poll() is None:
-            peak[0] = max(peak[0], _tree_rss(child.pid))
+            pss, rss = _tree_memory(child.pid)
+            peak[:] = max(peak[0], pss), max(peak[1], rss)
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -192,7 +223,7 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]:
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if child.returncode != 0:
         raise SystemExit(f"{command[:4]} exited {child.returncode}:\n{err[-3000:]}")
-    return {"wall": wall, "cpu": cpu, "rss": peak[0], "stdout": out}
+    return {"wall": wall, "cpu": cpu, "pss": peak[0], "rss": peak[1], "stdout": out}
 
 
 def _reap_orphans() -> None:
@@ -209,9 +240,9 @@ def _reap_orphans() -> None:
 
 
 def run_reactloop(
-    server: Server, concurrency: int, episodes: int, folder: Path, source: str | None = None
+    server: Server, concurrency: int, episodes: int, folder: Path, src: str | None = None
 ) -> dict[str, Any]:
-    """``source``: the ``src`` folder of another tree to run instead of this one's."""
+    """``src``: the ``src`` folder of another tree to run instead of this one's."""
     suite = folder / "suite.jsonl"
     lines = (
         json.dumps({"id": f"t{n:05d}", "task": f"What is 17 * 23? (case {n})", "expected": 391})
@@ -224,7 +255,7 @@ def run_reactloop(
         "--base-url", server.base_url, "--repeats", "1", "--concurrency", str(concurrency),
         "--out", str(out), "--no-progress",
     ]  # fmt: skip
-    env = dict(os.environ) | ({"PYTHONPATH": source} if source else {})
+    env = dict(os.environ) if src is None else dict(os.environ, PYTHONPATH=src)
     figures = timed(command, folder, env)
     statuses = [json.loads(p.read_text())["status"] for p in (out / "episodes").glob("*.json")]
     figures["passed"] = statuses.count("passed")
@@ -271,6 +302,7 @@ def row(tool: str, figures: dict[str, Any], stats: dict[str, float], args: Any) 
         "ideal": round(ideal, 1),
         "of_ideal": round(rate / ideal, 3),
         "cpu_ms_per_call": round(1000 * figures["cpu"] / (CALLS_PER_EPISODE * episodes), 2),
+        "peak_pss_mb": round(figures["pss"] / 2**20),
         "peak_rss_mb": round(figures["rss"] / 2**20),
         "load": round(os.getloadavg()[0], 1),
     }
@@ -294,19 +326,19 @@ def main() -> None:
     parser.add_argument("--tools", nargs="+", default=["reactloop", "inspect"])
     parser.add_argument(
         "--compare",
-        metavar="OLD/src",
-        help="also run reactloop from this tree's sources, taking turns with this one's "
-        "(git archive REV src | tar -x -C /tmp/old)",
+        nargs="+",
+        default=[],
+        metavar="SRC",
+        help="also run reactloop's rows from these trees' sources, taking turns with this "
+        "one's (git archive REV src | tar -x -C /tmp/old)",
     )
     parser.add_argument("--pairs", type=int, default=1, help="turns of each row")
     args = parser.parse_args()
-    tools = list(args.tools) * args.pairs
-    if args.compare and "reactloop" in tools:
-        tools = [
-            t
-            for tool in tools
-            for t in ([tool, "reactloop@compare"] if tool == "reactloop" else [tool])
-        ]
+    tools = list(args.tools)
+    if "reactloop" in tools:
+        at = tools.index("reactloop") + 1
+        tools[at:at] = [f"reactloop@{src}" for src in args.compare]
+    tools *= args.pairs
     version = inspect_version(args.inspect_python) if "inspect" in tools else None
     if "inspect" in tools and version is None:
         print(f"inspect_ai is not importable by {args.inspect_python}: its rows are skipped")
@@ -324,8 +356,8 @@ def main() -> None:
                     folder = Path(name)
                     server.stats()  # the times restart
                     if tool.startswith("reactloop"):
-                        source = args.compare if tool == "reactloop@compare" else None
-                        figures = run_reactloop(server, concurrency, episodes, folder, source)
+                        src = tool.partition("@")[2] or None
+                        figures = run_reactloop(server, concurrency, episodes, folder, src)
                     else:
                         figures = run_inspect(
                             server, concurrency, episodes, folder, args.inspect_python

@@ -59,6 +59,32 @@ def test_the_pages_are_rendered_by_the_child_not_by_the_eval_s_process(
     assert (out / "success.png").stat().st_size > 0 and "success.png" in index
 
 
+def test_the_child_s_page_is_the_viewer_s_and_a_bad_journal_leaves_none(tmp_path: Path) -> None:
+    """The child writes the viewer's page whole (nothing beside it), and no page for a journal
+    the viewer cannot read or that is missing: the index's pass then links the journal."""
+    out = tmp_path / "out"
+    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
+    config = EvalConfig(
+        suite="arithmetic",
+        rungs=(rung,),
+        out=out,
+        repeats=1,
+        tasks=tuple(load_suite("arithmetic")[:1]),
+        fsync=False,
+        report=False,
+    )
+    (record,) = run_eval(config).records
+    (out / "pages").mkdir()
+    render = getattr(html, "render_html")  # noqa: B009  (the viewer's)
+    report_process._write_page(out, record.trace, render)
+    page = out / "pages" / (Path(record.trace or "").stem + ".html")
+    assert page.read_text() == render(out / (record.trace or ""))
+    (out / "traces" / "bad.jsonl").write_text("not a journal\n")
+    for journal in ("traces/bad.jsonl", "traces/missing.jsonl", None):
+        report_process._write_page(out, journal, render)
+    assert [p.name for p in (out / "pages").iterdir()] == [page.name]
+
+
 def test_without_the_child_the_eval_s_process_renders_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -159,3 +159,25 @@ def test_a_resumed_tree_episode_counts_its_child_once(tmp_path: Path) -> None:
     [child] = got["children"]
     [whole_child] = want["children"]
     assert child == whole_child
+
+
+def test_an_episode_without_sub_agents_does_not_read_its_journal_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its record's figures were counted as the events went by: no child to look for."""
+    from reactloop.eval.run import agent_tree
+
+    reads: list[Path] = []
+    real = agent_tree.read_journal
+    monkeypatch.setattr(agent_tree, "read_journal", lambda path: reads.append(path) or real(path))
+    rung = Rung(label="tree", spec="function", factory=tree_model)
+    made = Task(
+        id="alone", task="What is the population?", expected=2_100_000, notes=NOTES,
+        tools=("lookup",),
+    )  # fmt: skip
+    spec = EpisodeSpec(suite="tree", task=made, rung=rung, protocol="native", repeat=0)
+    record = run_episode(spec, tmp_path / "alone.jsonl")
+    assert record is not None and record.status == "passed" and record.children is None
+    assert reads == []
+    episode(tmp_path)  # with sub-agents, the journal is read for them
+    assert reads

@@ -6,6 +6,7 @@ The page's Content-Security-Policy forbids scripts and any fetch, as a second li
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from html import escape
@@ -67,9 +68,7 @@ def render_events(
     for compaction, cost in zip(shown, report.compactions, strict=False):
         compaction.cache_line = cost.miss_line()
         compaction.summary_money = cost.summary_money
-    template = Template(
-        resources.files("reactloop.viewer").joinpath("template.html").read_text("utf-8")
-    )
+    template = _template()
     parts = _conversation(views, report) if len(views) > 1 else _single(views[0], report)
     first = views[0]
     page = template.substitute(
@@ -81,6 +80,14 @@ def render_events(
         footer=escape(f"{source} · model {first.model} · protocol {first.protocol}".strip(" ·")),
     )
     return _LONE_SURROGATE.sub("\ufffd", page)
+
+
+@functools.cache
+def _template() -> Template:
+    """The page's frame, read once a process (an eval renders a page an episode)."""
+    return Template(
+        resources.files("reactloop.viewer").joinpath("template.html").read_text("utf-8")
+    )
 
 
 def _single(view: RunView, report: UsageReport) -> dict[str, str]:

@@ -10,6 +10,12 @@ waits for the child to finish the pages and the charts and answers the charts it
 there is no child (``here()``, or it could not start, or it died), ``names`` draws the charts
 in this process and ``write_pages`` renders the pages the child did not.
 
+The child imports what its jobs need and no more (the viewer for the pages, this module and
+the charts'), so that its start would cost little if the eval package's ``__init__`` did not
+import every module of the package. Each page is rendered as soon as its episode is
+recorded, straight from its journal (no check for a stale page: there is none yet), and put
+in place by a rename.
+
     python -m reactloop.eval.report.process     # the child: one JSON job a line on stdin
 """
 
@@ -24,13 +30,15 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reactloop.eval.records.record import EpisodeRecord
-from reactloop.eval.records.store import ResultsStore
 from reactloop.eval.report.charts import write_charts
-from reactloop.eval.report.html import render_page
+from reactloop.viewer import render_html
+
+if TYPE_CHECKING:
+    from reactloop.eval.records.record import EpisodeRecord
 
 _END = None
 REPORT_SECONDS = 300.0
@@ -148,14 +156,33 @@ def _child() -> None:
     for line in sys.stdin:
         job = json.loads(line)
         if "page" in job:
-            out = Path(job["page"]["out"])
-            render_page(out, job["page"]["trace"], ResultsStore(out, fsync=False))
+            _write_page(Path(job["page"]["out"]), job["page"]["trace"], render_html)
         elif "charts" in job:
             if importlib.util.find_spec("matplotlib") is None:
                 print("null")  # the eval's process draws none and says why
                 return
             print(json.dumps(write_charts(Path(job["charts"]["out"]), job["charts"]["data"])))
             return
+
+
+def _write_page(out: Path, journal: str | None, render: Callable[[Path], str]) -> None:
+    """``pages/<journal's stem>.html`` of the journal ``journal`` (relative to ``out``), put in
+    place whole by a rename; nothing for a journal the viewer cannot read (the index's pass
+    then links the journal itself, as ``html.render_page`` does)."""
+    if not journal:
+        return
+    trace = out / journal
+    try:
+        page = render(trace)
+    except Exception:  # missing, or a journal the viewer cannot read
+        return
+    final = out / "pages" / (trace.stem + ".html")
+    temporary = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(page.encode("utf-8"))
+        os.replace(temporary, final)
+    except OSError:  # the index's pass renders it again, or says why
+        temporary.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -126,7 +126,9 @@ def _run(
         return None
     # a continued run is counted from its whole journal, as one run (a call re-run counts once)
     stats = tally.stats() if attempt.state is None else journal_stats(one_run(read_journal(trace)))
-    stats, tree = tree_stats(stats, trace, spec.rung.cost)  # a tree of agents scored as one
+    tree: dict[str, Any] = {}  # a tree of agents is scored as one; without sub-agents in its
+    if spec.task.agents:  # task an episode has no child, and its journal is not read back
+        stats, tree = tree_stats(stats, trace, spec.rung.cost)
     record = dataclasses.replace(
         base_record(spec, started),
         run=outcome(result, stats, spec.rung),
