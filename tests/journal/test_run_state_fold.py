@@ -1,12 +1,14 @@
-"""The one fold (``journal/run_state.py``): for a scripted run of any shape (calls of tools
-with and without side effects, alone and several in a turn, repeats the loop guard catches,
+"""The one fold (``journal/fold.py``): for a scripted run of any shape (calls of tools with
+and without side effects, alone and several in a turn, repeats the loop guard catches,
 unreadable, empty and cut-off replies, answers, every budget running out), cut after any
 event *i*, the fold of the journal's first *i* events equals the live loop's state when it
-wrote event *i*: its budget's counts, its step, its flags, the messages it has sent, and its
-history."""
+wrote event *i*: its counters (the one ``RunCounts`` the loop keeps them in, compared whole:
+the budget's spending, the step, the messages sent, the flags, the budget notices given), and
+its history."""
 
 from __future__ import annotations
 
+import copy
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,9 @@ from hypothesis import strategies as st
 
 from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, ToolCall, Usage, tool
 from reactloop.journal.events import Event
-from reactloop.journal.fold import LiveState, advance
+from reactloop.journal.fold import advance
 from reactloop.journal.reader import read_events
+from reactloop.journal.run_counts import RunCounts
 from reactloop.journal.run_state import RunState
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.tree_budget import current_run
@@ -65,35 +68,13 @@ def _turn(shape: tuple[str, list[tuple[str, int]]], tokens: int) -> ModelTurn:
     return ModelTurn(text="working", tool_calls=made, usage=usage)
 
 
-def _live(loop: RunLoop) -> dict[str, Any]:
-    budget, flags = loop.budget, loop.flags
-    return {
-        "model_calls": budget.model_calls,
-        "tool_calls": budget.tool_calls,
-        "usage": budget.usage,
-        "last_usage": budget.last_usage,
-        "step": loop.step,
-        "sent": loop.sent,
-        "format_errors": flags.format_errors,
-        "truncations": flags.truncations,
-        "wound_down": flags.wound_down,
-        "history": [m.to_dict() for m in loop.history],
-    }
+def _live(loop: RunLoop) -> tuple[RunCounts, list[dict[str, Any]]]:
+    assert loop.counts is loop.budget.counts  # one value: the budget counts in the run's
+    return copy.deepcopy(loop.counts), [m.to_dict() for m in loop.history]
 
 
-def _folded(state: RunState) -> dict[str, Any]:
-    return {
-        "model_calls": state.model_calls,
-        "tool_calls": state.tool_calls,
-        "usage": state.usage,
-        "last_usage": state.last_usage,
-        "step": state.step,
-        "sent": state.sent,
-        "format_errors": state.format_errors,
-        "truncations": state.truncations,
-        "wound_down": state.wound_down,
-        "history": [m.to_dict() for m in [*state.messages, *state.notices]],
-    }
+def _folded(state: RunState) -> tuple[RunCounts, list[dict[str, Any]]]:
+    return state.counts, [m.to_dict() for m in [*state.messages, *state.notices]]
 
 
 LIMITS = st.builds(
@@ -131,8 +112,11 @@ def test_the_fold_of_any_cut_is_the_live_loops_state_there(
     shapes: list[tuple[str, list[tuple[str, int]]]], limits: Limits, tokens: int
 ) -> None:
     turns = [_turn(shape, tokens) for shape in shapes] + [ModelTurn(text="done")]
-    live: list[dict[str, Any]] = []
-    folding = LiveState()
+    _assert_each_cut_folds_to_the_live_state(turns, limits=limits)
+
+
+def _assert_each_cut_folds_to_the_live_state(turns: list[ModelTurn], **given: Any) -> None:
+    live: list[tuple[RunCounts, list[dict[str, Any]]]] = []
 
     def sink(event: Event) -> None:
         loop = current_run()
@@ -142,17 +126,40 @@ def test_the_fold_of_any_cut_is_the_live_loops_state_there(
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "run.jsonl"
         with Journal(path) as journal:
-            agent = Agent(ScriptedModel(turns), [peek, bump], limits=limits, journal=journal)
-            agent.run("go", observers=[sink, folding])
+            agent = Agent(ScriptedModel(turns), [peek, bump], journal=journal, **given)
+            agent.run("go", observers=[sink])
         events = read_events(path)
     assert len(events) == len(live)
     state = RunState()
     for index, event in enumerate(events):
         advance(state, event)
         assert _folded(state) == live[index], f"after event {index} ({event.type})"
-    # the run's events folded as they came are the journal's, folded
-    own = folding.state
-    assert _folded(own) == _folded(state)
-    calls = [(c.call, c.state) for c in own.calls]  # ``started_t``: the journal's clock alone
-    assert calls == [(c.call, c.state) for c in state.calls]
-    assert (own.decisions, own.not_run) == (state.decisions, state.not_run)
+
+
+def _typed(kind: str, tokens: int) -> ModelTurn:
+    usage = Usage(input_tokens=tokens, output_tokens=2)
+    if kind in ("valid", "invalid"):
+        value = "5" if kind == "valid" else '"abc"'
+        final = ToolCall(id="", name="final_answer", arguments=f'{{"value": {value}}}')
+        return ModelTurn(tool_calls=(final,), usage=usage)
+    if kind == "text":  # an answer in the text, not a number
+        return ModelTurn(text="about five", usage=usage)
+    if kind == "cut_off":
+        return ModelTurn(text="half", finish_reason="length", usage=usage)
+    return ModelTurn(text="peeking", tool_calls=(_call("peek", tokens),), usage=usage)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(kinds=["invalid", "cut_off", "invalid", "call", "invalid", "valid"], checklist=True)
+@given(
+    kinds=st.lists(st.sampled_from(["valid", "invalid", "text", "cut_off", "call"]), max_size=7),
+    checklist=st.booleans(),
+)
+def test_a_typed_runs_counts_fold_as_they_were_live(kinds: list[str], checklist: bool) -> None:
+    """A typed run (its invalid answers in a row, judged again after a cut-off reply) with or
+    without a checklist (shown once): each cut folds to the live ``RunCounts``."""
+    turns = [_typed(kind, n) for n, kind in enumerate(kinds)] + [_typed("valid", 9)] * 2
+    limits = Limits(max_format_errors=3, max_truncation_retries=3)
+    _assert_each_cut_folds_to_the_live_state(
+        turns, limits=limits, output_type=int, checklist=["a number"] if checklist else ()
+    )

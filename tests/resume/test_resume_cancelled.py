@@ -241,7 +241,7 @@ def test_calls_a_cancel_stopped_before_they_ran_run_once_on_resume(tmp_path: Pat
         ("second", "not_started"),
         ("third", "not_started"),
     ]
-    assert state.tool_calls == 1  # second counts when it runs
+    assert state.counts.tool_calls == 1  # second counts when it runs
 
     tools.agent = None  # the resumed run is not cancelled again
     again = Cancelling()
@@ -274,7 +274,7 @@ def test_a_call_closed_by_the_cancel_after_its_start_is_uncertain(tmp_path: Path
     stop = {"type": "stop", "t": cut[start]["t"], "step": 1, "stop_reason": "cancelled"}
     state = rebuild([*cut, closed, stop])
     assert [(c.call.id, c.state) for c in state.calls] == [("s1", "uncertain")]
-    assert state.tool_calls == 0  # counted again when it runs again, or is answered
+    assert state.counts.tool_calls == 0  # counted again when it runs again, or is answered
 
 
 def test_a_call_whose_approval_a_ctrl_c_ended_is_asked_again_on_resume(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """A tree's spending across a resume: what a sub-agent spent counts in its parent, also when
 the parent's state is folded from its journal (``child_stop``), when a killed child is resumed
-(``TreeBudget.restore``), and when a child's recorded outcome stands (``count_spent``)."""
+(its ``TreeBudget`` handed its ``RunCounts``), and when a child's recorded outcome stands
+(``count_spent``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from reactloop import Agent, Journal, Limits, ScriptedModel, StopReason, tool
 from reactloop.journal.fold import fold
 from reactloop.journal.reader import read_events
-from reactloop.journal.run_state import RunState
+from reactloop.journal.run_counts import RunCounts
 from reactloop.loop.budget import Budget
 from reactloop.loop.tree_budget import TreeBudget, count_spent, current_run
 from reactloop.messages import Usage
@@ -41,8 +42,9 @@ def test_the_fold_counts_a_childs_spending_in_its_parent(tmp_path: Path) -> None
         result = root.run("go", journal=journal)
     assert (result.model_calls, result.tool_calls) == (4, 2)  # the child's 2 and 1 included
     state = fold(read_events(tmp_path / "root.jsonl"))
-    assert (state.model_calls, state.tool_calls) == (result.model_calls, result.tool_calls)
-    assert state.usage.total_tokens == result.usage.total_tokens == 46
+    counts = state.counts
+    assert (counts.model_calls, counts.tool_calls) == (result.model_calls, result.tool_calls)
+    assert counts.usage.total_tokens == result.usage.total_tokens == 46
 
 
 def _tree() -> tuple[Budget, TreeBudget, TreeBudget]:
@@ -62,11 +64,9 @@ def test_count_spent_reaches_every_ancestor_once() -> None:
 
 
 def test_a_resumed_childs_spending_before_the_kill_counts_in_its_ancestors() -> None:
-    root, child, grandchild = _tree()
-    state = RunState()
-    state.model_calls, state.tool_calls = 4, 2
-    state.usage = Usage(input_tokens=30, output_tokens=6)
-    grandchild.restore(state)
+    root, child, _ = _tree()
+    counts = RunCounts(model_calls=4, tool_calls=2, usage=Usage(input_tokens=30, output_tokens=6))
+    grandchild = TreeBudget(Limits(), None, parent=child, lock=child.lock, counts=counts)
     for budget in (grandchild, child, root):
         assert (budget.model_calls, budget.tool_calls, budget.usage.total_tokens) == (4, 2, 36)
 

@@ -13,10 +13,12 @@
 - ``reader.py``        the journal read as typed events, each line checked once
 - ``legacy.py``        the one place that reads prose: the error texts of journals written
                        before ``ToolResult.not_run`` existed (a compatibility path)
-- ``run_state.py``     ``RunState``: a run's state as its events leave it
-- ``fold.py``          ``advance``: the one function that moves it on by an event (the live
-                       run's, through the ``LiveState`` observer; a journal's, on resume);
-                       ``waiting.py``: what waits for a person (decisions, questions)
+- ``run_counts.py``    ``RunCounts``: a run's counters, the one value the live loop keeps
+                       them in and the fold computes; the moves both make on it
+- ``run_state.py``     ``RunState``: a run's state as its events leave it (its counts in it)
+- ``fold.py``          ``advance``: the one function that moves it on by an event (a
+                       journal's, on resume); ``waiting.py``: what waits for a person
+                       (decisions, questions)
 - ``resume_point.py``  a journal's last run folded to the point a resume goes on from
 - ``one_run.py``       a resumed journal read as the one run it makes (replay)
 - ``otel.py``          ``OTelObserver``: the events as OpenTelemetry spans, with

@@ -1,6 +1,8 @@
 """``advance``: the one function that moves a ``RunState`` (``run_state.py``) on by an event,
 dispatched on the event's class (``schema.py``), a warning's on its ``WarningKind``; ``fold``
-folds many; ``LiveState``, an observer, a live run's as they come.
+folds many. Its counters (``RunState.counts``) move through the functions the live loop moves
+its own with (``run_counts.py``), so that the fold of a run's events so far is the live run's
+``RunCounts`` at that event (``tests/journal/test_run_state_fold.py``).
 """
 
 from __future__ import annotations
@@ -9,9 +11,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from reactloop.journal.event_value import JournalEvent
-from reactloop.journal.events import TRUNCATED_NOTICE, Event
+from reactloop.journal.events import TRUNCATED_NOTICE
 from reactloop.journal.legacy import not_run_of
-from reactloop.journal.reader import event_from_dict
+from reactloop.journal.run_counts import (
+    count_budget_notice,
+    count_invalid_answer,
+    count_turn,
+    spend_model_call,
+)
 from reactloop.journal.run_state import OpenCall, RunState
 from reactloop.journal.schema import (
     ApprovalEvent,
@@ -45,39 +52,20 @@ def fold(events: Iterable[JournalEvent], state: RunState | None = None) -> RunSt
     return state
 
 
-class LiveState:
-    """An observer that folds a live run's events as they come: ``state`` is the run's state
-    at the latest one. Each event is read as the journal reads its line, then folded. Not on
-    the default path: folding costs about half of what a step costs (``docs/benchmarks.md``)."""
-
-    def __init__(self, state: RunState | None = None) -> None:
-        self.state = RunState() if state is None else state
-
-    def __call__(self, event: Event) -> None:
-        line = {"type": event.type, "step": event.step, **event.data}
-        advance(self.state, event_from_dict(line))
-
-
 def advance(state: RunState, event: JournalEvent) -> RunState:
     """``state`` moved on by ``event`` (in place: the fold owns it), and returned."""
     handler = _HANDLERS.get(type(event))
     if handler is not None:
         handler(state, event)
-    if event.step > state.step:
-        state.step = event.step
+    counts = state.counts
+    if event.step > counts.step:
+        counts.step = event.step
     t = event.t
     if t is not None:
         if state.t0 is None:
             state.t0 = t
         state.seconds = max(0.0, t - state.t0)
     return state
-
-
-def clears_format_errors(turn: ModelTurn) -> bool:
-    """A turn that ends a run of unusable replies: readable, with calls or an answer."""
-    if turn.format_error is not None or turn.finish_reason in ("length", "content_filter"):
-        return False
-    return bool(turn.tool_calls) or turn.answer is not None
 
 
 def place_notice(state: RunState) -> None:
@@ -98,7 +86,7 @@ def _on_request(state: RunState, event: RequestEvent) -> None:
     state.notice, state.notices = None, []  # they are in the request, where they were put
     new = [Message.from_dict(m) for m in event.messages_new]
     state.messages[event.n_messages - len(new) :] = new
-    state.sent = event.n_messages
+    state.counts.sent = event.n_messages
 
 
 def _on_turn(state: RunState, event: TurnEvent) -> None:
@@ -106,18 +94,13 @@ def _on_turn(state: RunState, event: TurnEvent) -> None:
     turn = ModelTurn.from_dict(event.turn)
     if state.loop is not None:
         state.last_word = turn
-    state.turns += 1
-    state.model_calls += 1
-    state.usage = state.usage + turn.usage
-    state.last_usage = turn.usage
+    spend_model_call(state.counts, turn.usage)
+    count_turn(state.counts, turn)
     state.messages.extend(state.notices)
     state.notices = []
     said = {"content": turn.text, "reasoning": turn.reasoning, "raw": turn.raw_message}
     state.messages.append(Message(role="assistant", tool_calls=turn.tool_calls, **said))
     state.calls = [OpenCall(call=call, state="not_started") for call in turn.tool_calls]
-    state.invalid_before_turn, state.invalid_answers = state.invalid_answers, 0
-    if clears_format_errors(turn):
-        state.format_errors = 0
     state.last_turn, state.turn_handled = turn, False
     answered = not turn.tool_calls and turn.answer is not None and turn.finish_reason == "stop"
     state.final_turn = turn if answered else None
@@ -138,7 +121,7 @@ def _on_start(state: RunState, event: ToolStartEvent) -> None:
     state.turn_handled = True
     if event.call_id not in state.started:  # a call run again on resume counts once
         state.started.add(event.call_id)
-        state.tool_calls += 1
+        state.counts.tool_calls += 1
     set_call(state, event.call_id, "uncertain", event.t or 0.0)
 
 
@@ -167,33 +150,36 @@ def _on_warning(state: RunState, event: WarningEvent) -> None:
 
 
 def _on_model_error(state: RunState, event: WarningEvent) -> None:
-    state.model_calls += 1
+    state.counts.model_calls += 1
 
 
 def _on_wind_down(state: RunState, event: WarningEvent) -> None:
     place_notice(state)
-    state.wound_down = True
+    state.counts.wound_down = True
     state.notices.append(Message(role="user", content=event.message, kind="wind_down"))
 
 
 def _on_truncated(state: RunState, event: WarningEvent) -> None:
-    state.truncations += 1  # its notice follows the refused calls' results
+    state.counts.truncations += 1  # its notice follows the refused calls' results
     state.notice = Message(role="user", content=TRUNCATED_NOTICE, kind="truncated")
 
 
 def _on_invalid_output(state: RunState, event: WarningEvent) -> None:
-    state.invalid_answers = event.count or state.invalid_before_turn + 1
+    if event.count:
+        state.counts.invalid_answers = event.count
+    else:
+        count_invalid_answer(state.counts)
 
 
 def _on_format_error(state: RunState, event: WarningEvent) -> None:
-    state.format_errors += 1
+    state.counts.format_errors += 1
     state.notice = Message(role="user", content=event.message, kind="format_error")
 
 
 def _on_check(state: RunState, event: CheckEvent) -> None:
     state.turn_handled = True
     if event.kind == CHECKLIST:
-        state.checklist_shown = True
+        state.counts.checklist_shown = True
 
 
 def _on_search(state: RunState, event: ToolSearchEvent) -> None:
@@ -206,7 +192,7 @@ def _on_skill(state: RunState, event: SkillActivationEvent) -> None:
 
 def _on_budget_notice(state: RunState, event: BudgetNoticeEvent) -> None:
     place_notice(state)
-    state.notices_at.append((state.model_calls, state.tool_calls, state.usage.total_tokens))
+    count_budget_notice(state.counts)
     state.notices.append(Message(role="user", content=event.line, kind="notice"))
 
 
@@ -244,7 +230,7 @@ def reopen(state: RunState, reason: str) -> None:
         reopened[call_id] = "not_started"
         if call_id in state.started:  # it had its tool_start, and did not run
             state.started.discard(call_id)
-            state.tool_calls -= 1
+            state.counts.tool_calls -= 1
     if reopened:
         state.messages = [
             m for m in state.messages if not (m.role == "tool" and m.tool_call_id in reopened)

@@ -64,7 +64,7 @@ def fold_to_resume(
     if stop_reason is not None:
         reopen(state, stop_reason)
     # an uncertain call counts again when it runs again (or once it is answered without)
-    state.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
+    state.counts.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
     state.seconds = seconds
     return state
 
@@ -119,9 +119,9 @@ def resume_record(
     the limits the resumed run goes on with."""
     return ResumeEvent(
         why=why,
-        from_step=state.step,
-        model_calls=state.model_calls,
-        tool_calls=state.tool_calls,
+        from_step=state.counts.step,
+        model_calls=state.counts.model_calls,
+        tool_calls=state.counts.tool_calls,
         calls=[
             {"call_id": c.call.id, "name": c.call.name, "state": c.state, "started_t": c.started_t}
             for c in state.calls

@@ -49,5 +49,5 @@ def on_elicitation(state: RunState, event: ElicitationEvent) -> None:
     }
     if call_id in state.started:  # it counts when it runs again
         state.started.discard(call_id)
-        state.tool_calls -= 1
+        state.counts.tool_calls -= 1
     set_call(state, call_id, "not_started", None)

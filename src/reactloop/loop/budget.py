@@ -1,25 +1,21 @@
 """``Budget``: a run's spending counted against its ``Limits``, and the notices it sends when a
-budget runs low."""
+budget runs low. The counts themselves are the run's ``RunCounts`` (``journal/run_counts.py``),
+the value a journal's fold computes: a resumed run's budget is handed the fold's, and goes on."""
 
 from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from reactloop.journal.run_counts import RunCounts, spend_model_call
 from reactloop.limits import Limits, StopReason
 from reactloop.loop import notices
 from reactloop.messages import Usage
 
-if TYPE_CHECKING:
-    from reactloop.journal.run_state import RunState
-
 
 class Pricer(Protocol):
     def cost(self, usage: Usage) -> float: ...
-
-
-_NO_USAGE = Usage()
 
 
 class Budget:
@@ -31,26 +27,49 @@ class Budget:
 
     reserved_calls = 0
 
-    def __init__(self, limits: Limits, price: Pricer | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        price: Pricer | None = None,
+        counts: RunCounts | None = None,
+    ) -> None:
+        """``counts``: the run's (a resumed run's goes on from its spending so far)."""
         if limits.max_cost is not None and price is None:
             raise ValueError("max_cost needs the model's price")
         self.limits = limits
         self.price = price
-        self.cost: float | None = 0.0 if price is not None else None
+        self.counts = counts = RunCounts() if counts is None else counts
+        self.cost: float | None = price.cost(counts.usage) if price is not None else None
         self.started = time.monotonic()
-        self.model_calls = 0
-        self.tool_calls = 0
-        self.usage = Usage()
-        self.last_usage = Usage()  # of the latest model call
         self.last_cost = 0.0
 
-    def restore(self, state: RunState) -> None:
-        """The spending of the run a resumed run continues, carried over."""
-        self.model_calls, self.tool_calls = state.model_calls, state.tool_calls
-        self.usage, self.last_usage = state.usage, state.last_usage
-        self.started = time.monotonic() - state.seconds
-        if self.price is not None:
-            self.cost = self.price.cost(state.usage)
+    @property
+    def model_calls(self) -> int:
+        return self.counts.model_calls
+
+    @model_calls.setter
+    def model_calls(self, value: int) -> None:
+        self.counts.model_calls = value
+
+    @property
+    def tool_calls(self) -> int:
+        return self.counts.tool_calls
+
+    @tool_calls.setter
+    def tool_calls(self, value: int) -> None:
+        self.counts.tool_calls = value
+
+    @property
+    def usage(self) -> Usage:
+        return self.counts.usage
+
+    @usage.setter
+    def usage(self, value: Usage) -> None:
+        self.counts.usage = value
+
+    @property
+    def last_usage(self) -> Usage:
+        return self.counts.last_usage
 
     @property
     def elapsed(self) -> float:
@@ -71,17 +90,17 @@ class Budget:
 
     @property
     def model_calls_left(self) -> int:
-        return self.limits.max_model_calls - self.model_calls
+        return self.limits.max_model_calls - self.counts.model_calls
 
     @property
     def tool_calls_left(self) -> int:
-        return self.limits.max_tool_calls - self.tool_calls
+        return self.limits.max_tool_calls - self.counts.tool_calls
 
     def take_tool_call(self) -> bool:
         """Count one tool call, if the budget has one left (check and count in one step)."""
         if self.tool_calls_left <= 0:
             return False
-        self.tool_calls += 1
+        self.counts.tool_calls += 1  # (a ``TreeBudget`` takes its own, passed up)
         return True
 
     def give_back_tool_call(self) -> None:
@@ -98,28 +117,25 @@ class Budget:
 
     def stop_before_model_call(self) -> StopReason | None:
         """The reason the run cannot make another model call, or None."""
-        limits = self.limits
+        limits, counts = self.limits, self.counts
         if self.timed_out():
             return StopReason.TIMEOUT
-        if self.model_calls >= limits.max_model_calls:
+        if counts.model_calls >= limits.max_model_calls:
             return StopReason.MAX_MODEL_CALLS
-        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
+        if limits.max_tokens is not None and counts.usage.total_tokens >= limits.max_tokens:
             return StopReason.MAX_TOKENS
         if limits.max_cost is not None and (self.cost or 0.0) >= limits.max_cost:
             return StopReason.MAX_COST
         return None
 
     def record_model_call(self, usage: Usage) -> None:
-        self.model_calls += 1
-        self.last_usage = usage
-        if usage != _NO_USAGE:
-            self.usage = self.usage + usage
+        spend_model_call(self.counts, usage)
         if self.price is not None:
             self.last_cost = self.price.cost(usage)
             self.cost = (self.cost or 0.0) + self.last_cost
 
     def record_model_call_failed(self) -> None:
-        self.model_calls += 1
+        self.counts.model_calls += 1
 
     def wind_down_due(self) -> bool:
         """True when the next model call should be told to answer now."""
@@ -132,8 +148,8 @@ class Budget:
         (prompts only grow, so the next call costs at least as much as the last)."""
         limits = self.limits
         if limits.max_tokens is not None:
-            last = self.last_usage.total_tokens
-            if last and self.usage.total_tokens + 2 * last > limits.max_tokens:
+            last = self.counts.last_usage.total_tokens
+            if last and self.counts.usage.total_tokens + 2 * last > limits.max_tokens:
                 return True
         if limits.max_cost is not None and self.last_cost:
             return (self.cost or 0.0) + 2 * self.last_cost > limits.max_cost
@@ -148,7 +164,7 @@ class BudgetNotices:
     call; no tool call left) is counted as announced and left out: "This is your last step"
     says more than "1 model call left". A step with nothing to announce costs five
     comparisons: each budget's mark (three quarters spent) is set once, and put out of reach
-    once it is announced."""
+    once it is announced (a resumed run's, for each notice its run gave: ``notices_at``)."""
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
@@ -161,10 +177,7 @@ class BudgetNotices:
             "s": _three_quarters(limits.max_seconds),
             "$": _three_quarters(limits.max_cost),
         }
-
-    def restore(self, state: RunState) -> None:
-        """The budgets a resumed run's ``budget_notice`` events announced: not again."""
-        for model_calls, tool_calls, tokens in state.notices_at:
+        for model_calls, tool_calls, tokens in budget.counts.notices_at:
             spent = {"model calls": model_calls, "tool calls": tool_calls, "tokens": tokens}
             for name, used in spent.items():
                 if used > self._marks[name]:
@@ -173,11 +186,11 @@ class BudgetNotices:
 
     def line(self) -> str | None:
         """The notice due before the next model call, or None (each budget at most once)."""
-        budget, marks = self.budget, self._marks
+        budget, marks, counts = self.budget, self._marks, self.budget.counts
         if (
-            budget.model_calls <= marks["model calls"]
-            and budget.tool_calls <= marks["tool calls"]
-            and budget.usage.total_tokens <= marks["tokens"]
+            counts.model_calls <= marks["model calls"]
+            and counts.tool_calls <= marks["tool calls"]
+            and counts.usage.total_tokens <= marks["tokens"]
             and (budget.cost or 0.0) <= marks["$"]
             and time.monotonic() - budget.started <= marks["s"]
         ):

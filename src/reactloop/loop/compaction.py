@@ -115,15 +115,15 @@ class ContextKeeper:
         not trusted below what is sent. The own estimate counts each message once."""
         history = self.history
         own = self.watch.tokens(history, history.revision, len(history))
-        last = self.budget.last_usage
-        if last.input_tokens and self.budget.model_calls != self._stale_at:
+        last = self.budget.counts.last_usage
+        if last.input_tokens and self.budget.counts.model_calls != self._stale_at:
             counted = last.input_tokens + last.output_tokens + tokens_of(history[sent + 1 :])
             return max(counted, own)
         return own
 
     def check(self, step: int, sent: int) -> Checked | None:
         """Before a model call: None when the prompt fits, else a compaction or a stop."""
-        reported = self.budget.last_usage.input_tokens
+        reported = self.budget.counts.last_usage.input_tokens
         if reported and not self.watch.done:
             self.watch.check(self.history, self.history.revision, sent, reported)
         if not self.limited:

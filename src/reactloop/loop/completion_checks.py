@@ -29,7 +29,7 @@ from reactloop.result import Stop
 
 if TYPE_CHECKING:
     from reactloop.journal.event_value import JournalEvent
-    from reactloop.journal.run_state import RunState
+    from reactloop.journal.run_counts import RunCounts
 
 Verify = Callable[[str], "bool | str | None"]
 Emit = Callable[["JournalEvent"], None]
@@ -86,17 +86,17 @@ class FinishChecks:
         emit: Emit,
         warn: Callable[..., None],
         observed: bool = True,
+        counts: RunCounts,
     ) -> None:
+        """``counts``: the run's, which say whether the checklist was shown (once, in the
+        whole run: a resumed run's too)."""
         self.checklist = tuple(checklist)
         self.verify = verify
         self.history = history
         self.emit = emit
         self.warn = warn
         self.observed = observed
-        self.shown = False
-
-    def restore(self, state: RunState) -> None:
-        self.shown = self.shown or state.checklist_shown  # shown once, in the whole run
+        self.counts = counts
 
     @classmethod
     def for_run(
@@ -113,8 +113,8 @@ class FinishChecks:
         and the run cannot go on), or None: the model was told why, and the run goes on."""
         go_on = can_go_on and not stop.forced
         answer = stop.answer or ""
-        if self.checklist and not self.shown and go_on:
-            self.shown = True
+        if self.checklist and not self.counts.checklist_shown and go_on:
+            self.counts.checklist_shown = True
             notice = notices.checklist_notice(self.checklist)
             self._journal(None, checklist=True)
             self.history.append(Message(role="user", content=notice, kind="notice"))

@@ -1,10 +1,12 @@
 """One run of the loop: ask the model, check its calls, run them, append the results, repeat.
 
-``RunLoop`` holds what belongs to a single run — history, budget, loop guard, counters — and
-``execute`` is the loop itself; what it does with a turn is ``turn_reactions.py``'s. It reads
-its ``RunSettings``, never the ``Agent``. Every decision is emitted as an event, so the
-journal shows why; a journal that cannot take an event ends the run with ``journal_error``
-(a run is never journaled with holes, silently).
+``RunLoop`` holds what belongs to a single run — history, budget, loop guard, counters (its
+``RunCounts``, the value a journal's fold computes, kept by the budget) — and ``execute`` is
+the loop itself (a resumed run: this loop, started from a journal's folded ``RunState``);
+what it does with a turn is ``turn_reactions.py``'s. It reads its ``RunSettings``, never the
+``Agent``. Every decision is emitted as an event, so the journal shows why; a journal that
+cannot take an event ends the run with ``journal_error`` (a run is never journaled with
+holes, silently).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from typing import Any
 from reactloop.history import History
 from reactloop.journal.emitter import Emitter
 from reactloop.journal.events import micros
-from reactloop.journal.fold import clears_format_errors
+from reactloop.journal.run_counts import count_budget_notice, count_turn
 from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import BudgetNoticeEvent, RequestEvent, TurnEvent
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
+from reactloop.loop.loop_guard import judged_again
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.notices import wind_down_notice
 from reactloop.loop.run_parts import (
@@ -52,19 +55,22 @@ class RunLoop:
         task: str,
         history: Sequence[Message] = (),
         continues: str | None = None,
+        *,
+        state: RunState | None = None,
     ) -> None:
         """``history``: the messages of the runs this one continues (``continues`` names
-        their journal, when they had one): the task is appended to them as a follow-up."""
+        their journal, when they had one): the task is appended to them as a follow-up.
+        ``state``: a resumed run's, folded from its journal: the run goes on from it."""
         settings = with_own_toolbox(settings)
         self.settings = settings
         self.task = task
         self.place = settings.tree if settings.tree is not None else TreePlace()
-        self.budget = budget_for(self.place, settings.limits, settings.price)
+        counts = None if state is None else state.counts
+        self.budget = budget_for(self.place, settings.limits, settings.price, counts)
+        self.counts = self.budget.counts  # the run's counters: the budget's, the fold's
         self.history = History(opening(history, settings.instructions))
         self.prior = len(history)
         self.continues = continues
-        self.step = 0
-        self.sent = 0
         self.flags = RunFlags()
         self.model_seconds = 0.0
         self.events = Emitter(settings.journal, settings.observers)
@@ -77,23 +83,21 @@ class RunLoop:
         self.context, self.budget_notes = parts.context, parts.budget_notes
         self.given: dict[str, Mapping[str, Any]] = {}  # a person's answers to calls' questions
         self.done = False  # its ``stop`` is written: a child given up on writes no more here
+        if state is not None:
+            self._go_on_from(state)
 
-    def restore(self, state: RunState) -> None:
-        """Go on from ``state`` (a resumed run's): each part takes what is its own from it."""
-        self.step = self.events.step = state.step
-        self.sent = state.sent
-        self.budget.restore(state)
-        self.flags.restore(state)
-        self.calls.restore(state)
-        for part in (self.answers, self.checks, self.budget_notes):
-            if part is not None:
-                part.restore(state)
+    def _go_on_from(self, state: RunState) -> None:
+        """What a resumed run keeps outside its counters: the loop guard's memory of the
+        calls (judged again), the tools found and skills activated, the model's place."""
+        self.events.step = self.counts.step
+        self.budget.started -= state.seconds  # the run's time so far counts
+        judged_again(self.calls.guard, self.settings.toolbox.prepare, state)
         toolbox = self.settings.toolbox
         if toolbox.search is not None:  # the tools the run's searches revealed
             toolbox.search.reveal(state.revealed)
         if toolbox.skills is not None:  # a skill activated is not sent again
             toolbox.skills.restore(state.activated)
-        model_at(self.settings.model, state.turns)
+        model_at(self.settings.model, self.counts.turns)
 
     @property
     def journal_error(self) -> str | None:
@@ -143,12 +147,12 @@ class RunLoop:
         notes = self.budget_notes
         if notes is not None and (line := notes.line()) is not None:
             self.note_budget(line)
-        if self.context.limited or budget.last_usage.input_tokens:  # else nothing to keep
+        if self.context.limited or self.counts.last_usage.input_tokens:  # else nothing to keep
             full = self.keep_context()
             if full is not None:
                 return full
-        self.step += 1
-        self.events.step = self.step
+        self.counts.step += 1
+        self.events.step = self.counts.step
         turn = self.ask_model()
         if isinstance(turn, ModelFailure):
             if budget.timed_out():  # the call failed because the run's time did
@@ -167,22 +171,23 @@ class RunLoop:
     def note_budget(self, line: str) -> None:
         """Before a model call: the budget notice that is due (``BudgetNotices.line``)."""
         self.history.append(Message(role="user", content=line, kind="notice"))
+        count_budget_notice(self.counts)
         if self.observed:
             self.emit(BudgetNoticeEvent(line=line))
 
     def keep_context(self) -> Stop | None:
         """Before a model call: the context kept within its limit (``compaction.py``)."""
-        checked = self.context.check(self.step, self.sent)
+        checked = self.context.check(self.counts.step, self.counts.sent)
         if checked is None:
             return None
-        self.sent = checked.sent
+        self.counts.sent = checked.sent
         return None if checked.stop is None else Stop(StopReason.MAX_TOKENS, None, checked.stop)
 
     def ask_model(self) -> ModelTurn | ModelFailure:
-        flags, budget, history = self.flags, self.budget, self.history
+        flags, budget, history, counts = self.flags, self.budget, self.history, self.counts
         wind_down = flags.answer_now or budget.wind_down_due()
-        if wind_down and not flags.wound_down:
-            flags.wound_down = True
+        if wind_down and not counts.wound_down:
+            counts.wound_down = True
             notice = wind_down_notice(tools_exhausted=budget.tool_calls_left <= 0)
             history.append(Message(role="user", content=notice, kind="wind_down"))
             self.warn(WarningKind.WIND_DOWN, notice)
@@ -191,8 +196,8 @@ class RunLoop:
             self.warn(WarningKind.PREFIX_CHANGED, f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.settings.tool_choice
         flags.forced = wind_down
-        emit, sent = None, self.sent
-        self.sent = len(history)
+        emit, sent = None, counts.sent
+        counts.sent = len(history)
         if self.observed:
             emit = self.emit
             emit(
@@ -204,13 +209,13 @@ class RunLoop:
                 )
             )
         asked = ask(
-            self.settings, history, tool_choice, budget, self.step, emit, self.events.warn_once
+            self.settings, history, tool_choice, budget, counts.step, emit, self.events.warn_once
         )
         self.model_seconds = asked.seconds
         return asked.turn
 
     def record_turn(self, turn: ModelTurn) -> ModelTurn:
-        turn = self.calls.take_turn(turn, self.step)
+        turn = self.calls.take_turn(turn, self.counts.step)
         self.history.append(
             Message(
                 role="assistant",
@@ -220,8 +225,7 @@ class RunLoop:
                 raw=turn.raw_message,
             )
         )
-        if self.flags.format_errors and clears_format_errors(turn):
-            self.flags.format_errors = 0
+        count_turn(self.counts, turn)
         if self.observed:
             self.emit(TurnEvent(turn=turn.to_dict(), seconds=micros(self.model_seconds)))
         search = self.settings.toolbox.search

@@ -2,8 +2,9 @@
 ``RunResult`` it hands back at the end.
 
 - ``run_parts``: the call runner (budget, loop guard, approver, executor), the typed-answer gate,
-  the context keeper (compaction), the budget notices and the completion checks; ``RunFlags``:
-  the run's counters and switches between steps;
+  the context keeper (compaction), the budget notices and the completion checks, each keeping
+  its counters in the run's ``RunCounts`` (the budget's); ``RunFlags``: the run's switches
+  between steps that no event records;
 - ``opening``: the messages a run starts from; ``with_own_toolbox``: the run's own toolbox;
   ``run_start_event``: what the ``run_start`` event records (the workspace as the run found it
   included);
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from reactloop.history import History
 from reactloop.journal.emitter import Emitter
@@ -33,9 +34,6 @@ from reactloop.messages import Message, ModelTurn
 from reactloop.result import RunResult, Stop
 from reactloop.tools.search import SEARCH_USED
 
-if TYPE_CHECKING:
-    from reactloop.journal.run_state import RunState
-
 
 class RunParts(NamedTuple):  # a tuple: cheaper to define than a dataclass (import time)
     calls: CallRunner
@@ -46,20 +44,14 @@ class RunParts(NamedTuple):  # a tuple: cheaper to define than a dataclass (impo
 
 
 class RunFlags:
-    """A run's counters and switches between steps (a plain class: cheap to define)."""
+    """A run's switches between steps that no event records (its counters, the wind-down
+    included, are its ``RunCounts``); a plain class: cheap to define."""
 
-    __slots__ = ("answer_now", "forced", "format_errors", "truncations", "wound_down")
+    __slots__ = ("answer_now", "forced")
 
     def __init__(self) -> None:
-        self.format_errors = 0  # unusable replies in a row
-        self.truncations = 0  # replies cut off at the output limit, retried
-        self.wound_down = False  # the model was told to answer now
         self.answer_now = False  # every later call is told so too (after a loop)
         self.forced = False  # the latest model call was told to answer now, without tools
-
-    def restore(self, state: RunState) -> None:
-        self.format_errors, self.truncations = state.format_errors, state.truncations
-        self.wound_down = state.wound_down
 
 
 def model_at(model: Any, turns: int) -> None:
@@ -103,6 +95,7 @@ def run_parts(
             warn=events.warn,
             record=history.append,
             limit=settings.limits.max_format_errors,
+            counts=budget.counts,
         )
     context = ContextKeeper.for_run(settings, budget, history, events)
     notes = settings.limits.budget_notices
@@ -113,6 +106,7 @@ def run_parts(
         emit=events.emit,
         warn=events.warn,
         observed=events.observed,
+        counts=budget.counts,
     )
     return RunParts(
         calls=calls,

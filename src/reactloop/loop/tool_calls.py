@@ -14,7 +14,7 @@ the rest.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.schema import ToolCallEvent, ToolResultEvent, ToolStartEvent
@@ -23,15 +23,12 @@ from reactloop.loop.approval_asked import asked
 from reactloop.loop.budget import Budget
 from reactloop.loop.call_ids import CallIds
 from reactloop.loop.deferrals import Deferrals
-from reactloop.loop.loop_guard import LoopGuard, effects_of, judged_again
+from reactloop.loop.loop_guard import LoopGuard, effects_of
 from reactloop.loop.runtime.executor import ToolExecutor
 from reactloop.loop.runtime.unfinished import GAVE_UP
 from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, ToolResult, not_executed
 from reactloop.tools.prepared import Approver, Defer, PreparedCall
 from reactloop.tools.toolbox import Toolbox
-
-if TYPE_CHECKING:
-    from reactloop.journal.run_state import RunState
 
 Emit = Callable[[JournalEvent], None]  # ``Emitter.emit``
 
@@ -68,10 +65,6 @@ class CallRunner:
         self._announced: set[str] = set()  # of those, the ones with a ``tool_call`` event
         self.deferrals = Deferrals(warn)  # the calls that wait for a person's decision
         self._held: list[tuple[str, str, dict[str, Any]]] = []  # warnings said once counted
-
-    def restore(self, state: RunState) -> None:
-        """The loop guard as a resumed run's calls left it (``loop_guard.judged_again``)."""
-        judged_again(self.guard, self.toolbox.prepare, state)
 
     def take_turn(self, turn: ModelTurn, step: int) -> ModelTurn:
         """``turn`` with every call's id unique in the run (``call_ids.py``), its calls now

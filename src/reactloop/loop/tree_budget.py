@@ -42,7 +42,7 @@ from reactloop.messages import Usage
 
 if TYPE_CHECKING:
     from reactloop.journal.emitter import Emitter
-    from reactloop.journal.run_state import RunState
+    from reactloop.journal.run_counts import RunCounts
     from reactloop.loop.settings import RunSettings
     from reactloop.loop.tool_calls import CallRunner
 
@@ -110,11 +110,14 @@ def running(run: RunView) -> Iterator[None]:
         _CURRENT.reset(token)
 
 
-def budget_for(place: TreePlace, limits: Limits, price: Pricer | None) -> Budget:
-    """A root's plain ``Budget``, or a child's ``TreeBudget``."""
+def budget_for(
+    place: TreePlace, limits: Limits, price: Pricer | None, counts: RunCounts | None
+) -> Budget:
+    """A root's plain ``Budget``, or a child's ``TreeBudget`` (``counts``: a resumed run's)."""
     if place.parent is None:
-        return Budget(limits, price)
-    return TreeBudget(limits, price, parent=place.parent, lock=place.lock, counted=place.counted)
+        return Budget(limits, price, counts)
+    parent, lock, counted = place.parent, place.lock, place.counted
+    return TreeBudget(limits, price, counts, parent=parent, lock=lock, counted=counted)
 
 
 def capped(limits: Limits, parent: Budget) -> Limits:
@@ -151,6 +154,7 @@ class TreeBudget(Budget):
         self,
         limits: Limits,
         price: Pricer | None,
+        counts: RunCounts | None = None,
         *,
         parent: Budget,
         lock: threading.RLock,
@@ -160,17 +164,22 @@ class TreeBudget(Budget):
         self.lock = lock
         self.counted = counted  # its spending before a resume, in its ancestors: tool calls
         self.reserved = False  # a model call of this run reserved in the ancestors
-        self._tool_calls = 0
-        super().__init__(limits, price)
+        super().__init__(limits, price, counts)
+        if counts is not None:  # resumed: its spending so far, in its ancestors as it was live
+            with lock:  # but what they have from its ``child_stop`` (``counted``)
+                parent.tool_calls += counts.tool_calls - (counted or 0)
+                if counted is None:
+                    count_spent(parent, counts.model_calls, 0, counts.usage, self.cost or 0.0)
 
     @property
     def tool_calls(self) -> int:
-        return self._tool_calls
+        return self.counts.tool_calls
 
     @tool_calls.setter
     def tool_calls(self, value: int) -> None:
         with self.lock:
-            delta, self._tool_calls = value - self._tool_calls, value
+            counts = self.counts
+            delta, counts.tool_calls = value - counts.tool_calls, value
             self.parent.tool_calls += delta
 
     def ancestors(self) -> Iterator[Budget]:
@@ -183,7 +192,7 @@ class TreeBudget(Budget):
     def model_calls_left(self) -> int:
         own = self.reserved  # this run's reservation is counted in the ancestors
         return min(
-            self.limits.max_model_calls - self.model_calls,
+            self.limits.max_model_calls - self.counts.model_calls,
             *(_calls_left(b) - _kept(b, n) + own for n, b in enumerate(self.ancestors(), 1)),
         )
 
@@ -230,18 +239,6 @@ class TreeBudget(Budget):
             cost = self.last_cost if self.price is not None else 0.0
             for budget in self.ancestors():
                 _absorb(budget, usage, cost)
-
-    def restore(self, state: RunState) -> None:
-        """A child resumed after a kill: its spending before it, counted in every ancestor
-        too, as it was live (its tool calls reach them through ``tool_calls``); not when its
-        parent's state has it already (from the child's ``child_stop``: a child resumed after
-        it waited for a decision), but for a call of its own it runs again (not counted)."""
-        with self.lock:
-            if self.counted is not None:  # ``tool_calls`` passes up only the difference
-                self._tool_calls = self.counted
-            super().restore(state)
-            if self.counted is None:
-                count_spent(self.parent, state.model_calls, 0, state.usage, self.cost or 0.0)
 
     def record_model_call_failed(self) -> None:
         with self.lock:

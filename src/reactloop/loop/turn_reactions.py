@@ -51,10 +51,10 @@ def react(run: RunLoop, turn: ModelTurn) -> Stop | None:
 
 
 def on_truncated(run: RunLoop, turn: ModelTurn) -> Stop | None:
-    if run.flags.truncations >= run.settings.limits.max_truncation_retries:
+    if run.counts.truncations >= run.settings.limits.max_truncation_retries:
         error = "the reply was cut off at the output token limit"
         return Stop(StopReason.TRUNCATED, None, error)
-    run.flags.truncations += 1
+    run.counts.truncations += 1
     run.warn(WarningKind.TRUNCATED, "reply cut off at the output limit; nothing in it was run")
     run.calls.refuse(turn.tool_calls, "the reply was cut off", "reply_cut_off")
     run.history.append(Message(role="user", content=truncated_notice(), kind="truncated"))
@@ -62,17 +62,17 @@ def on_truncated(run: RunLoop, turn: ModelTurn) -> Stop | None:
 
 
 def on_format_error(run: RunLoop, turn: ModelTurn) -> Stop | None:
-    flags = run.flags
-    flags.format_errors += 1
+    counts = run.counts
+    counts.format_errors += 1
     if turn.format_error is not None:
         kind, notice = WarningKind.FORMAT_ERROR, format_error_notice(turn.format_error)
     else:
         kind, notice = WarningKind.EMPTY_REPLY, empty_reply_notice()
-    run.warn(kind, notice, count=flags.format_errors)
+    run.warn(kind, notice, count=counts.format_errors)
     run.calls.refuse(turn.tool_calls, "the reply could not be read", "reply_unreadable")
     run.history.append(Message(role="user", content=notice, kind="format_error"))
-    if flags.format_errors >= run.settings.limits.max_format_errors:
-        error = f"{flags.format_errors} replies in a row were unusable"
+    if counts.format_errors >= run.settings.limits.max_format_errors:
+        error = f"{counts.format_errors} replies in a row were unusable"
         return Stop(StopReason.FORMAT_ERRORS, None, error)
     return None
 
@@ -111,10 +111,10 @@ def last_word(run: RunLoop, reason: StopReason, error: str) -> Stop:
         return Stop(reason, None, error)
     notice = loop_notice()
     run.history.append(Message(role="user", content=notice, kind="wind_down"))
-    run.flags.wound_down = run.flags.answer_now = True
+    run.counts.wound_down = run.flags.answer_now = True
     run.warn(WarningKind.WIND_DOWN, notice)
-    run.step += 1
-    run.events.step = run.step
+    run.counts.step += 1
+    run.events.step = run.counts.step
     turn = run.ask_model()
     if isinstance(turn, ModelFailure):
         return Stop(reason, None, f"{error}; then: {turn.message}")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reactloop.journal.run_counts import RunCounts, count_invalid_answer
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
 from reactloop.messages import Message, ModelTurn, ToolCall, ToolResult
@@ -22,7 +23,6 @@ from reactloop.output.spec import FINAL_TOOL, InvalidOutput, OutputSpec, invalid
 from reactloop.result import Stop
 
 if TYPE_CHECKING:
-    from reactloop.journal.run_state import RunState
     from reactloop.loop.tool_calls import CallRunner
 
 Warn = Callable[..., None]
@@ -51,37 +51,32 @@ class AnswerGate:
         warn: Warn,
         record: Callable[[Message], None],
         limit: int,
+        counts: RunCounts,
     ) -> None:
+        """``counts``: the run's, where the invalid answers in a row are counted (from the
+        count before the turn: a resumed run's last turn is judged again, as it was)."""
         self.spec = spec
         self.calls = calls
         self.warn = warn
         self.record = record
         self.limit = limit
-        self.invalid = 0  # invalid answers in a row
-
-    def restore(self, state: RunState) -> None:
-        """A resumed run's count; a last turn not handled yet is judged again: before it."""
-        handled = state.turn_handled
-        self.invalid = state.invalid_answers if handled else state.invalid_before_turn
+        self.counts = counts
 
     def judge(self, turn: ModelTurn) -> Judged | None:
         """The turn read as an answer; None when it is none (calls to other tools only, or
         a reply with neither an answer nor a valid one in its text)."""
-        judged = self._judge(turn)
-        if judged is None:
-            self.invalid = 0
-        return judged
+        return self._judge(turn)
 
     def settle(self, judged: Judged, forced: bool) -> Stop | None:
         """How the run ends with this answer, or None when the model is to try again."""
         if judged.error is None:
             return Stop(StopReason.FINAL_ANSWER, judged.text, None, forced, judged.value)
-        self.invalid += 1
-        self.warn(WarningKind.INVALID_OUTPUT, judged.error, count=self.invalid)
+        invalid = count_invalid_answer(self.counts)
+        self.warn(WarningKind.INVALID_OUTPUT, judged.error, count=invalid)
         if judged.notice is not None:
             self.record(Message(role="user", content=judged.notice, kind="format_error"))
-        if self.invalid >= self.limit:
-            error = f"{self.invalid} answers in a row were invalid: {judged.error}"
+        if invalid >= self.limit:
+            error = f"{invalid} answers in a row were invalid: {judged.error}"
             return Stop(StopReason.FORMAT_ERRORS, None, error)
         return None
 

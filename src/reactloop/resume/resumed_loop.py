@@ -1,6 +1,7 @@
 """``ResumedLoop``: a ``RunLoop`` that starts from a journal's folded state instead of a task.
 
-Each part of the loop takes what is its own from that state (``RunLoop.restore``); the
+The loop is handed that state (``RunLoop(..., state=)``: its counters are the fold's
+``RunCounts``, and the budget, the flags, the answer gate and the checks count on in them); the
 resumed loop writes the ``resume`` event, settles the calls of the last turn, then goes on
 as any run does, to one ``stop``.
 
@@ -39,7 +40,7 @@ class ResumedLoop(RunLoop):
     ) -> None:
         """``record``: the ``resume`` event; ``decisions``: by call id; ``notes``: the
         note for each uncertain call (when it started)."""
-        super().__init__(settings, state.task, state.messages)
+        super().__init__(settings, state.task, state.messages, state=state)
         self.resumed = state
         self.record = record
         self.decisions = dict(decisions)
@@ -47,7 +48,6 @@ class ResumedLoop(RunLoop):
         self.calls.approve = DecidingApprover(settings.approve, self.decisions, self.notes)
         self.given.update((i, d) for i, d in self.decisions.items() if isinstance(d, Mapping))
         self.settled: Stop | None = None
-        self.restore(state)
 
     def start(self) -> None:
         """``RunLoop.execute`` calls it first (so a resumed run ends as any run does, Ctrl-C
