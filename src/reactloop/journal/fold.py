@@ -169,6 +169,8 @@ def _on_invalid_output(state: RunState, event: WarningEvent) -> None:
         state.counts.invalid_answers = event.count
     else:
         count_invalid_answer(state.counts)
+    if event.notice is not None:  # the correction after an answer in the text, not a call
+        state.notice = Message(role="user", content=event.notice, kind="format_error")
 
 
 def _on_format_error(state: RunState, event: WarningEvent) -> None:

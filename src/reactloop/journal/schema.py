@@ -108,7 +108,7 @@ class WarningEvent(JournalEvent):
     TYPE: ClassVar[str] = "warning"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
         {"call_id", "index", "count", "evidence", "error_kind", "request", "seconds"}
-        | {"reported", "estimated"}
+        | {"reported", "estimated", "notice"}
     )
     kind: WarningKind | str
     message: str = ""
@@ -121,6 +121,7 @@ class WarningEvent(JournalEvent):
     seconds: float | None = None  # of a model_error
     reported: Any = None  # of a silent_truncation
     estimated: Any = None
+    notice: str | None = None  # of an invalid_output: the message the model is answered with
 
     @classmethod
     def model_error(cls, message: str, error_kind: str, request: Any, seconds: float) -> Self:

@@ -3,7 +3,7 @@
 The loop hands it every turn. A turn that answers — a ``final_answer`` call, or a reply
 without calls — is read with the run's ``OutputSpec``; a valid answer ends the run with its
 value, an invalid one is told to the model (the ``final_answer`` call's error result, or a
-user message), journaled as an ``invalid_output`` warning with its count, and
+user message), journaled as an ``invalid_output`` warning with its count (and that message), and
 ``Limits.max_format_errors`` of them in a row end the run with ``format_errors``. Every
 ``final_answer`` call gets its result here (no tool runs it, and it is no tool call of the
 budget), so the history stays valid for every provider.
@@ -72,7 +72,7 @@ class AnswerGate:
         if judged.error is None:
             return Stop(StopReason.FINAL_ANSWER, judged.text, None, forced, judged.value)
         invalid = count_invalid_answer(self.counts)
-        self.warn(WarningKind.INVALID_OUTPUT, judged.error, count=invalid)
+        self.warn(WarningKind.INVALID_OUTPUT, judged.error, count=invalid, notice=judged.notice)
         if judged.notice is not None:
             self.record(Message(role="user", content=judged.notice, kind="format_error"))
         if invalid >= self.limit:
