@@ -41,15 +41,7 @@ def test_the_pages_are_rendered_by_the_child_not_by_the_eval_s_process(
     monkeypatch.setattr(html, "render_html", counted)
     monkeypatch.setattr(runner, "REPORT_CHILD_FROM", 1)
     out = tmp_path / "out"
-    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
-    config = EvalConfig(
-        suite="arithmetic",
-        rungs=(rung,),
-        out=out,
-        repeats=2,
-        tasks=tuple(load_suite("arithmetic")[:3]),
-        fsync=False,
-    )
+    config = _oracle_eval(out, repeats=2, tasks=3)
     outcome = run_eval(config)
     assert rendered == []  # each page came from the child, as its episode finished
     index = (out / "index.html").read_text()
@@ -63,16 +55,7 @@ def test_the_child_s_page_is_the_viewer_s_and_a_bad_journal_leaves_none(tmp_path
     """The child writes the viewer's page whole (nothing beside it), and no page for a journal
     the viewer cannot read or that is missing: the index's pass then links the journal."""
     out = tmp_path / "out"
-    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
-    config = EvalConfig(
-        suite="arithmetic",
-        rungs=(rung,),
-        out=out,
-        repeats=1,
-        tasks=tuple(load_suite("arithmetic")[:1]),
-        fsync=False,
-        report=False,
-    )
+    config = _oracle_eval(out, repeats=1, tasks=1, report=False)
     (record,) = run_eval(config).records
     (out / "pages").mkdir()
     render = getattr(html, "render_html")  # noqa: B009  (the viewer's)
@@ -98,15 +81,7 @@ def test_without_the_child_the_eval_s_process_renders_them(
     monkeypatch.setattr(html, "render_html", counted)
     monkeypatch.setattr(report_process.ReportProcess, "_start", lambda self: None)
     monkeypatch.setattr(runner, "REPORT_CHILD_FROM", 1)
-    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
-    config = EvalConfig(
-        suite="arithmetic",
-        rungs=(rung,),
-        out=tmp_path / "out",
-        repeats=1,
-        tasks=tuple(load_suite("arithmetic")[:3]),
-        fsync=False,
-    )
+    config = _oracle_eval(tmp_path / "out", repeats=1, tasks=3)
     run_eval(config)
     assert len(rendered) == 3
     assert (tmp_path / "out" / "steps.png").stat().st_size > 0
@@ -146,17 +121,19 @@ def test_a_small_eval_makes_its_report_in_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(report_process.ReportProcess, "_start", _no_child)
-    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
-    config = EvalConfig(
-        suite="arithmetic",
-        rungs=(rung,),
-        out=tmp_path / "out",
-        repeats=1,
-        tasks=tuple(load_suite("arithmetic")[:2]),
-        fsync=False,
-    )
+    config = _oracle_eval(tmp_path / "out", repeats=1, tasks=2)
     run_eval(config)
     assert (tmp_path / "out" / "index.html").is_file()
+
+
+def _oracle_eval(out: Path, *, repeats: int, tasks: int, report: bool = True) -> EvalConfig:
+    """An eval of the first ``tasks`` arithmetic tasks by the oracle, ``repeats`` times."""
+    rung = Rung(label="o", spec="oracle", factory=OracleFactory())
+    tried = tuple(load_suite("arithmetic")[:tasks])
+    return EvalConfig(
+        suite="arithmetic", rungs=(rung,), out=out, repeats=repeats, tasks=tried, fsync=False,
+        report=report,
+    )  # fmt: skip
 
 
 def _no_child(self: object) -> None:
