@@ -3,7 +3,8 @@
 The loop makes about five events a step (``journal/emitter.py``), each only to be written:
 so the ``__init__`` made here stores an event's own fields straight into its instance dict,
 in its line's order, an ``OPTIONAL`` field only when it is not None (the class's default
-stands in for it); ``JournalEvent.data()`` is then a copy of that dict.
+stands in for it); ``JournalEvent.data()`` is then a copy of that dict, and the emitter sends
+the dict itself (the event is made only to be sent).
 ``step``, ``t``, ``extra`` and ``written`` are stored after them only when one is given (an
 event read from a journal, or made with its step); otherwise the class's defaults answer.
 It has the dataclass's signature, defaults and default factories; the value stays frozen.

@@ -3,7 +3,8 @@
 Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it; and how a
 line is read back (``from_dict``), each field checked once by ``field_checks.py``. The loop
 makes about five events a step (``journal/emitter.py``): each class's ``__init__`` keeps the
-event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them.
+event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them
+(the emitter sends them as they are).
 """
 
 from __future__ import annotations
