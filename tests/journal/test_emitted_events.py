@@ -128,6 +128,20 @@ def test_an_event_sent_again_sends_the_same_data(event: JournalEvent, step: int)
     assert seen[0].data == seen[1].data == seen[2].data == event.data()
 
 
+def test_each_class_names_the_fields_that_may_hold_an_enum() -> None:
+    """``ENUMS`` (sent as their text) is declared by hand: it must be the fields whose type
+    admits an enum."""
+
+    def holds_enum(hint: Any) -> bool:
+        kinds = typing.get_args(hint) or (hint,)
+        return any(isinstance(kind, type) and issubclass(kind, enum.Enum) for kind in kinds)
+
+    for cls in EVENT_CLASSES:
+        hints = typing.get_type_hints(cls)
+        admit = tuple(name for name in spec(cls) if holds_enum(hints[name]))
+        assert admit == cls.ENUMS, cls
+
+
 def test_a_warning_has_its_kind_as_plain_text_and_is_kept_in_the_warnings() -> None:
     seen: list[Event] = []
     emitter = Emitter(None, [seen.append])

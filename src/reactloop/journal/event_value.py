@@ -45,7 +45,7 @@ class JournalEvent:
 
     TYPE: ClassVar[str] = ""
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
-    ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum (``line_init``)
+    ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum: sent as text
     step: int = 0
     t: float | None = None
     extra: Mapping[str, Any] = field(default=NO_EXTRA, compare=False, repr=False)

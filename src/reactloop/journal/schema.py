@@ -108,6 +108,7 @@ class WarningEvent(JournalEvent):
         {"call_id", "index", "count", "evidence", "error_kind", "request", "seconds"}
         | {"reported", "estimated"}
     )
+    ENUMS: ClassVar[tuple[str, ...]] = ("kind",)
     kind: WarningKind | str
     message: str = ""
     call_id: str | None = None
