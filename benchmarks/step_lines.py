@@ -1,6 +1,7 @@
 """Lines of reactloop executed per step: a deterministic count where timings are noisy.
 
     python benchmarks/step_lines.py [OTHER/src ...] [--steps 200] [--files 12] [--off]
+                                    [--instructions]
 
 Each side (this tree's ``src``, then each one named) runs in a process of its own with
 ``PYTHONPATH`` at it: ``benchmarks/overhead.py``'s run (a scripted model whose every turn calls
@@ -9,6 +10,9 @@ lines executed in reactloop's own files and in the code it makes with ``exec`` a
 dataclass's ``__init__``: ``<generated>``). The per-step figure is the difference between a
 run of ``2 * steps`` steps and one of ``steps`` steps, divided by ``steps``: what a run's
 start and end cost falls out. The table gives it per side and, per file, where sides differ.
+``--instructions`` also counts each side's machine instructions a step, the same way, with
+valgrind's callgrind (the run untraced, ``PYTHONHASHSEED=0``): slow, about a minute a side on
+a quiet machine, but as steady as the line count and it sees the C work the lines do not.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +41,7 @@ def echo(n: int) -> int:
     "Return n."
     return n
 
-def one_run(steps, folder):
+def one_run(steps, folder, trace=True):
     turns = [ModelTurn(tool_calls=(ToolCall(id=f"c{i}", name="echo", arguments=f'{{"n": {i}}}'),))
              for i in range(steps)] + [ModelTurn(text="done")]
     limits = Limits(max_model_calls=steps + 1, max_tool_calls=steps, max_seconds=None)
@@ -63,7 +68,7 @@ def one_run(steps, folder):
             return generated  # an __init__ made by exec: a dataclass's, line_init's
         return None
 
-    sys.settrace(tracer)
+    sys.settrace(tracer if trace else None)
     try:
         result = agent.run("count")
     finally:
@@ -73,10 +78,13 @@ def one_run(steps, folder):
     assert result.answer == "done", result.stop_reason
     return {name[len(ROOT):]: n for name, n in counts.items()}
 
-steps, journaled = int(sys.argv[1]), sys.argv[2] == "on"
+steps, journaled, plain = int(sys.argv[1]), sys.argv[2] == "on", sys.argv[3:] == ["plain"]
 with tempfile.TemporaryDirectory() as name:
     folder = Path(name) if journaled else None
-    one_run(3, folder)  # warm-up: first validators, lazy imports
+    one_run(3, folder, not plain)  # warm-up: first validators, lazy imports
+    if plain:  # under callgrind: one run of ``steps``, untraced
+        one_run(steps, folder, trace=False)
+        sys.exit()
     short, long = one_run(steps, folder), one_run(2 * steps, folder)
 print(json.dumps({f: (long.get(f, 0) - short.get(f, 0)) / steps for f in set(short) | set(long)}))
 """
@@ -96,14 +104,35 @@ def side_counts(src: str, steps: int, journaled: bool) -> dict[str, float]:
     return counts
 
 
+def side_instructions(src: str, steps: int, journaled: bool) -> float:
+    """Machine instructions a step (callgrind's ``Ir``), the run untraced; hash seed fixed."""
+    env = dict(os.environ, PYTHONPATH=src, PYTHONHASHSEED="0")
+    mode = "on" if journaled else "off"
+    totals = []
+    for n in (steps, 2 * steps):
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        command += [sys.executable, "-c", CHILD, str(n), mode, "plain"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        assert found, done.stderr[-2000:]
+        totals.append(int(found.group(1)))
+    return (totals[1] - totals[0]) / steps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("others", nargs="*", help="other checkouts' src folders")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--files", type=int, default=12, help="files shown, most changed first")
     parser.add_argument("--off", action="store_true", help="without a journal")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also callgrind's instructions a step (slow)"
+    )
     args = parser.parse_args()
     sides = [str(HERE), *args.others]
+    if args.instructions:
+        ir = [side_instructions(src, args.steps, not args.off) for src in sides]
+        print("instructions a step (callgrind Ir): " + ", ".join(f"{n:,.0f}" for n in ir))
     counts = [side_counts(src, args.steps, not args.off) for src in sides]
     names = ["this", *(f"other{i + 1}" for i in range(len(args.others)))]
     for name, src in zip(names, sides, strict=True):
