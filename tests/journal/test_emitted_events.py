@@ -112,6 +112,36 @@ def test_the_fast_fields_are_the_fields_in_their_order(event: JournalEvent) -> N
     assert written.to_dict() == event.to_dict()  # the generic path, as a read line takes
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.one_of([_made_in_code(cls) for cls in EVENT_CLASSES]), st.integers(0, 99))
+def test_an_event_sent_again_sends_the_same_data(event: JournalEvent, step: int) -> None:
+    """An event made with its step and ``t`` (a read line, a resume's record) sends the
+    same ``data`` as one made in code: its own fields, without ``step`` and ``t``."""
+    seen: list[Event] = []
+    emitter = Emitter(None, [seen.append])
+    emitter.step = step
+    emitter.emit(event)
+    emitter.emit(dataclasses.replace(event, step=step + 1, t=0.25))
+    emitter.emit(type(event).from_dict(event.to_dict()))
+    assert [type(sent) for sent in seen] == [Event] * 3
+    assert [(sent.type, sent.step) for sent in seen] == [(event.type, step)] * 3
+    assert seen[0].data == seen[1].data == seen[2].data == event.data()
+
+
+def test_each_class_names_the_fields_that_may_hold_an_enum() -> None:
+    """``ENUMS`` (sent as their text) is declared by hand: it must be the fields whose type
+    admits an enum."""
+
+    def holds_enum(hint: Any) -> bool:
+        kinds = typing.get_args(hint) or (hint,)
+        return any(isinstance(kind, type) and issubclass(kind, enum.Enum) for kind in kinds)
+
+    for cls in EVENT_CLASSES:
+        hints = typing.get_type_hints(cls)
+        admit = tuple(name for name in spec(cls) if holds_enum(hints[name]))
+        assert admit == cls.ENUMS, cls
+
+
 def test_a_warning_has_its_kind_as_plain_text_and_is_kept_in_the_warnings() -> None:
     seen: list[Event] = []
     emitter = Emitter(None, [seen.append])

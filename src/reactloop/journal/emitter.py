@@ -20,6 +20,8 @@ from reactloop.journal.events import Event, Observer
 from reactloop.journal.schema import WarningEvent
 from reactloop.journal.warning_kinds import WarningKind
 
+_new_tuple = tuple.__new__
+
 
 class Emitter:
     """Sends a run's events to its journal and its observers, and keeps its warnings.
@@ -40,9 +42,30 @@ class Emitter:
         self.journal_error: str | None = None
 
     def emit(self, event: JournalEvent) -> None:
-        """Send ``event``, at the run's current step, to the journal and the observers."""
-        if self.observed:
-            self._send(Event(event.TYPE, self.step, event.data()))
+        """Send ``event``, at the run's current step, to the journal and the observers.
+
+        The event is made only to be sent: one made in code (no ``step``, ``t``, ``extra`` or
+        ``written`` given) whose fields hold no enum already keeps its line's fields, in its
+        line's order, as its instance dict (``event_init.py``), and that dict is the ``data``
+        sent; any other sends its ``data()``."""
+        if not self.observed:
+            return
+        own = event.__dict__
+        data = event.data() if event.ENUMS or "step" in own else own
+        sent = _new_tuple(Event, (event.TYPE, self.step, data))  # Event(...) without its __new__
+        if self.journal is not None:
+            try:
+                self.journal(sent)
+            except BaseException as exc:  # the run ends at the next step, and says why
+                self._journal_failed(event.TYPE, exc)
+        for observer in self.observers:
+            try:
+                observer(sent)
+            except BaseException as exc:  # SystemExit too: a broken observer is dropped
+                self.observers = [o for o in self.observers if o is not observer]
+                self.warnings.append(
+                    f"observer_failed: {observer!r} raised {describe_exception(exc)}; dropped"
+                )
 
     def warn(self, kind: WarningKind, message: str, **fields: Any) -> None:
         """A warning of the run (``RunResult.warnings``) and its ``warning`` event; ``fields``
@@ -60,21 +83,6 @@ class Emitter:
         self.warnings.append(f"{kind}: {message}")
         if self.observed:
             self.emit(WarningEvent(kind=kind, message=message, **fields))
-
-    def _send(self, event: Event) -> None:
-        if self.journal is not None:
-            try:
-                self.journal(event)
-            except BaseException as exc:  # the run ends at the next step, and says why
-                self._journal_failed(event.type, exc)
-        for observer in self.observers:
-            try:
-                observer(event)
-            except BaseException as exc:  # SystemExit too: a broken observer is dropped
-                self.observers = [o for o in self.observers if o is not observer]
-                self.warnings.append(
-                    f"observer_failed: {observer!r} raised {describe_exception(exc)}; dropped"
-                )
 
     def _journal_failed(self, event_type: str, exc: BaseException) -> None:
         message = f"the journal could not write a {event_type} event: {describe_exception(exc)}"

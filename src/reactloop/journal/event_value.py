@@ -3,9 +3,9 @@
 Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it; and how a
 line is read back (``from_dict``), each field checked once by ``field_checks.py``. The loop
 makes about five events a step (``journal/emitter.py``): each class's ``__init__`` keeps the
-event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them.
-``event_class`` makes an event type (no ``from __future__ import annotations``: ``schema.py``
-says why).
+event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them
+(the emitter sends them as they are). ``event_class`` makes an event type (no
+``from __future__ import annotations``: ``schema.py`` says why).
 """
 
 import enum
@@ -44,7 +44,7 @@ class JournalEvent:
 
     TYPE: ClassVar[str] = ""
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
-    ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum (``line_init``)
+    ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum: sent as text
     step: int = 0
     t: float | None = None
     extra: Mapping[str, Any] = field(default=NO_EXTRA, compare=False, repr=False)

@@ -50,7 +50,9 @@ TRUNCATED_NOTICE = (
 
 
 class Event(NamedTuple):
-    """One event: immutable, and a tuple because the loop makes several every step."""
+    """One event: immutable, and a tuple because the loop makes several every step. Its
+    ``data`` is read, never changed: the journal and every observer get the same dict (of an
+    event made in code, the typed event's own: ``Emitter.emit``)."""
 
     type: str
     step: int

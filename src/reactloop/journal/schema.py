@@ -110,6 +110,7 @@ class WarningEvent(JournalEvent):
         {"call_id", "index", "count", "evidence", "error_kind", "request", "seconds"}
         | {"reported", "estimated", "notice"}
     )
+    ENUMS: ClassVar[tuple[str, ...]] = ("kind",)
     kind: WarningKind | str
     message: str = ""
     call_id: str | None = None

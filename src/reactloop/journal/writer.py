@@ -84,7 +84,12 @@ class Journal:
         kind, step, data = event
         record = {"type": kind, "step": step, "t": micros(time.monotonic() - self._started)}
         record.update(data)
-        self._write(json_line(record, verify=_needs_check(event)))
+        finite = _FINITE.get(kind)  # checked here, not in a function: five lines a step
+        try:  # whether a NaN or an infinity may hide in it (orjson would write it as null)
+            verify = finite is None or not finite(data)
+        except (KeyError, TypeError, AttributeError):  # not the shape the loop emits
+            verify = True
+        self._write(json_line(record, verify=verify))
 
     def _write_line(self, record: dict[str, Any]) -> None:
         self._write(json_line(record))
@@ -158,15 +163,6 @@ def open_journal(path: str | Path, *, fsync: bool = False) -> Journal:
         return Journal(path, fsync=fsync)
     except OSError as exc:
         raise UsageError(f"cannot write journal {path}: {exc.strerror or exc}") from None
-
-
-def _needs_check(event: Event) -> bool:
-    """Whether a NaN or an infinity may hide in the event (orjson would write it as null)."""
-    finite = _FINITE.get(event.type)
-    try:
-        return finite is None or not finite(event.data)
-    except (KeyError, TypeError, AttributeError):  # not the shape the loop emits
-        return True
 
 
 def iter_journal(path: str | Path) -> Iterator[dict[str, Any]]:
