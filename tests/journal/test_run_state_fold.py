@@ -152,6 +152,7 @@ def _typed(kind: str, tokens: int) -> ModelTurn:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @example(kinds=["invalid", "cut_off", "invalid", "call", "invalid", "valid"], checklist=True)
 @example(kinds=["invalid", "invalid", "text"], checklist=False)  # stops on a text answer's notice
+@example(kinds=["invalid", "invalid", "cut_off", "cut_off", "invalid", "invalid"], checklist=True)
 @given(
     kinds=st.lists(st.sampled_from(["valid", "invalid", "text", "cut_off", "call"]), max_size=7),
     checklist=st.booleans(),

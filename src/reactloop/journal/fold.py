@@ -182,6 +182,8 @@ def _on_check(state: RunState, event: CheckEvent) -> None:
     state.turn_handled = True
     if event.kind == CHECKLIST:
         state.counts.checklist_shown = True
+    if event.notice is not None:  # told after the answer's results, as the live loop does
+        state.messages.append(Message(role="user", content=event.notice, kind="notice"))
 
 
 def _on_search(state: RunState, event: ToolSearchEvent) -> None:

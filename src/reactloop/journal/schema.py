@@ -10,9 +10,8 @@ made in code writes every field but the ``OPTIONAL`` ones left ``None`` (or, giv
 hands these values to its ``Emitter`` (``emitter.py``). Nested values (a turn, a result, a
 call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
 
-Each class is an ``event_class`` (``event_value.py``). No ``from __future__ import
-annotations`` here: the fields' types stay objects, which ``typing.get_type_hints`` (the
-checks, the ``__init__``) takes as they are, where it compiled each string at import.
+Each class is an ``event_class`` (``event_value.py``); no ``from __future__ import annotations``
+here: ``typing.get_type_hints`` takes the types as objects, and compiled each string at import.
 """
 
 from dataclasses import field
@@ -26,8 +25,7 @@ from reactloop.journal.warning_kinds import WarningKind
 class RunStartEvent(JournalEvent):
     TYPE: ClassVar[str] = "run_start"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"output_schema", "continues", "workspace"})
-    # The run's settings, as the user gave them: each reader checks the part it uses
-    # (``replay`` its tools and limits, ``resume`` its config), so none is refused here.
+    # As the user gave them: each reader checks the part it uses (replay, resume), not this.
     task: Any = ""
     model: Any = None
     protocol: Any = None
@@ -107,8 +105,8 @@ class ToolResultEvent(JournalEvent):
 class WarningEvent(JournalEvent):
     TYPE: ClassVar[str] = "warning"
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
-        {"call_id", "index", "count", "evidence", "error_kind", "request", "seconds"}
-        | {"reported", "estimated", "notice"}
+        {"call_id", "index", "count", "evidence", "error_kind", "request", "seconds", "notice"}
+        | {"reported", "estimated"}
     )
     ENUMS: ClassVar[tuple[str, ...]] = ("kind",)
     kind: WarningKind | str
@@ -163,17 +161,20 @@ class CompactionEvent(JournalEvent):
 @event_class
 class CheckEvent(JournalEvent):
     TYPE: ClassVar[str] = "check"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"items", "output"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"items", "output", "notice"})
     kind: str  # "checklist" or "verify"
     passed: bool
     items: list[Any] | None = None  # of a checklist
     output: str | None = None  # of a verify that refused
+    notice: str | None = None  # the message the model is then told, when the run goes on
 
     @classmethod
-    def verify(cls, refused: str | None) -> Self:
+    def verify(cls, refused: str | None, notice: str | None = None) -> Self:
         """A verify's verdict: its ``output`` written, null when the answer passed."""
-        written = frozenset({"step", "kind", "passed", "output"})
-        return cls(kind="verify", passed=refused is None, output=refused, written=written)
+        written = frozenset({"step", "kind", "passed", "output", *(["notice"] if notice else [])})
+        return cls(
+            kind="verify", passed=refused is None, output=refused, notice=notice, written=written
+        )
 
 
 @event_class

@@ -116,34 +116,36 @@ class FinishChecks:
         if self.checklist and not self.counts.checklist_shown and go_on:
             self.counts.checklist_shown = True
             notice = notices.checklist_notice(self.checklist)
-            self._journal(None, checklist=True)
             self.history.append(Message(role="user", content=notice, kind="notice"))
+            self._journal(None, notice, checklist=True)
             return None
         if self.verify is None:
             return stop
         refused = self._verify(answer)
-        self._journal(refused)
+        told = notices.verify_failed_notice(refused) if refused is not None and go_on else None
+        if told is not None:  # in the history when its event is sent, as a fold places it
+            self.history.append(Message(role="user", content=told, kind="notice"))
+        self._journal(refused, told)
         if refused is None:
             return stop
-        if not go_on:
+        if told is None:
             error = f"the answer failed its check: {refused[:1000]}"
             return dataclasses.replace(stop, error=error)
-        notice = notices.verify_failed_notice(refused)
-        self.history.append(Message(role="user", content=notice, kind="notice"))
         return None
 
-    def _journal(self, refused: str | None, *, checklist: bool = False) -> None:
+    def _journal(self, refused: str | None, notice: str | None, *, checklist: bool = False) -> None:
         """The ``check`` event: the checklist shown, or a verify's verdict (and its warning,
-        when it refused)."""
+        when it refused), with the ``notice`` the model is told when the run goes on."""
         from reactloop.journal.schema import CheckEvent
         from reactloop.journal.warning_kinds import WarningKind
 
         if checklist:
             if self.observed:
-                self.emit(CheckEvent(kind="checklist", passed=False, items=list(self.checklist)))
+                items = list(self.checklist)
+                self.emit(CheckEvent(kind="checklist", passed=False, items=items, notice=notice))
             return
         if self.observed:
-            self.emit(CheckEvent.verify(refused))
+            self.emit(CheckEvent.verify(refused, notice))
         if refused is not None:
             self.warn(WarningKind.VERIFY_FAILED, refused[:300])
 
