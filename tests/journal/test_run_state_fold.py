@@ -165,3 +165,24 @@ def test_a_typed_runs_counts_fold_as_they_were_live(kinds: list[str], checklist:
     _assert_each_cut_folds_to_the_live_state(
         turns, limits=limits, output_type=int, checklist=["a number"] if checklist else ()
     )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    verdicts=st.lists(st.sampled_from([True, "not yet: show the sum"]), min_size=1, max_size=4),
+    checklist=st.booleans(),
+)
+def test_a_verified_runs_refusals_fold_as_they_were_live(
+    verdicts: list[bool | str], checklist: bool
+) -> None:
+    """A run whose answers a verify refuses (told to the model, the run going on) then
+    accepts, with or without a checklist: each cut folds to the live history and counts."""
+    left = list(verdicts)
+
+    def verify(answer: str) -> bool | str:
+        return left.pop(0) if left else True
+
+    turns = [_typed("valid", n) for n in range(len(verdicts) + 2)]
+    _assert_each_cut_folds_to_the_live_state(
+        turns, output_type=int, verify=verify, checklist=["a number"] if checklist else ()
+    )
