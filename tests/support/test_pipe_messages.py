@@ -68,10 +68,8 @@ def test_a_send_to_a_dead_process_fails_holding_no_exported_buffer(
     theirs.close()
     with pytest.raises(OSError) as failed:
         send(ours, ("load", "x" * 200_000))
-    assert not list(views_of_buffers(failed.tb))
-    with pytest.raises(OSError) as plain:  # what it stands in for keeps one
-        ours.send(("load", "x" * 200_000))
-    assert list(views_of_buffers(plain.tb))
+    assert not list(views_of_buffers(failed.tb))  # ``Connection.send`` would keep one (a
+    # ``BytesIO``'s, left for the collector: not made here, as it can crash CPython < 3.12.7)
 
 
 def test_a_failed_send_kept_in_a_cycle_leaves_a_clean_exit() -> None:
