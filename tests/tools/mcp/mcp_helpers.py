@@ -26,26 +26,42 @@ EVERYTHING_JS = EVERYTHING / "dist" / "index.js"
 PORT = "{port}"  # in ``served``'s arguments: the free port it found
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def served(script: Path, *arguments: str) -> Iterator[str]:
     """The URL of the MCP server ``script`` started with ``arguments`` (``PORT`` replaced by
     a free port) once it says on stderr that it listens; it is stopped when the generator is
     closed."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    given = [a.replace(PORT, str(port)) for a in arguments]
-    server = subprocess.Popen(
-        [sys.executable, str(script), *given], stderr=subprocess.PIPE, text=True
-    )
+    port = free_port()
+    command = [sys.executable, str(script), *(a.replace(PORT, str(port)) for a in arguments)]
+    return serving(command, "listening", f"http://127.0.0.1:{port}/mcp", script.name)
+
+
+def serving(
+    command: list[str],
+    says: str,
+    url: str,
+    name: str,
+    *,
+    env: dict[str, str] | None = None,
+    stdout: int | None = None,
+) -> Iterator[str]:
+    """``url``, once the server ``command`` starts says ``says`` on stderr; stopped when the
+    generator is closed. Its stderr is read on, so that the pipe never fills and stops it."""
+    server = subprocess.Popen(command, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stderr is not None
         for line in server.stderr:
-            if "listening" in line:
+            if says in line:
                 break
         else:
-            pytest.fail(f"{script.name} did not start")
+            pytest.fail(f"{name} did not start")
         threading.Thread(target=server.stderr.read, daemon=True).start()
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield url
     finally:
         server.terminate()
         server.wait(10)

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from mcp_helpers import EVERYTHING_JS, journaled, tool_results
+from mcp_helpers import EVERYTHING_JS, free_port, journaled, serving, tool_results
 
 from reactloop import ScriptedModel, Tool, Toolbox, ToolCall, ToolResult
 from reactloop.tools.mcp import MCPServers, ServerConfig, url_server
@@ -26,35 +24,18 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def serve(transport: str, says: str, path: str) -> Iterator[str]:
-    """server-everything with one of its HTTP transports on a free port; its URL."""
+    """server-everything with one of its HTTP transports on a free port; its URL (it logs
+    every message on stderr, which ``serving`` reads on)."""
     port = free_port()
-    server = subprocess.Popen(
+    return serving(
         ["node", str(EVERYTHING_JS), transport],
+        says,
+        f"http://127.0.0.1:{port}{path}",
+        f"server-everything's {transport} transport",
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
     )
-    try:
-        assert server.stderr is not None
-        for line in server.stderr:  # it says so on stderr once it listens
-            if says in line:
-                break
-        else:
-            pytest.fail(f"server-everything did not start its {transport} transport")
-        # it logs every message on stderr: read on, so that the pipe never fills and stops it
-        threading.Thread(target=server.stderr.read, daemon=True).start()
-        yield f"http://127.0.0.1:{port}{path}"
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 @pytest.fixture(scope="module")
