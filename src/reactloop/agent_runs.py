@@ -16,6 +16,7 @@ from reactloop.journal.events import Observer
 from reactloop.loop.settings import RunSettings
 from reactloop.messages import Message
 from reactloop.result import RunResult
+from reactloop.support.cancel_event import CancelEvent
 from reactloop.support.text import text_problem
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class RunCancels:
     cancelled)."""
 
     def __init__(self) -> None:
-        self.main = threading.Event()
+        self.main = CancelEvent()
         self._own: set[threading.Event] = set()
         self._lock = threading.Lock()
 
@@ -47,7 +48,7 @@ class RunCancels:
         return self.main.is_set() or any(event.is_set() for event in own)
 
     def new(self) -> threading.Event:
-        event = threading.Event()
+        event = CancelEvent()
         with self._lock:
             self._own.add(event)
         return event

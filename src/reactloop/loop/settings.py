@@ -18,6 +18,7 @@ from reactloop.loop.completion_checks import Verify
 from reactloop.loop.tree_budget import TreePlace
 from reactloop.models.base import Model
 from reactloop.output.spec import OutputSpec
+from reactloop.support.cancel_event import CancelEvent
 from reactloop.tools.prepared import Approver
 from reactloop.tools.toolbox import Toolbox
 
@@ -42,7 +43,7 @@ class RunSettings:
     price: Pricer | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
     on_text: Callable[[str], None] | None = None
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: threading.Event = field(default_factory=CancelEvent)
     output: OutputSpec | None = None
     verify: Verify | None = None
     checklist: tuple[str, ...] = ()

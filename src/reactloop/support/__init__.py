@@ -6,6 +6,7 @@
 - ``lazy_names.py``   ``lazy_getattr``: a package's names imported on first use
 - ``own_files.py``    the files the harness writes itself, opened without following links
 - ``pipe_messages.py`` pickled messages between processes, with no buffer left exported
+- ``cancel_event.py`` ``CancelEvent``: a run's cancel that wakes whoever waits on the run
 - ``text.py``         ``text_problem``: a task that UTF-8 cannot encode, said in one line
 
 The speed tricks kept, each for a gain measured against the plain code it stands in for

@@ -38,6 +38,7 @@ from typing import Any, Protocol, TypeVar
 from reactloop.limits import StopReason
 from reactloop.loop.runtime.workers import Workers
 from reactloop.result import RunResult, Stop
+from reactloop.support.cancel_event import CancelEvent
 from reactloop.tools.context import run_deadline_scope
 from reactloop.tools.prepared import PreparedCall
 
@@ -48,7 +49,7 @@ T = TypeVar("T")
 MODEL_GRACE = 3.0
 OWN_END_GRACE = 1.0  # the same for a tool that ends itself at the deadline (``Tool.bounded``)
 ASYNC_GRACE = 0.25  # for async tools, whose event loop cancels them at the deadline if it can
-_SLICE = 0.05  # how often the waiting thread looks at the cancel event
+_SLICE = 0.05  # how often the waiting thread looks, where it must (``_wait_for``)
 _IDLE_THREADS = 8  # run threads kept waiting for the next run
 
 TOOLS_OUTLASTED = "the time limit ran out while tools ran"
@@ -169,8 +170,13 @@ def waiting(what: str, deadline: float | None, function: Callable[..., T], *args
 class _Outcome:
     def __init__(self) -> None:
         self.done = threading.Event()
+        self.wake = threading.Event()  # set with ``done``, and by a cancel (``CancelEvent``)
         self.value: RunResult | None = None
         self.error: BaseException | None = None
+
+    def finish(self) -> None:
+        self.done.set()
+        self.wake.set()
 
 
 def _drive(run: Drivable, custody: Custody, outcome: _Outcome) -> None:
@@ -184,7 +190,7 @@ def _drive(run: Drivable, custody: Custody, outcome: _Outcome) -> None:
         outcome.error = exc
     finally:
         _LOCAL.custody = None
-    outcome.done.set()
+    outcome.finish()
 
 
 def run_in_custody(run: Drivable, deadline: float | None, cancel: threading.Event) -> RunResult:
@@ -192,10 +198,25 @@ def run_in_custody(run: Drivable, deadline: float | None, cancel: threading.Even
     custody = Custody(deadline)
     outcome = _Outcome()
     _THREADS.start(_drive, run, custody, outcome)
+    if isinstance(cancel, CancelEvent):
+        with cancel.waking(outcome.wake):
+            return _wait_for(run, custody, outcome, cancel)
+    return _wait_for(run, custody, outcome, cancel)
+
+
+def _wait_for(
+    run: Drivable, custody: Custody, outcome: _Outcome, cancel: threading.Event
+) -> RunResult:
+    """The waiting thread's part: sleep until the run ends, is cancelled or is due to be taken.
+    It looks every ``_SLICE`` s only where something may come unannounced: on the main thread
+    (a Ctrl-C the kernel gave another thread), with a cancel that wakes nobody, after a
+    cancel, and past the deadline (until the grace of the region the run is in is over)."""
+    deadline = custody.deadline
+    unannounced = not isinstance(cancel, CancelEvent) or _on_main_thread()
     interrupted = False
     while True:
         try:
-            if outcome.done.wait(_wait(deadline)):
+            if _slept(outcome, deadline, unannounced or cancel.is_set()):
                 break
             stop = custody.take(interrupted=interrupted, cancelled=cancel.is_set())
         except KeyboardInterrupt:  # Ctrl-C: the run stops ``cancelled``
@@ -210,6 +231,19 @@ def run_in_custody(run: Drivable, deadline: float | None, cancel: threading.Even
     return outcome.value
 
 
+def _slept(outcome: _Outcome, deadline: float | None, looking: bool) -> bool:
+    """Sleep as ``_wait_for`` says; whether the run ended."""
+    left = None if deadline is None else deadline - time.monotonic()
+    if looking or (left is not None and left <= 0):
+        return outcome.done.wait(_SLICE if left is None or left <= 0 else min(left, _SLICE))
+    outcome.wake.wait(left)
+    return outcome.done.is_set()
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def _taken_stop(in_tools: bool, waiting_on: str, cancelled: bool) -> Stop:
     """How a run taken from its thread stops: from a tool's region or a waiting one."""
     if cancelled:
@@ -219,14 +253,6 @@ def _taken_stop(in_tools: bool, waiting_on: str, cancelled: bool) -> Stop:
         return Stop(StopReason.TIMEOUT, None, TOOLS_OUTLASTED)
     error = f"{waiting_on} was still going {MODEL_GRACE:g} s after the time limit"
     return Stop(StopReason.TIMEOUT, None, error)
-
-
-def _wait(deadline: float | None) -> float:
-    """How long to wait before looking again: until the deadline, at most ``_SLICE``."""
-    if deadline is None:
-        return _SLICE
-    left = deadline - time.monotonic()
-    return _SLICE if left <= 0 else min(left, _SLICE)
 
 
 def late(deadline: float | None) -> bool:
