@@ -1,6 +1,6 @@
 """The report in DIR: ``report.md``, ``results.csv`` (one row per episode), ``summary.csv`` (one
 row per model × protocol), ``results.json`` (both, plus the comparisons and the per-step table),
-the PNG charts, ``index.html`` and one viewer page per episode under ``pages/``.
+the SVG charts, ``index.html`` and one viewer page per episode under ``pages/``.
 """
 
 from __future__ import annotations

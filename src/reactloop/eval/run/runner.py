@@ -39,7 +39,7 @@ TRIM_EVERY = 1000
 """Episodes between two returns of the freed heap to the system (``release_freed_memory``)."""
 REPORT_CHILD_FROM = 64
 """Episodes to run from which the report's pages and charts are made in a child process (its
-start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."""
+start costs more CPU than a few pages)."""
 
 
 @dataclass(frozen=True, kw_only=True)
