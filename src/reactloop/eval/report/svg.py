@@ -17,16 +17,17 @@ PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 )  # fmt: skip
-"""matplotlib's ``tab10``: the colours the PNG charts had, in their order."""
+"""matplotlib's ``tab10``: the colours the charts had when matplotlib drew them, in order."""
 INK, MUTED, GRID = "#222", "#555", "#e5e5e5"
 _CHAR_WIDTH = 0.6  # of the font size: a sans-serif's mean advance (no font metrics here)
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NOT_XML = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"  # XML 1.0's gaps (compiled
+# by re at its first use: some ms, not paid by a process that imports the charts but draws none)
 
 
 def clean(value: object) -> str:
     """``value`` as the text of an element or attribute: escaped, and each character XML
     cannot hold (controls, lone surrogates) replaced by U+FFFD."""
-    return escape(_NOT_XML.sub("\ufffd", str(value)), quote=True)
+    return escape(re.sub(_NOT_XML, "\ufffd", str(value)), quote=True)
 
 
 def document(width: float, height: float, title: str, parts: Sequence[str]) -> str:
