@@ -154,7 +154,7 @@ class _Finished:
             tables, store, position = self.tables
             text = store.text(spec.file_stem)  # saved before it came: one read, no parse
             if text is not None:  # an errored one may be saved later (by a worker): at the end
-                tables.add(position(spec), record.to_dict(), text, record)
+                tables.add(position(spec), record, text)  # typed: no JSON form made again
         self.continued += record.resumed is not None
         self.restarted += record.restarted is not None
         self.progress.advance(record)
