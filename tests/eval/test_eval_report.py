@@ -1,21 +1,30 @@
-"""The report folder: report.md, results.csv/json, summary.csv, the PNG charts, and index.html,
-whose links a real headless Chromium follows to existing viewer pages."""
+"""The report folder: report.md, results.csv/json, summary.csv, the SVG charts, and index.html,
+whose links a real headless Chromium follows to existing viewer pages and whose charts it
+shows."""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import shutil
 import subprocess
 import tempfile
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
-from browser import CHROMIUM, HEADLESS_FLAGS, needs_chromium
+from browser import (
+    CHROMIUM,
+    HEADLESS_FLAGS,
+    DevTools,
+    console_errors,
+    evaluate,
+    needs_chromium,
+    open_page,
+)
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
 from reactloop.eval.run.oracle import OracleFactory
 
@@ -66,12 +75,12 @@ def test_results_files_have_one_row_per_episode_and_per_rung(out: Path) -> None:
         assert field in record
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Protocol health" in report
-    if importlib.util.find_spec("matplotlib") is None:  # the eval extra is not installed
-        assert not list(out.glob("*.png")) and "![" not in report
-        return
-    for chart in ("success.png", "steps.png"):
-        assert (out / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "![success.png](success.png)" in report
+    for chart in ("success.svg", "steps.svg"):
+        root = ET.parse(out / chart).getroot()
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert f"![{chart}]({chart})" in report
+    success = (out / "success.svg").read_text(encoding="utf-8")
+    assert "shaky &lt;b&gt;" in success and "<b>" not in success
 
 
 class Links(HTMLParser):
@@ -111,9 +120,22 @@ def test_index_in_chromium_links_every_episode_to_an_existing_viewer_page(out: P
     pages = [t for t in targets if t.parent == out / "pages"]
     assert len(pages) == 12 and all(p.is_file() for p in pages)
     assert all(t.is_file() for t in targets)
-    assert sorted(parser.images) == sorted(p.name for p in out.glob("*.png"))
+    assert sorted(parser.images) == ["steps.svg", "success.svg"]
     viewer = dump_dom(pages[0])
     assert "final_answer" in viewer
+
+
+@needs_chromium
+def test_index_in_chromium_shows_the_svg_charts(out: Path, browser: DevTools) -> None:
+    """The charts load as images under index.html's Content-Security-Policy, at their size."""
+    sid = open_page(browser, (out / "index.html").as_uri(), 1200, 900)
+    shown = evaluate(
+        browser, sid, "[...document.images].map(i => [i.src.split('/').pop(), i.naturalWidth])"
+    )
+    assert [name for name, _ in shown] == ["success.svg", "steps.svg"]
+    for name, width in shown:
+        assert width == int(ET.parse(out / name).getroot().get("width", "")), name
+    assert console_errors(browser, sid) == []
 
 
 def _results_header(report: str) -> list[str]:

@@ -1,6 +1,6 @@
 """The report's slow parts off the eval's process: each viewer page is rendered by a child
-process as its episode finishes, and the charts by the same child, which imported matplotlib
-while the episodes ran (or here, when the child cannot)."""
+process as its episode finishes, and the charts are drawn by the same child (or here, when the
+child cannot)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from reactloop.eval.report import process as report_process
 from reactloop.eval.report.process import ReportProcess
 from reactloop.eval.run import runner
 from reactloop.eval.run.oracle import OracleFactory
-
-pytest.importorskip("matplotlib")
 
 STEPS = [{"step": 1, "calls": 2, "input_tokens": 90, "cached_tokens": 0, "seconds": 0.5}]
 DATA: dict[str, Any] = {
@@ -48,7 +46,7 @@ def test_the_pages_are_rendered_by_the_child_not_by_the_eval_s_process(
     for record in outcome.records:
         page = out / "pages" / (Path(record.trace or "").stem + ".html")
         assert page.stat().st_size > 0 and f"pages/{page.name}" in index
-    assert (out / "success.png").stat().st_size > 0 and "success.png" in index
+    assert (out / "success.svg").stat().st_size > 0 and "success.svg" in index
 
 
 def test_the_child_s_page_is_the_viewer_s_and_a_bad_journal_leaves_none(tmp_path: Path) -> None:
@@ -84,23 +82,23 @@ def test_without_the_child_the_eval_s_process_renders_them(
     config = _oracle_eval(tmp_path / "out", repeats=1, tasks=3)
     run_eval(config)
     assert len(rendered) == 3
-    assert (tmp_path / "out" / "steps.png").stat().st_size > 0
+    assert (tmp_path / "out" / "steps.svg").stat().st_size > 0
 
 
 def test_the_child_draws_the_charts(tmp_path: Path) -> None:
     process = ReportProcess()
     assert process._process is not None
     process.draw(tmp_path, DATA)
-    assert process.names() == ["success.png", "steps.png"]
-    assert (tmp_path / "steps.png").stat().st_size > 0
+    assert process.names() == ["success.svg", "steps.svg"]
+    assert (tmp_path / "steps.svg").stat().st_size > 0
 
 
 def test_a_child_that_died_leaves_the_charts_to_this_process(tmp_path: Path) -> None:
     process = ReportProcess()
     process.close()  # as if it had crashed
     process.draw(tmp_path, DATA)
-    assert process.names() == ["success.png", "steps.png"]
-    assert (tmp_path / "success.png").stat().st_size > 0
+    assert process.names() == ["success.svg", "steps.svg"]
+    assert (tmp_path / "success.svg").stat().st_size > 0
 
 
 def test_a_child_that_never_answers_is_stopped_and_its_work_done_here(
@@ -113,8 +111,8 @@ def test_a_child_that_never_answers_is_stopped_and_its_work_done_here(
     assert process._process is not None
     os.kill(process._process.pid, signal.SIGSTOP)
     process.draw(tmp_path, DATA)
-    assert process.names() == ["success.png", "steps.png"]
-    assert (tmp_path / "success.png").stat().st_size > 0
+    assert process.names() == ["success.svg", "steps.svg"]
+    assert (tmp_path / "success.svg").stat().st_size > 0
 
 
 def test_a_small_eval_makes_its_report_in_process(

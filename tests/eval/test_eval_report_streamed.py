@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop.eval import EvalConfig, Rung, load_suite, run_eval
-from reactloop.eval.records.record import EpisodeRecord
+from reactloop.eval.records.record import RUN_KEYS, EpisodeRecord
 from reactloop.eval.records.store import ResultsStore, StoredRecords
 from reactloop.eval.report.process import ReportProcess
 from reactloop.eval.report.summary import Tally
-from reactloop.eval.report.write import write_report
+from reactloop.eval.report.write import EPISODE_COLUMNS, _episode_row, write_report
 from reactloop.eval.run.oracle import OracleFactory
 from reactloop.eval.run.plan import plan, positions
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, error_reply
@@ -180,3 +180,38 @@ def test_the_tables_of_records_in_any_order_are_those_in_report_order(
     for position, record in arrival:
         shuffled.add(EpisodeRecord.from_dict(record), position)
     assert tables(shuffled) == tables(in_order)
+
+
+TOKENS = ("input_tokens", "cached_tokens", "output_tokens")
+
+
+def _json_row(record: dict[str, Any]) -> list[Any]:
+    """results.csv's row as read from a record's JSON form (its keys are the columns)."""
+    usage = record.get("usage") or {}
+    values = {name: record.get(name) for name in EPISODE_COLUMNS}
+    values |= {name: usage.get(name) for name in TOKENS}
+    values["tools"] = " ".join(record.get("tools") or ())
+    if not isinstance(values["expected"], str | int | float | type(None)):
+        values["expected"] = json.dumps(values["expected"], ensure_ascii=False)
+    return [values[name] for name in EPISODE_COLUMNS]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    RECORDS,
+    st.none() | st.integers() | st.text(max_size=4) | st.lists(st.integers(), max_size=2),
+    st.none() | st.lists(st.sampled_from(["calculator", 'é,"x']), max_size=2),
+    st.booleans(),
+)
+def test_a_typed_record_s_csv_row_is_its_json_form_s(
+    records: list[dict[str, Any]], expected: Any, tools: list[str] | None, errored: bool
+) -> None:
+    """The row the driver writes from the typed record (no JSON form made for it) is the one
+    its JSON form gives: with a run or without (an errored record), any ``expected``."""
+    for record in records:
+        record |= {"expected": expected, "tools": tools, "check_detail": "d", "seed": 3}
+        if errored:  # no run: the harness failed before it
+            record = {k: v for k, v in record.items() if k not in RUN_KEYS} | {"error": "E"}
+        typed = EpisodeRecord.from_dict(record)
+        assert _episode_row(typed) == _json_row(typed.to_dict())
+        assert _episode_row(typed) == _json_row(record)

@@ -8,7 +8,8 @@ Files, in reading order:
 - ``health_table``: the protocol-health table of report.md and index.html
 - ``markdown``: report.md's lines
 - ``html``: index.html and each episode's viewer page
-- ``charts``: the PNG charts (the ``eval`` extra: matplotlib)
+- ``svg``: SVG written by hand: shapes, escaped text, a plot's axes and round ticks
+- ``charts``: the SVG charts (success and pass^k per rung, seconds and tokens per step)
 - ``process``: pages and charts in a child process, started with the eval
 - ``spool``: each episode's part of the files, put aside as its record arrives
 - ``write``: ``StreamedReport``, records taken as they arrive, then every file of the report;

@@ -1,20 +1,19 @@
 """The report's slow parts in a child process, started when the eval starts: each episode's
 viewer page as the episode finishes, and the charts at the end.
 
-Rendering a viewer page costs 3-8 ms of CPU an episode and importing matplotlib 1-1.7 s;
-done in the eval's own process they take the interpreter from the episodes (or, at the end,
-make the fixed cost of every eval). A ``ReportProcess`` takes them to another core: ``page``
-queues a finished episode (a feeder thread writes it to the child's stdin, so an episode's
-thread never waits on the pipe); ``draw`` sends the summary and the per-step table; ``names``
-waits for the child to finish the pages and the charts and answers the charts it wrote. When
-there is no child (``here()``, or it could not start, or it died), ``names`` draws the charts
-in this process and ``write_pages`` renders the pages the child did not.
+Rendering a viewer page costs 3-8 ms of CPU an episode; done in the eval's own process the
+pages take the interpreter from the episodes. A ``ReportProcess`` takes them to another core:
+``page`` queues a finished episode (a feeder thread writes it to the child's stdin, so an
+episode's thread never waits on the pipe); ``draw`` sends the summary and the per-step table;
+``names`` waits for the child to finish the pages and the charts and answers the charts it
+wrote. When there is no child (``here()``, or it could not start, or it died), ``names`` draws
+the charts in this process and ``write_pages`` renders the pages the child did not.
 
 The child imports what its jobs need and no more (the viewer for the pages, this module and
-the charts'), so that its start would cost little if the eval package's ``__init__`` did not
-import every module of the package. Each page is rendered as soon as its episode is
-recorded, straight from its journal (no check for a stale page: there is none yet), and put
-in place by a rename.
+the charts', SVG drawn in a few milliseconds), so that its start would cost little if the eval
+package's ``__init__`` did not import every module of the package. Each page is rendered as
+soon as its episode is recorded, straight from its journal (no check for a stale page: there
+is none yet), and put in place by a rename.
 
     python -m reactloop.eval.report.process     # the child: one JSON job a line on stdin
 """
@@ -22,7 +21,6 @@ in place by a rename.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import logging
 import os
@@ -148,19 +146,11 @@ def _answer(process: subprocess.Popen[str]) -> str:
 
 
 def _child() -> None:
-    if importlib.util.find_spec("matplotlib") is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot
     for line in sys.stdin:
         job = json.loads(line)
         if "page" in job:
             _write_page(Path(job["page"]["out"]), job["page"]["trace"], render_html)
         elif "charts" in job:
-            if importlib.util.find_spec("matplotlib") is None:
-                print("null")  # the eval's process draws none and says why
-                return
             print(json.dumps(write_charts(Path(job["charts"]["out"]), job["charts"]["data"])))
             return
 

@@ -1,6 +1,6 @@
 """The report in DIR: ``report.md``, ``results.csv`` (one row per episode), ``summary.csv`` (one
 row per model × protocol), ``results.json`` (both, plus the comparisons and the per-step table),
-the PNG charts, ``index.html`` and one viewer page per episode under ``pages/``.
+the SVG charts, ``index.html`` and one viewer page per episode under ``pages/``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import csv
 import io
 import json
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,9 +40,7 @@ class StreamedReport:
         self.tally = Tally()
         self.spool = Spool(out)
         self._buffer = io.StringIO()
-        self._csv = csv.DictWriter(
-            self._buffer, fieldnames=list(EPISODE_COLUMNS), extrasaction="ignore"
-        )
+        self._csv = csv.writer(self._buffer)
 
     def __enter__(self) -> StreamedReport:
         return self
@@ -54,19 +52,15 @@ class StreamedReport:
         return position in self.spool
 
     def add(
-        self,
-        position: int,
-        record: dict[str, Any],
-        text: str | None = None,
-        typed: EpisodeRecord | None = None,
+        self, position: int, record: EpisodeRecord | dict[str, Any], text: str | None = None
     ) -> None:
-        """Take ``record`` (its JSON form), the ``position``-th of the report: ``text`` is
-        its file's (``json.dumps(record, indent=1)``, else encoded here), ``typed`` the same
-        record typed (else typed here)."""
-        typed = EpisodeRecord.from_dict(record) if typed is None else typed
+        """Take ``record`` (typed, or its JSON form: typed here), the ``position``-th of the
+        report: ``text`` is its file's (``json.dumps(record.to_dict(), indent=1)``, else
+        encoded here)."""
+        typed = record if isinstance(record, EpisodeRecord) else EpisodeRecord.from_dict(record)
         self.tally.add(typed, position)
-        self._csv.writerow(_episode_row(record))  # the JSON form's keys are the columns
-        entry = _nested_json(record, 0) if text is None else text
+        self._csv.writerow(_episode_row(typed))
+        entry = _nested_json(typed.to_dict(), 0) if text is None else text
         part = EpisodePart(
             row=self._taken(),
             entry=entry.replace("\n", "\n  "),
@@ -118,7 +112,7 @@ class StreamedReport:
         return data
 
     def _header(self) -> str:
-        self._csv.writeheader()
+        self._csv.writerow(EPISODE_COLUMNS)
         return self._taken()
 
     def _taken(self) -> str:
@@ -206,16 +200,28 @@ def _results_json(data: dict[str, Any]) -> tuple[str, str]:
     return head, "".join(pieces)
 
 
-def _episode_row(record: dict[str, Any]) -> dict[str, Any]:
-    usage = record.get("usage") or {}
-    row = {name: record.get(name) for name in EPISODE_COLUMNS}
-    row.update(
-        {name: usage.get(name) for name in ("input_tokens", "cached_tokens", "output_tokens")}
-    )
-    row["tools"] = " ".join(record.get("tools") or ())
-    if not isinstance(row["expected"], str | int | float | type(None)):
-        row["expected"] = json.dumps(row["expected"], ensure_ascii=False)
-    return row
+def _episode_row(record: EpisodeRecord) -> list[Any]:
+    """``record``'s row of results.csv: its JSON form's values under ``EPISODE_COLUMNS``
+    (the run's figures empty without a run, the tokens its usage's), read from the typed
+    record, so that no JSON form is made for it."""
+    run = record.run
+    figures: tuple[Any, ...] = (None,) * 8
+    usage: Mapping[str, int] = {}
+    if run is not None:
+        figures = (run.server_model, run.stop_reason, run.forced, run.answer,
+                   run.model_calls, run.tool_calls, run.cost, run.seconds)  # fmt: skip
+        usage = run.usage or {}
+    server, stop, forced, answer, calls, tool_calls, cost, seconds = figures
+    expected = record.expected
+    if not isinstance(expected, str | int | float | type(None)):
+        expected = json.dumps(expected, ensure_ascii=False)
+    return [
+        record.key, record.rung, record.model, server, record.protocol, record.task_id,
+        record.repeat, record.seed, record.temperature, record.status, record.reason, stop,
+        forced, answer, expected, record.check_detail, record.error, calls, tool_calls,
+        usage.get("input_tokens"), usage.get("cached_tokens"), usage.get("output_tokens"),
+        cost, seconds, record.reactloop_version, " ".join(record.tools or ()), record.trace,
+    ]  # fmt: skip
 
 
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:

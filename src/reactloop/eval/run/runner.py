@@ -39,7 +39,7 @@ TRIM_EVERY = 1000
 """Episodes between two returns of the freed heap to the system (``release_freed_memory``)."""
 REPORT_CHILD_FROM = 64
 """Episodes to run from which the report's pages and charts are made in a child process (its
-start and its matplotlib import, about 1 s of CPU, cost more than a few pages)."""
+start costs more CPU than a few pages)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,7 +154,7 @@ class _Finished:
             tables, store, position = self.tables
             text = store.text(spec.file_stem)  # saved before it came: one read, no parse
             if text is not None:  # an errored one may be saved later (by a worker): at the end
-                tables.add(position(spec), record.to_dict(), text, record)
+                tables.add(position(spec), record, text)  # typed: no JSON form made again
         self.continued += record.resumed is not None
         self.restarted += record.restarted is not None
         self.progress.advance(record)
