@@ -65,7 +65,7 @@ def fold_to_resume(
         reopen(state, stop_reason)
     # an uncertain call counts again when it runs again (or once it is answered without)
     state.counts.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
-    state.seconds = seconds
+    state.seconds = state.counts.seconds_before = seconds  # the resumed run's clock goes on
     return state
 
 

@@ -20,6 +20,7 @@ from reactloop.approval import Decision, decision_data
 from reactloop.errors import JournalError, UsageError
 from reactloop.journal.one_run import typed_or_none
 from reactloop.journal.resume_point import resume_record, uncertain_notes
+from reactloop.journal.run_counts import Pricer
 from reactloop.journal.schema import ApprovalEvent, ChildStartEvent
 from reactloop.journal.writer import Journal
 from reactloop.limits import Limits
@@ -35,12 +36,12 @@ from reactloop.tools.search import CALL_TOOL, SEARCH_TOOLS, SEARCH_USED
 from reactloop.tools.toolbox import Toolbox
 
 
-def prepare_resume(path: str | Path) -> tuple[Recorded, ResumeState]:
-    """The journal and the state of its last run; a ``UsageError`` in one line, and the
-    file unchanged, when it cannot be resumed."""
+def prepare_resume(path: str | Path, price: Pricer | None = None) -> tuple[Recorded, ResumeState]:
+    """The journal and the state of its last run (its cost at ``price``); a ``UsageError``
+    in one line, and the file unchanged, when it cannot be resumed."""
     recorded = read_recorded(path)
     try:
-        state = rebuild(recorded.events)
+        state = rebuild(recorded.events, price)
     except UsageError as exc:
         raise UsageError(f"cannot resume {recorded.path}: {exc}") from None
     return recorded, state
@@ -55,7 +56,7 @@ def resume_run(
     force: bool = False,
     fsync: bool = False,
 ) -> RunResult:
-    recorded, state = prepare_resume(path)
+    recorded, state = prepare_resume(path, settings.price)
     settings = resumed_settings(settings, state, limits)
     if settings.limits.max_cost is not None and settings.price is None:
         raise UsageError(

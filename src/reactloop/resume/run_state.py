@@ -13,6 +13,7 @@ from reactloop.errors import JournalError, UsageError
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.reader import events_of
 from reactloop.journal.resume_point import fold_to_resume
+from reactloop.journal.run_counts import Pricer
 from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import ResumeEvent, RunStartEvent, StopEvent
 
@@ -37,9 +38,10 @@ class ResumeState(RunState):
         return str(self.run_start.get("task") or "")
 
 
-def rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
-    """The state of the journal's last run; a ``UsageError`` when it cannot go on, also for
-    an event of a shape the loop never writes (a journal damaged by hand or by a disk)."""
+def rebuild(events: Sequence[Mapping[str, Any]], price: Pricer | None = None) -> ResumeState:
+    """The state of the journal's last run (its cost at ``price``); a ``UsageError`` when it
+    cannot go on, also for an event of a shape the loop never writes (a journal damaged by
+    hand or by a disk)."""
     try:
         typed = events_of(events)
         starts = [i for i, event in enumerate(typed) if isinstance(event, RunStartEvent)]
@@ -47,7 +49,8 @@ def rebuild(events: Sequence[Mapping[str, Any]]) -> ResumeState:
             raise UsageError("the journal has no run_start: there is no run to resume")
         run = typed[starts[-1] :]
         why, stop_at = _why(run)
-        state = ResumeState(run_start=events[starts[-1]], why=why, t_end=run[-1].t or 0.0)
+        start, t_end = events[starts[-1]], run[-1].t or 0.0
+        state = ResumeState(run_start=start, why=why, t_end=t_end, price=price)
         fold_to_resume(run, state, stop_at, None if why == "no_stop" else why)
         return state
     except JournalError as exc:
