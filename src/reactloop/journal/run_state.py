@@ -1,5 +1,5 @@
 """``RunState``: a run's state as its events leave it (``fold.py`` moves it on by an event; a
-resume folds a journal's, ``resume/run_state.py``, and runs the loop from it).
+resume folds a journal's, ``resume_point.py``, and runs the loop from it).
 
 What it holds: its counters (``counts``: a ``RunCounts``, the very value the live loop keeps
 them in, so a resumed loop is handed this one and counts on); the history as the model saw it
