@@ -35,7 +35,6 @@ class RunCounts:
     usage: Usage = field(default_factory=Usage)
     last_usage: Usage = field(default_factory=Usage)  # of the latest model call
     cost: float = 0.0  # dollars, at the run's price (none counted without one)
-    last_cost: float = 0.0  # of the latest model call
     seconds_before: float = 0.0  # the run's time when it was last resumed: its clock goes on
     format_errors: int = 0  # unusable replies in a row
     truncations: int = 0  # replies cut off at the output limit, retried
@@ -58,7 +57,6 @@ def spend_model_call(counts: RunCounts, usage: Usage, cost: float = 0.0) -> None
     """A model call made, what it used and what that cost (0.0 without a price)."""
     counts.model_calls += 1
     counts.last_usage = usage
-    counts.last_cost = cost
     counts.cost += cost
     if usage != _NO_USAGE:
         counts.usage = counts.usage + usage

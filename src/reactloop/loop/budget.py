@@ -72,10 +72,6 @@ class Budget:
         return self.counts.cost if self.price is not None else None
 
     @property
-    def last_cost(self) -> float:
-        return self.counts.last_cost
-
-    @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
@@ -153,9 +149,9 @@ class Budget:
             last = self.counts.last_usage.total_tokens
             if last and self.counts.usage.total_tokens + 2 * last > limits.max_tokens:
                 return True
-        last_cost = self.counts.last_cost
-        if limits.max_cost is not None and last_cost:
-            return self.counts.cost + 2 * last_cost > limits.max_cost
+        if limits.max_cost is not None and self.price is not None:
+            last_cost = self.price.cost(self.counts.last_usage)
+            return bool(last_cost) and self.counts.cost + 2 * last_cost > limits.max_cost
         return False
 
 

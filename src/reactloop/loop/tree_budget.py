@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from reactloop.journal.run_counts import Pricer
+from reactloop.journal.run_counts import Pricer, spend_model_call
 from reactloop.limits import Limits, StopReason
 from reactloop.loop.budget import Budget
 from reactloop.messages import Usage
@@ -236,8 +236,8 @@ class TreeBudget(Budget):
     def record_model_call(self, usage: Usage) -> None:
         with self.lock:
             self.release()
-            super().record_model_call(usage)
-            cost = self.counts.last_cost
+            cost = 0.0 if self.price is None else self.price.cost(usage)
+            spend_model_call(self.counts, usage, cost)
             for budget in self.ancestors():
                 _absorb(budget, usage, cost)
 
