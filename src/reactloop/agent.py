@@ -24,8 +24,8 @@ from reactloop.agent_setup import (
     pick_protocol,
 )
 from reactloop.journal.events import Observer
+from reactloop.journal.run_counts import Pricer
 from reactloop.limits import Limits
-from reactloop.loop.budget import Pricer
 from reactloop.loop.completion_checks import Verify, as_verify
 from reactloop.loop.settings import RunSettings
 from reactloop.models.base import Model

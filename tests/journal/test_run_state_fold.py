@@ -1,14 +1,16 @@
 """The one fold (``journal/fold.py``): for a scripted run of any shape (calls of tools with
 and without side effects, alone and several in a turn, repeats the loop guard catches,
-unreadable, empty and cut-off replies, answers, every budget running out), cut after any
-event *i*, the fold of the journal's first *i* events equals the live loop's state when it
-wrote event *i*: its counters (the one ``RunCounts`` the loop keeps them in, compared whole:
-the budget's spending, the step, the messages sent, the flags, the budget notices given), and
-its history."""
+unreadable, empty and cut-off replies, answers, every budget running out, dollars included),
+cut after any event *i*, the fold of the journal's first *i* events equals the live loop's
+state when it wrote event *i*: its counters (the one ``RunCounts`` the loop keeps them in,
+compared whole: the budget's spending, its cost at the run's price, the step, the messages
+sent, the flags, a model call told to answer now included, the budget notices given), and its
+history."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from reactloop.journal.run_counts import RunCounts
 from reactloop.journal.run_state import RunState
 from reactloop.loop.run_loop import RunLoop
 from reactloop.loop.tree_budget import current_run
+from reactloop.usage.prices import Price
 
 
 @tool(read_only=True)
@@ -103,19 +106,37 @@ MIXED = [
 ]
 
 
+PRICE = Price(input=1000.0, output=3000.0, cached_input=100.0)  # a call: about $0.01 to $0.07
+MAX_COST = st.sampled_from([None, 0.03, 0.1, 0.3])  # with a price: a dollar budget, or none
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@example(shapes=REPEATS, limits=Limits(max_seconds=None), tokens=10)
-@example(shapes=MIXED, limits=Limits(max_tool_calls=3, max_format_errors=3), tokens=10)
-@example(shapes=MIXED, limits=Limits(max_model_calls=4, max_tokens=60), tokens=25)
-@given(shapes=st.lists(TURN, min_size=1, max_size=8), limits=LIMITS, tokens=st.integers(1, 60))
+@example(shapes=REPEATS, limits=Limits(max_seconds=None), tokens=10, max_cost=None)
+@example(shapes=MIXED, limits=Limits(max_tool_calls=3, max_format_errors=3), tokens=10, max_cost=0)
+@example(shapes=MIXED, limits=Limits(max_model_calls=4, max_tokens=60), tokens=25, max_cost=None)
+@example(shapes=REPEATS, limits=Limits(), tokens=40, max_cost=0.3)  # winds down for its dollars
+@given(
+    shapes=st.lists(TURN, min_size=1, max_size=8),
+    limits=LIMITS,
+    tokens=st.integers(1, 60),
+    max_cost=st.just(0) | MAX_COST,  # 0: without a price
+)
 def test_the_fold_of_any_cut_is_the_live_loops_state_there(
-    shapes: list[tuple[str, list[tuple[str, int]]]], limits: Limits, tokens: int
+    shapes: list[tuple[str, list[tuple[str, int]]]],
+    limits: Limits,
+    tokens: int,
+    max_cost: float | None,
 ) -> None:
     turns = [_turn(shape, tokens) for shape in shapes] + [ModelTurn(text="done")]
-    _assert_each_cut_folds_to_the_live_state(turns, limits=limits)
+    if max_cost == 0:
+        _assert_each_cut_folds_to_the_live_state(turns, limits=limits)
+    else:
+        limits = dataclasses.replace(limits, max_cost=max_cost)
+        _assert_each_cut_folds_to_the_live_state(turns, limits=limits, price=PRICE)
 
 
 def _assert_each_cut_folds_to_the_live_state(turns: list[ModelTurn], **given: Any) -> None:
+    """``given``: the agent's; its ``price`` is the fold's too (a journal records no cost)."""
     live: list[tuple[RunCounts, list[dict[str, Any]]]] = []
 
     def sink(event: Event) -> None:
@@ -130,7 +151,7 @@ def _assert_each_cut_folds_to_the_live_state(turns: list[ModelTurn], **given: An
             agent.run("go", observers=[sink])
         events = read_events(path)
     assert len(events) == len(live)
-    state = RunState()
+    state = RunState(price=given.get("price"))
     for index, event in enumerate(events):
         advance(state, event)
         assert _folded(state) == live[index], f"after event {index} ({event.type})"

@@ -14,7 +14,7 @@ import pytest
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal, tool
 from reactloop.journal.legacy import not_run_of
 from reactloop.messages import NotRun
-from reactloop.resume.run_state import rebuild
+from reactloop.resume.resume_run import rebuild
 
 
 @tool

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, read_journal, tool
-from reactloop.resume.run_state import rebuild
+from reactloop.resume.resume_run import rebuild
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion, tool_call
 from reactloop.testing.openai_replies import json_reply
 

@@ -1,4 +1,4 @@
-"""Properties of the journal → resumed run decoder (``reactloop.resume.run_state``): for any
+"""Properties of the journal → resumed run decoder (``resume.resume_run.rebuild``): for any
 scripted run cut anywhere (a torn piece of the next line included) the resume reaches the
 uninterrupted history, apart from the marked interruptions; a journal with any one event
 damaged either resumes to a stop or is refused in one ``UsageError``, unchanged — never

@@ -21,10 +21,11 @@ from reactloop.approval import AllowRule
 from reactloop.cli.approvers import user
 from reactloop.cli.decisions import record_decisions, record_policy, recorded_policy, shown
 from reactloop.errors import UsageError
+from reactloop.journal.resume_point import ResumeState
 from reactloop.limits import Limits
 from reactloop.loop.settings import RunSettings
-from reactloop.resume.resume_run import mismatch, prepare_resume, resumed_settings
-from reactloop.resume.run_state import ResumeState
+from reactloop.resume.checks import mismatch
+from reactloop.resume.resume_run import prepare_resume, resumed_settings
 
 
 def given_policy(options: Mapping[str, Any]) -> dict[str, Any] | None:

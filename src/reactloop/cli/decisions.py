@@ -33,10 +33,10 @@ from reactloop.approval import Decision, decision_data
 from reactloop.errors import UsageError
 from reactloop.journal.emitter import Emitter
 from reactloop.journal.one_run import typed_or_none
+from reactloop.journal.recorded import Recorded, set_aside_torn
+from reactloop.journal.resume_point import ResumeState
 from reactloop.journal.schema import ApprovalEvent, ChildStartEvent, StopEvent
-from reactloop.resume.journal_file import Recorded, set_aside_torn
 from reactloop.resume.resume_run import open_to_append, prepare_resume
-from reactloop.resume.run_state import ResumeState
 
 
 def waiting_calls(

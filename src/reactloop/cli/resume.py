@@ -46,11 +46,11 @@ from reactloop.cli.run_tools import started_mcp
 from reactloop.cli.usage_errors import CliError, FiniteFloat
 from reactloop.errors import ModelError, UsageError
 from reactloop.journal.events import Event
+from reactloop.journal.resume_point import ResumeState
 from reactloop.limits import Limits
 from reactloop.replay.rebuild import recorded_workspace, tools_from_config
 from reactloop.result import RunResult
-from reactloop.resume.resume_run import prepare_resume, recorded_limits
-from reactloop.resume.run_state import ResumeState
+from reactloop.resume.resume_run import prepare_resume
 from reactloop.tools.base import Tool
 from reactloop.tools.search import SEARCH_MODES, defer_as_recorded
 from reactloop.tools.skills import recorded_skills
@@ -289,7 +289,7 @@ def _protocol(state: ResumeState, config: Mapping[str, Any]) -> Any:
 
 
 def _limits(state: ResumeState, options: Mapping[str, Any]) -> Limits:
-    limits = recorded_limits(state.run_start.get("limits"))
+    limits = state.recorded_limits
     raised = {field: options[name] for name, field in _RAISED.items() if options[name]}
     if not raised:
         return limits

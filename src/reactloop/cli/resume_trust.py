@@ -174,7 +174,7 @@ def confirmed_tool_search(given: str | None, config: Mapping[str, Any]) -> str:
     """The ``--tool-search`` a resumed run asks for: the one given, else ``auto`` (``own`` for
     a run that recorded none, an older reactloop's, whose default it was); a run that asked for
     ``native`` must ask again. That it resolves, for this model, to the search the run had (its
-    ``tool_search_used``) is checked with the agent (``resume/resume_run.py``:
+    ``tool_search_used``) is checked with the agent (``resume/checks.py``:
     ``search_differs``): the tools array goes on as the run's history was made with it."""
     recorded = config.get("tool_search")
     if recorded is not None and recorded not in SEARCH_MODES:

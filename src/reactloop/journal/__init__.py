@@ -19,6 +19,7 @@
 - ``fold.py``          ``advance``: the one function that moves it on by an event (a
                        journal's, on resume); ``waiting.py``: what waits for a person
                        (decisions, questions)
+- ``recorded.py``      a journal as found on disk (its torn last line, set aside on resume)
 - ``resume_point.py``  a journal's last run folded to the point a resume goes on from
 - ``one_run.py``       a resumed journal read as the one run it makes (replay)
 - ``otel.py``          ``OTelObserver``: the events as OpenTelemetry spans, with

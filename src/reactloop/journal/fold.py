@@ -16,6 +16,7 @@ from reactloop.journal.legacy import not_run_of
 from reactloop.journal.run_counts import (
     count_budget_notice,
     count_invalid_answer,
+    count_request,
     count_turn,
     spend_model_call,
 )
@@ -86,7 +87,7 @@ def _on_request(state: RunState, event: RequestEvent) -> None:
     state.notice, state.notices = None, []  # they are in the request, where they were put
     new = [Message.from_dict(m) for m in event.messages_new]
     state.messages[event.n_messages - len(new) :] = new
-    state.counts.sent = event.n_messages
+    count_request(state.counts, event.n_messages, event.wind_down)
 
 
 def _on_turn(state: RunState, event: TurnEvent) -> None:
@@ -94,7 +95,8 @@ def _on_turn(state: RunState, event: TurnEvent) -> None:
     turn = ModelTurn.from_dict(event.turn)
     if state.loop is not None:
         state.last_word = turn
-    spend_model_call(state.counts, turn.usage)
+    price = state.price
+    spend_model_call(state.counts, turn.usage, 0.0 if price is None else price.cost(turn.usage))
     count_turn(state.counts, turn)
     state.messages.extend(state.notices)
     state.notices = []
@@ -114,7 +116,8 @@ def _on_child_stop(state: RunState, event: ChildStopEvent) -> None:
     """A sub-agent's spending (its descendants' included), counted in its parent as it was
     live (``loop/tree_budget.py``): a resumed root's limits hold for the whole tree."""
     usage = Usage.from_dict(event.usage or {})
-    state.count_child(event.call_id, event.model_calls, event.tool_calls, usage)
+    cost = event.cost or 0.0  # a child without a price records none
+    state.count_child(event.call_id, event.model_calls, event.tool_calls, usage, cost)
 
 
 def _on_start(state: RunState, event: ToolStartEvent) -> None:
@@ -207,6 +210,7 @@ def _on_stop(state: RunState, event: StopEvent) -> None:
 
 def _on_resume(state: RunState, event: ResumeEvent) -> None:
     state.notices = []  # the resumed loop made its own
+    state.counts.seconds_before = state.seconds  # its clock goes on (the journal's ``t`` too)
     if state.superseded is not None:
         reopen(state, state.superseded)
         state.superseded = None

@@ -3,6 +3,7 @@ compare or count (``replay``): the stops a later ``resume`` superseded, the ``re
 events and the results a resume replaced (a call closed by a stop, then run) left out, and
 the limits the last resume ran under. ``view`` and ``cost`` read the events as they are:
 one run (one ``run_start``) whose last ``stop`` is the run's, its resumes marked.
+``children_started``: how far a resumed run's sub-agents are numbered already.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.reader import event_from_dict
-from reactloop.journal.schema import ResumeEvent, StopEvent, ToolResultEvent
+from reactloop.journal.schema import ChildStartEvent, ResumeEvent, StopEvent, ToolResultEvent
 
 
 def as_one_run(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -37,6 +38,14 @@ def last_limits(events: Sequence[Mapping[str, Any]], recorded: Any) -> Any:
         if isinstance(event, ResumeEvent) and event.limits is not None:
             return event.limits
     return recorded
+
+
+def children_started(events: Sequence[Mapping[str, Any]]) -> int:
+    """The highest number of the sub-agents the journal's ``child_start``s name (``/coder#3``:
+    3), 0 without one."""
+    paths = [e.agent_path for e in map(typed_or_none, events) if isinstance(e, ChildStartEvent)]
+    numbers = [int(n) for n in (path.rsplit("#", 1)[-1] for path in paths) if n.isdigit()]
+    return max(numbers, default=0)
 
 
 def typed_or_none(record: Mapping[str, Any]) -> JournalEvent | None:

@@ -1,4 +1,7 @@
-"""``fold_to_resume``: a run's events folded (``fold.py``) to the point a resume goes on from,
+"""``ResumeState``: a journal's last run (``last_run``) as a resume finds it: why it is resumed
+(``last_stop``), folded to the point it goes on from (``fold_to_resume``).
+
+``fold_to_resume``: a run's events folded (``fold.py``) to the point a resume goes on from,
 its last completed point: the last turn, its calls and their results. The events after it
 are the preparation of a step that never got its turn (a budget notice, a wind-down, a
 request): the resumed loop makes them again, the same way, so they are left out; but for the
@@ -10,11 +13,14 @@ a call that may have run is noted with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reactloop.errors import UsageError
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.fold import advance, place_notice, reopen
 from reactloop.journal.run_state import RunState
@@ -24,6 +30,8 @@ from reactloop.journal.schema import (
     ElicitationEvent,
     RequestEvent,
     ResumeEvent,
+    RunStartEvent,
+    StopEvent,
     ToolCallEvent,
     ToolResultEvent,
     ToolStartEvent,
@@ -31,6 +39,7 @@ from reactloop.journal.schema import (
     WarningEvent,
 )
 from reactloop.journal.warning_kinds import WarningKind
+from reactloop.limits import Limits
 from reactloop.messages import Message
 
 _DONE_POINTS = (
@@ -45,6 +54,54 @@ _NOTICE_WARNINGS = (WarningKind.FORMAT_ERROR, WarningKind.EMPTY_REPLY, WarningKi
 # after the last completed point, still folded: a decision, and a sub-agent that stopped (the
 # call that ran it has no result yet: it was killed, or the child waits for a decision)
 _SPENT_AFTER = (ApprovalEvent, ChildStopEvent)
+
+
+@dataclass(kw_only=True)
+class ResumeState(RunState):
+    """The last run's state, and what a resume reads besides: its ``run_start`` as written
+    (its task, instructions and limits read from it), why it is resumed, the journal's last
+    ``t`` (where the resumed run's events go on)."""
+
+    run_start: Mapping[str, Any] = field(default_factory=dict)
+    why: str = "no_stop"  # the process died, or the stop reason it continues from
+    t_end: float = 0.0
+
+    @property
+    def task(self) -> str:
+        return str(self.run_start.get("task") or "")
+
+    @property
+    def instructions(self) -> str | None:
+        instructions = self.run_start.get("instructions")
+        return instructions if isinstance(instructions, str) else None
+
+    @property
+    def recorded_limits(self) -> Limits:
+        """The limits the run started under; a ``UsageError`` for ones no ``Limits`` takes."""
+        data = self.run_start.get("limits")
+        if not isinstance(data, Mapping):
+            return Limits()
+        names = typing.get_type_hints(Limits)
+        try:
+            return Limits(**{k: v for k, v in data.items() if k in names})
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"the journal's limits are invalid: {exc}") from None
+
+
+def last_run(events: Sequence[JournalEvent]) -> int | None:
+    """Where the journal's last run starts (its ``run_start``), or None: it has none."""
+    starts = [i for i, event in enumerate(events) if isinstance(event, RunStartEvent)]
+    return starts[-1] if starts else None
+
+
+def last_stop(run: Sequence[JournalEvent]) -> tuple[StopEvent | None, int]:
+    """The run's last ``stop`` and where it is; None (at ``len(run)``) when it has none, or
+    a later ``resume`` supersedes it (the resumed run was killed)."""
+    stops = [(i, e) for i, e in enumerate(run) if isinstance(e, StopEvent)]
+    if not stops or any(isinstance(e, ResumeEvent) for e in run[stops[-1][0] + 1 :]):
+        return None, len(run)
+    at, stop = stops[-1]
+    return stop, at
 
 
 def fold_to_resume(
@@ -65,7 +122,7 @@ def fold_to_resume(
         reopen(state, stop_reason)
     # an uncertain call counts again when it runs again (or once it is answered without)
     state.counts.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
-    state.seconds = seconds
+    state.seconds = state.counts.seconds_before = seconds  # the resumed run's clock goes on
     return state
 
 

@@ -1,19 +1,28 @@
 """``RunCounts``: a run's counters, one mutable value owned by the run. The live loop's parts
-keep theirs in it (the budget its spending, the loop its step and flags, the answer gate and
-the checks theirs), and the fold (``fold.py``) computes the same value from a journal's
-events: a resumed loop is handed the fold's ``RunCounts`` and goes on counting in it.
+keep theirs in it (the budget its spending, its cost and its time before a resume, the loop
+its step and flags, the answer gate and the checks theirs), and the fold (``fold.py``)
+computes the same value from a journal's events: a resumed loop is handed the fold's
+``RunCounts`` and goes on counting in it.
 
 The small functions below are the moves both make, each in one place: the loop when the thing
-happens, the fold when it reads the event that records it (a ``turn``, a ``budget_notice``).
+happens, the fold when it reads the event that records it (a ``request``, a ``turn``, a
+``budget_notice``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from reactloop.messages import ModelTurn, Usage
 
 _NO_USAGE = Usage()
+
+
+class Pricer(Protocol):
+    """A model's price: the dollars a call's usage costs."""
+
+    def cost(self, usage: Usage) -> float: ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -25,9 +34,12 @@ class RunCounts:
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     last_usage: Usage = field(default_factory=Usage)  # of the latest model call
+    cost: float = 0.0  # dollars, at the run's price (none counted without one)
+    seconds_before: float = 0.0  # the run's time when it was last resumed: its clock goes on
     format_errors: int = 0  # unusable replies in a row
     truncations: int = 0  # replies cut off at the output limit, retried
     wound_down: bool = False  # the model was told to answer now
+    forced: bool = False  # the latest model call was told to answer now, without tools
     invalid_answers: int = 0  # a typed run's invalid answers in a row
     invalid_before_turn: int = 0  # the same before the last turn (a turn judged again)
     checklist_shown: bool = False  # the checklist was shown to the model
@@ -35,10 +47,17 @@ class RunCounts:
     notices_at: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def spend_model_call(counts: RunCounts, usage: Usage) -> None:
-    """A model call made, and what it used."""
+def count_request(counts: RunCounts, n_messages: int, wind_down: bool) -> None:
+    """A model call asked for: the messages it sends, and whether it is told to answer now."""
+    counts.sent = n_messages
+    counts.forced = wind_down
+
+
+def spend_model_call(counts: RunCounts, usage: Usage, cost: float = 0.0) -> None:
+    """A model call made, what it used and what that cost (0.0 without a price)."""
     counts.model_calls += 1
     counts.last_usage = usage
+    counts.cost += cost
     if usage != _NO_USAGE:
         counts.usage = counts.usage + usage
 

@@ -1,5 +1,5 @@
 """``RunState``: a run's state as its events leave it (``fold.py`` moves it on by an event; a
-resume folds a journal's, ``resume/run_state.py``, and runs the loop from it).
+resume folds a journal's, ``resume_point.py``, and runs the loop from it).
 
 What it holds: its counters (``counts``: a ``RunCounts``, the very value the live loop keeps
 them in, so a resumed loop is handed this one and counts on); the history as the model saw it
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactloop.journal.run_counts import RunCounts
+from reactloop.journal.run_counts import Pricer, RunCounts
 from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, Usage
 
 
@@ -36,6 +36,7 @@ class RunState:
     notices: list[Message] = field(default_factory=list)  # placed after them, not yet sent
     notice: Message | None = None  # a format or truncation notice, placed after the results
     counts: RunCounts = field(default_factory=RunCounts)
+    price: Pricer | None = None  # the price its calls cost (a journal records their usage)
     t0: float | None = None  # the ``t`` of the run's first event
     seconds: float = 0.0  # the run's time so far, in journal seconds
     calls: list[OpenCall] = field(default_factory=list)
@@ -54,14 +55,14 @@ class RunState:
     last_word: ModelTurn | None = None  # the model's answer after that, the stop lost
     revealed: set[str] = field(default_factory=set)  # deferred tools a search revealed
     activated: set[str] = field(default_factory=set)  # skills the model activated
-    children: dict[str, tuple[int, int, Usage]] = field(default_factory=dict)  # spent, by call
+    children: dict[str, tuple[int, int, Usage, float]] = field(default_factory=dict)  # spent
 
     @property
     def step(self) -> int:
         return self.counts.step
 
     def count_child(
-        self, call_id: str | None, model_calls: int, tool_calls: int, usage: Usage
+        self, call_id: str | None, model_calls: int, tool_calls: int, usage: Usage, cost: float
     ) -> None:
         """A sub-agent's spending from its ``child_stop``. A child that stopped again (resumed
         after it waited for a decision) counts what its last stop says, which includes what it
@@ -69,12 +70,14 @@ class RunState:
         counts = self.counts
         before = self.children.get(call_id) if call_id else None
         if call_id:
-            self.children[call_id] = (model_calls, tool_calls, usage)
+            self.children[call_id] = (model_calls, tool_calls, usage, cost)
         if before is not None:
             taken = before[2].to_dict()
             spent = counts.usage.to_dict()
             counts.usage = Usage.from_dict({k: v - taken[k] for k, v in spent.items()})
             model_calls, tool_calls = model_calls - before[0], tool_calls - before[1]
+            cost -= before[3]
         counts.model_calls += model_calls
         counts.tool_calls += tool_calls
         counts.usage = counts.usage + usage
+        counts.cost += cost

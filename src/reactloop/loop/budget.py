@@ -1,21 +1,17 @@
 """``Budget``: a run's spending counted against its ``Limits``, and the notices it sends when a
 budget runs low. The counts themselves are the run's ``RunCounts`` (``journal/run_counts.py``),
-the value a journal's fold computes: a resumed run's budget is handed the fold's, and goes on."""
+the value a journal's fold computes: a resumed run's budget is handed the fold's (its spending,
+its cost, its time so far), and goes on."""
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Protocol
 
-from reactloop.journal.run_counts import RunCounts, spend_model_call
+from reactloop.journal.run_counts import Pricer, RunCounts, spend_model_call
 from reactloop.limits import Limits, StopReason
 from reactloop.loop import notices
 from reactloop.messages import Usage
-
-
-class Pricer(Protocol):
-    def cost(self, usage: Usage) -> float: ...
 
 
 class Budget:
@@ -33,15 +29,14 @@ class Budget:
         price: Pricer | None = None,
         counts: RunCounts | None = None,
     ) -> None:
-        """``counts``: the run's (a resumed run's goes on from its spending so far)."""
+        """``counts``: the run's (a resumed run's goes on from its spending and its time so
+        far: its clock starts at ``seconds_before``)."""
         if limits.max_cost is not None and price is None:
             raise ValueError("max_cost needs the model's price")
         self.limits = limits
         self.price = price
         self.counts = counts = RunCounts() if counts is None else counts
-        self.cost: float | None = price.cost(counts.usage) if price is not None else None
-        self.started = time.monotonic()
-        self.last_cost = 0.0
+        self.started = time.monotonic() - counts.seconds_before
 
     @property
     def model_calls(self) -> int:
@@ -70,6 +65,11 @@ class Budget:
     @property
     def last_usage(self) -> Usage:
         return self.counts.last_usage
+
+    @property
+    def cost(self) -> float | None:
+        """The dollars spent (the run's descendants' included), or None without a price."""
+        return self.counts.cost if self.price is not None else None
 
     @property
     def elapsed(self) -> float:
@@ -129,10 +129,8 @@ class Budget:
         return None
 
     def record_model_call(self, usage: Usage) -> None:
-        spend_model_call(self.counts, usage)
-        if self.price is not None:
-            self.last_cost = self.price.cost(usage)
-            self.cost = (self.cost or 0.0) + self.last_cost
+        price = self.price
+        spend_model_call(self.counts, usage, 0.0 if price is None else price.cost(usage))
 
     def record_model_call_failed(self) -> None:
         self.counts.model_calls += 1
@@ -151,8 +149,9 @@ class Budget:
             last = self.counts.last_usage.total_tokens
             if last and self.counts.usage.total_tokens + 2 * last > limits.max_tokens:
                 return True
-        if limits.max_cost is not None and self.last_cost:
-            return (self.cost or 0.0) + 2 * self.last_cost > limits.max_cost
+        if limits.max_cost is not None and self.price is not None:
+            last_cost = self.price.cost(self.counts.last_usage)
+            return bool(last_cost) and self.counts.cost + 2 * last_cost > limits.max_cost
         return False
 
 
@@ -191,7 +190,7 @@ class BudgetNotices:
             counts.model_calls <= marks["model calls"]
             and counts.tool_calls <= marks["tool calls"]
             and counts.usage.total_tokens <= marks["tokens"]
-            and (budget.cost or 0.0) <= marks["$"]
+            and counts.cost <= marks["$"]
             and time.monotonic() - budget.started <= marks["s"]
         ):
             return None

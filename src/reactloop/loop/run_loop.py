@@ -17,7 +17,7 @@ from typing import Any
 from reactloop.history import History
 from reactloop.journal.emitter import Emitter
 from reactloop.journal.events import micros
-from reactloop.journal.run_counts import count_budget_notice, count_turn
+from reactloop.journal.run_counts import count_budget_notice, count_request, count_turn
 from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import BudgetNoticeEvent, RequestEvent, TurnEvent
 from reactloop.journal.warning_kinds import WarningKind
@@ -26,7 +26,6 @@ from reactloop.loop.loop_guard import judged_again
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.notices import wind_down_notice
 from reactloop.loop.run_parts import (
-    RunFlags,
     final_stop,
     model_at,
     opening,
@@ -71,7 +70,6 @@ class RunLoop:
         self.history = History(opening(history, settings.instructions))
         self.prior = len(history)
         self.continues = continues
-        self.flags = RunFlags()
         self.model_seconds = 0.0
         self.events = Emitter(settings.journal, settings.observers)
         self.emit, self.warn = self.events.emit, self.events.warn
@@ -90,7 +88,6 @@ class RunLoop:
         """What a resumed run keeps outside its counters: the loop guard's memory of the
         calls (judged again), the tools found and skills activated, the model's place."""
         self.events.step = self.counts.step
-        self.budget.started -= state.seconds  # the run's time so far counts
         judged_again(self.calls.guard, self.settings.toolbox.prepare, state)
         toolbox = self.settings.toolbox
         if toolbox.search is not None:  # the tools the run's searches revealed
@@ -183,9 +180,11 @@ class RunLoop:
         self.counts.sent = checked.sent
         return None if checked.stop is None else Stop(StopReason.MAX_TOKENS, None, checked.stop)
 
-    def ask_model(self) -> ModelTurn | ModelFailure:
-        flags, budget, history, counts = self.flags, self.budget, self.history, self.counts
-        wind_down = flags.answer_now or budget.wind_down_due()
+    def ask_model(self, answer_now: bool = False) -> ModelTurn | ModelFailure:
+        """The next model call; ``answer_now``: it is told to answer now, without tools (the
+        model's last word), as it is when the budget winds down."""
+        budget, history, counts = self.budget, self.history, self.counts
+        wind_down = answer_now or budget.wind_down_due()
         if wind_down and not counts.wound_down:
             counts.wound_down = True
             notice = wind_down_notice(tools_exhausted=budget.tool_calls_left <= 0)
@@ -195,9 +194,8 @@ class RunLoop:
             changed = history.take_prefix_change()
             self.warn(WarningKind.PREFIX_CHANGED, f"message {changed} was rewritten", index=changed)
         tool_choice = "none" if wind_down else self.settings.tool_choice
-        flags.forced = wind_down
         emit, sent = None, counts.sent
-        counts.sent = len(history)
+        count_request(counts, len(history), wind_down)
         if self.observed:
             emit = self.emit
             emit(

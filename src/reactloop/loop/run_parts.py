@@ -3,8 +3,7 @@
 
 - ``run_parts``: the call runner (budget, loop guard, approver, executor), the typed-answer gate,
   the context keeper (compaction), the budget notices and the completion checks, each keeping
-  its counters in the run's ``RunCounts`` (the budget's); ``RunFlags``: the run's switches
-  between steps that no event records;
+  its counters in the run's ``RunCounts`` (the budget's);
 - ``opening``: the messages a run starts from; ``with_own_toolbox``: the run's own toolbox;
   ``run_start_event``: what the ``run_start`` event records (the workspace as the run found it
   included);
@@ -41,17 +40,6 @@ class RunParts(NamedTuple):  # a tuple: cheaper to define than a dataclass (impo
     context: ContextKeeper
     budget_notes: BudgetNotices | None
     checks: FinishChecks | None
-
-
-class RunFlags:
-    """A run's switches between steps that no event records (its counters, the wind-down
-    included, are its ``RunCounts``); a plain class: cheap to define."""
-
-    __slots__ = ("answer_now", "forced")
-
-    def __init__(self) -> None:
-        self.answer_now = False  # every later call is told so too (after a loop)
-        self.forced = False  # the latest model call was told to answer now, without tools
 
 
 def model_at(model: Any, turns: int) -> None:

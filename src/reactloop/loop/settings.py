@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reactloop.journal.events import Observer
+from reactloop.journal.run_counts import Pricer
 from reactloop.limits import Limits
-from reactloop.loop.budget import Pricer
 from reactloop.loop.completion_checks import Verify
 from reactloop.loop.tree_budget import TreePlace
 from reactloop.models.base import Model

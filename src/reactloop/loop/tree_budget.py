@@ -36,8 +36,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from reactloop.journal.run_counts import Pricer, spend_model_call
 from reactloop.limits import Limits, StopReason
-from reactloop.loop.budget import Budget, Pricer
+from reactloop.loop.budget import Budget
 from reactloop.messages import Usage
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class TreeBudget(Budget):
             with lock:  # but what they have from its ``child_stop`` (``counted``)
                 parent.tool_calls += counts.tool_calls - (counted or 0)
                 if counted is None:
-                    count_spent(parent, counts.model_calls, 0, counts.usage, self.cost or 0.0)
+                    count_spent(parent, counts.model_calls, 0, counts.usage, counts.cost)
 
     @property
     def tool_calls(self) -> int:
@@ -235,8 +236,8 @@ class TreeBudget(Budget):
     def record_model_call(self, usage: Usage) -> None:
         with self.lock:
             self.release()
-            super().record_model_call(usage)
-            cost = self.last_cost if self.price is not None else 0.0
+            cost = 0.0 if self.price is None else self.price.cost(usage)
+            spend_model_call(self.counts, usage, cost)
             for budget in self.ancestors():
                 _absorb(budget, usage, cost)
 
@@ -283,8 +284,7 @@ def count_spent(
     while target is not None:
         target.model_calls += model_calls
         target.usage = target.usage + usage
-        if target.cost is not None:
-            target.cost += cost
+        target.counts.cost += cost
         target = target.parent if isinstance(target, TreeBudget) else None
 
 
@@ -293,5 +293,4 @@ def _absorb(budget: Budget, usage: Usage, cost: float) -> None:
     budget.model_calls += 1
     if usage != _NO_USAGE:
         budget.usage = budget.usage + usage
-    if budget.cost is not None:
-        budget.cost += cost
+    budget.counts.cost += cost

@@ -40,13 +40,15 @@ def react(run: RunLoop, turn: ModelTurn) -> Stop | None:
         if judged is not None and judged.others:  # final_answer beside other calls
             return on_tool_calls(run, judged.others)
         if judged is not None:
-            stop = run.answers.settle(judged, run.flags.forced)
+            stop = run.answers.settle(judged, run.counts.forced)
             valid = stop is not None and stop.reason is StopReason.FINAL_ANSWER
             return run.accept(stop) if stop is not None and valid else stop
     if turn.format_error is not None or (not turn.tool_calls and turn.answer is None):
         return on_format_error(run, turn)
     if not turn.tool_calls:
-        return run.accept(Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=run.flags.forced))
+        return run.accept(
+            Stop(StopReason.FINAL_ANSWER, turn.answer, None, forced=run.counts.forced)
+        )
     return on_tool_calls(run, turn.tool_calls)
 
 
@@ -111,11 +113,11 @@ def last_word(run: RunLoop, reason: StopReason, error: str) -> Stop:
         return Stop(reason, None, error)
     notice = loop_notice()
     run.history.append(Message(role="user", content=notice, kind="wind_down"))
-    run.counts.wound_down = run.flags.answer_now = True
+    run.counts.wound_down = True
     run.warn(WarningKind.WIND_DOWN, notice)
     run.counts.step += 1
     run.events.step = run.counts.step
-    turn = run.ask_model()
+    turn = run.ask_model(answer_now=True)
     if isinstance(turn, ModelFailure):
         return Stop(reason, None, f"{error}; then: {turn.message}")
     return after_last_word(run, reason, error, run.record_turn(turn))

@@ -4,10 +4,10 @@ from (``journal/resume_point.py``), and a loop started from that state.
 
 The files, in reading order:
 
-- ``journal_file.py``  the journal as found, checked without changing it (a live writer's
-                       lock, damage, version); its torn last line set aside to ``TRACE.torn``
-- ``run_state.py``     ``rebuild``: the last run checked resumable (its stop), and folded
-- ``resumed_loop.py``  ``ResumedLoop``: a ``RunLoop`` handed that state, which
+- ``checks.py``        the checks before resuming: the journal (a live writer's lock, damage),
+                       its last run's stop, the agent the one that recorded it
+- ``resumed_loop.py``  ``ResumedLoop``: a ``RunLoop`` handed the folded state, which
                        settles the last turn's calls (done, uncertain, not started)
-- ``resume_run.py``    ``resume_run``: the checks (model, tools, workspace), then the run
+- ``resume_run.py``    ``resume_run``: the checks, the last run folded (``rebuild``), then
+                       the loop run from it (its torn last line set aside first)
 """

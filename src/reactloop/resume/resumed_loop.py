@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reactloop.approval import DecidingApprover, Decision
+from reactloop.journal.resume_point import ResumeState
 from reactloop.journal.run_state import OpenCall
 from reactloop.journal.schema import ResumeEvent
 from reactloop.limits import StopReason
@@ -25,7 +26,6 @@ from reactloop.loop.settings import RunSettings
 from reactloop.loop.turn_reactions import after_last_word, last_word, on_tool_calls, react
 from reactloop.messages import Message, ToolCall, ToolResult
 from reactloop.result import Stop
-from reactloop.resume.run_state import ResumeState
 
 
 class ResumedLoop(RunLoop):

@@ -36,9 +36,10 @@ from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import Observer
 from reactloop.journal.one_run import as_one_run
 from reactloop.journal.reader import readable_events
+from reactloop.journal.resume_point import ResumeState
 from reactloop.journal.schema import ToolCallEvent, TurnEvent
-from reactloop.resume.resume_run import mismatch, prepare_resume
-from reactloop.resume.run_state import ResumeState
+from reactloop.resume.checks import mismatch
+from reactloop.resume.resume_run import prepare_resume
 
 if TYPE_CHECKING:
     from reactloop.eval.run.spec import EpisodeSpec

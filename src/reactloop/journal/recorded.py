@@ -1,9 +1,7 @@
-"""The journal a resume continues, read without changing it; then, once the resume goes
-ahead, its torn last line set aside.
-
-Every refusal comes before anything is written: a journal still held by a live process (the
-``flock`` an open ``Journal`` holds), one damaged before its last line, of another format
-version, or without a run is a ``UsageError`` in one line, and the file is as it was.
+"""A journal as found on disk, read without changing it (``read_recorded``): its events, the
+bytes of a torn last line, when it was created; and, once a resume or an approval goes on
+with it, that torn line set aside (``set_aside_torn``). What may stop a resume here (no such
+file, a live writer, damage) is resume's to say (``resume/checks.py``).
 """
 
 from __future__ import annotations
@@ -15,8 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reactloop.errors import JournalError, UsageError
-from reactloop.journal.writer import is_locked, read_journal
+from reactloop.journal.writer import read_journal
 from reactloop.support.own_files import open_own_file
 
 
@@ -31,18 +28,11 @@ class Recorded:
     created: datetime | None
 
 
-def read_recorded(path: str | Path) -> Recorded:
-    """The journal at ``path``, checked; a ``UsageError`` says why it cannot be resumed."""
-    path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"cannot resume {path}: no such journal file")
-    if is_locked(path):
-        raise UsageError(f"cannot resume {path}: a live process is still writing it")
-    try:
-        data = path.read_bytes()
-        events = read_journal(path)
-    except (OSError, JournalError) as exc:
-        raise UsageError(f"cannot resume {path}: {exc}") from None
+def read_recorded(path: Path) -> Recorded:
+    """The journal at ``path``; an ``OSError`` or a ``JournalError`` (a line damaged before
+    its last one) when it cannot be read."""
+    data = path.read_bytes()
+    events = read_journal(path)
     torn = data[data.rfind(b"\n") + 1 :]
     return Recorded(path=path, events=events, torn=torn, created=_created(data))
 
