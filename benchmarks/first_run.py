@@ -22,7 +22,9 @@ then the answer; ms a run, first and warm.
 
 ``--instructions`` measures only the first run and a warm one (the second) in machine
 instructions, with valgrind's callgrind: steady to about 1% where wall times on a loaded
-machine are not, and where the interpreter's own warm-up shows (docs/benchmarks.md).
+machine are not; and first ÷ warm of each part of the run (to the first step's tool call,
+from each call to the next, to the answer), where the interpreter's own warm-up shows
+(docs/benchmarks.md).
 
 **Start-up to the first request**: ``reactloop run "2+3?" --model vllm:fake --base-url URL
 --no-trace`` in a fresh process against a fake OpenAI server in this one, which notes when
@@ -88,6 +90,7 @@ steps = int(sys.argv[1])
 @tool(read_only=True)
 def echo(n: int) -> int:
     "Return n."
+    os.getppid()  # and at each step's call
     return n
 
 for _ in range(2):
@@ -105,8 +108,9 @@ for _ in range(2):
 
 def instructions(steps: int, trees: dict[str, dict[str, str]]) -> dict[str, Any]:
     """Machine instructions (callgrind's ``Ir``, all threads, the hash seed fixed) of a fresh
-    process's first run and of its second, each between two calls of ``os.getppid``, before
-    which callgrind writes what it counted since the last."""
+    process's first run and of its second, and of each part of them between two steps' tool
+    calls: marked by calls of ``os.getppid``, before which callgrind writes what it counted
+    since the last mark."""
     found: dict[str, Any] = {}
     for name, env in trees.items():
         with tempfile.TemporaryDirectory() as folder:
@@ -115,12 +119,15 @@ def instructions(steps: int, trees: dict[str, dict[str, str]]) -> dict[str, Any]
             command += ["--dump-before=os_getppid*", sys.executable, "-c", INSTRUCTIONS_CHILD]
             env = env | {"PYTHONHASHSEED": "0"}
             subprocess.run([*command, str(steps)], env=env, capture_output=True, check=True)
-            dumps = [Path(f"{out}.{n}").read_text() for n in (2, 4)]  # 1: up to the first run
-        first, warm = (int(re.findall(r"^summary: (\d+)", dump, re.M)[0]) for dump in dumps)
+            parts = steps + 1  # to the first call, from each call to the next, to the answer
+            dumps = [Path(f"{out}.{n}").read_text() for n in range(2, 2 * parts + 3)]
+        counts = [int(re.findall(r"^summary: (\d+)", dump, re.M)[0]) for dump in dumps]
+        first, warm = counts[:parts], counts[parts + 1 :]  # between them: the second Agent
         found[name] = {
-            "first_ir": first,
-            "warm_ir": warm,
-            "first_over_warm": round(first / warm, 3),
+            "first_ir": sum(first),
+            "warm_ir": sum(warm),
+            "first_over_warm": round(sum(first) / sum(warm), 3),
+            "by_part": [round(a / b, 2) for a, b in zip(first, warm, strict=True)],
         }
     return found
 
