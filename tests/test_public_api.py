@@ -102,10 +102,11 @@ def test_an_agent_loads_the_loop_so_that_its_first_run_loads_nothing() -> None:
 
 
 _FIRST_AND_SECOND_RUN = """
-import json, sys, threading
+import gc, json, sys, threading
 from reactloop import Agent, ModelTurn, ScriptedModel, ToolCall, tool
 from reactloop.loop.runtime import custody
 custody._SLICE = 3600.0  # the waiting thread wakes for the run's end only, however slow it is
+gc.disable()  # no finalizer of the imports' garbage runs inside one of the runs
 
 @tool(read_only=True)
 def echo(n: int) -> int:
