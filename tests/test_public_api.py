@@ -1,5 +1,6 @@
 """The public API is declared (tests/public_api.py) and pinned: each module's ``__all__``, the
-lazy adapter classes, and what ``import reactloop`` does not load."""
+lazy adapter classes, what ``import reactloop`` does not load, and what ``Agent(...)`` loads
+and sets up so that a first run does what a later one does."""
 
 from __future__ import annotations
 
@@ -98,6 +99,51 @@ def test_an_agent_loads_the_loop_so_that_its_first_run_loads_nothing() -> None:
     assert loaded_by_run == []
     assert waiting == ["reactloop-run-limited"]  # the default time limit: a run thread
     assert not futures and not logging
+
+
+_FIRST_AND_SECOND_RUN = """
+import gc, json, sys, threading
+from reactloop import Agent, ModelTurn, ScriptedModel, ToolCall, tool
+from reactloop.loop.runtime import custody
+custody._SLICE = 3600.0  # the waiting thread wakes for the run's end only, however slow it is
+gc.disable()  # no finalizer of the imports' garbage runs inside one of the runs
+
+@tool(read_only=True)
+def echo(n: int) -> int:
+    return n
+
+called = None
+def note(frame, event, arg):
+    if called is not None and event == "call":
+        code = frame.f_code
+        called.add(f"{code.co_filename}:{code.co_firstlineno} {code.co_qualname}")
+
+threading.setprofile(note)  # before the first Agent, which starts the run thread
+sys.setprofile(note)
+runs = []
+for _ in range(2):
+    calls = [ToolCall(id=f"c{i}", name="echo", arguments=json.dumps({"n": i})) for i in range(3)]
+    turns = [ModelTurn(tool_calls=(c,)) for c in calls] + [ModelTurn(text="done")]
+    agent = Agent(ScriptedModel(turns), [echo])
+    called = set()
+    assert agent.run("go").answer == "done"
+    runs.append(sorted(called))
+    called = None
+print(json.dumps(runs))
+"""
+
+
+def test_a_first_run_calls_no_function_that_a_second_run_does_not() -> None:
+    """Issue 40: what a run sets up at first use (a tool's cached properties, a lazy import,
+    a cache filled) is set up by ``Agent(...)`` instead, so that the first run of a fresh
+    process runs the Python code a later run does (what is left is the interpreter's own
+    warm-up, docs/benchmarks.md). Every Python function called on any thread counts."""
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_AND_SECOND_RUN], capture_output=True, text=True, check=True
+    ).stdout
+    first, second = json.loads(out)
+    assert len(first) > 50  # the profile saw the run, on its own thread too
+    assert sorted(set(first) - set(second)) == []
 
 
 _PUBLIC_NAMES = """

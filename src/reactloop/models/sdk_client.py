@@ -15,6 +15,8 @@ trickled its headers held a 3 s run for 7 s and kept its thread and connection a
 from __future__ import annotations
 
 import importlib
+import platform
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -121,6 +123,7 @@ def make_client(
         http_client=http_client,
         **({"timeout": timeout} if timeout else {}),
     )
+    _tell_platform(client)
     attempt = SdkAttempt(
         name=name,
         base_url=base_url,
@@ -139,3 +142,24 @@ def make_client(
         attempt=attempt,
         unlimited_timeout=sdk.unlimited_timeout,
     )
+
+
+# what ``platform.system()`` says, as the SDKs spell it in their ``X-Stainless-OS`` header
+_PLATFORMS = {"linux": "Linux", "darwin": "MacOS", "windows": "Windows"}
+
+
+def _tell_platform(client: Any) -> None:
+    """Give the client its platform, as the SDKs' async clients work it out for themselves
+    (off the event loop). Otherwise the openai SDK's first request works it out with
+    ``platform.platform()``, which on Linux runs ``uname -p`` in a subprocess: a fork and an
+    exec in the first run, 5 ms and more (the anthropic SDK no longer does, anthropics/
+    anthropic-sdk-python#1762). Only the three systems that ``platform.system()`` names without
+    a doubt are told; on iOS, Android or anything else the SDK finds out as before."""
+    if getattr(client, "_platform", "") is not None:  # known already, or an SDK without it
+        return
+    machine, release = platform.machine().lower(), platform.release().lower()
+    if machine.startswith(("iphone", "ipad")) or "android" in release:
+        return
+    if hasattr(sys, "getandroidapilevel"):
+        return
+    client._platform = _PLATFORMS.get(platform.system().lower())

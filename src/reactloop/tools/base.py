@@ -122,6 +122,15 @@ class Tool:
             getattr(fn, "__call__", None)  # noqa: B004  (an object with ``async def __call__``)
         )
 
+    def ready(self) -> None:
+        """Work out now what its first call would (whether it is async, its arguments'
+        validator), so that a run's first call costs what a later one does; ``Toolbox`` calls
+        it. A schema's checker is still built by the first call: it imports ``jsonschema``,
+        which an agent whose schema tools (skills, an MCP server's) go uncalled does without."""
+        self.is_async  # noqa: B018  (each one a cached property, computed here)
+        if self.schema is None:
+            self._validate  # noqa: B018
+
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments the function gets (pydantic's ``ValidationError`` propagates,
         for a schema's failed check too)."""

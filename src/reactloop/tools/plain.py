@@ -86,6 +86,9 @@ class PlainTool(Tool):
         schema["type"] = "object"
         return schema
 
+    def ready(self) -> None:
+        self.is_async  # noqa: B018  (not ``_validate``: it would build the pydantic model)
+
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         params: tuple[_Param, ...] = self._params
         values = _plain_values(params, arguments)

@@ -65,6 +65,7 @@ class Toolbox:
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
+            item.ready()
         self.search = search_for(self._tools, context_tokens, native=tool_search == "native")
         self.skills = skills_for(self._tools, skills)
         if max_output_chars < 1:
