@@ -34,15 +34,9 @@ from typing import Any, TextIO
 
 from reactloop.errors import UsageError
 from reactloop.messages import ToolCall
+from reactloop.messages.calls import ArgumentsError, decode_arguments
 from reactloop.tools.base import Tool
-from reactloop.tools.prepared import (
-    Approver,
-    ArgumentsError,
-    Defer,
-    PreparedCall,
-    decode_arguments,
-    prepare,
-)
+from reactloop.tools.prepared import Approver, Defer, PreparedCall, prepare
 
 SHELL_CONTROL = re.compile(r"[;&|`$<>()\n\r\\]")
 MAX_SHOWN_CHARS = 2000

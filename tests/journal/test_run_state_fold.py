@@ -4,8 +4,9 @@ unreadable, empty and cut-off replies, answers, every budget running out, dollar
 cut after any event *i*, the fold of the journal's first *i* events equals the live loop's
 state when it wrote event *i*: its counters (the one ``RunCounts`` the loop keeps them in,
 compared whole: the budget's spending, its cost at the run's price, the step, the messages
-sent, the flags, a model call told to answer now included, the budget notices given), and its
-history."""
+sent, the flags, a model call told to answer now included, the budget notices given), its
+history, and its loop guard's memory (the one ``GuardState``: counts, results, the last calls
+and their cycles, the turn's calls, the near-repeat streak)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from reactloop import Agent, Journal, Limits, ModelTurn, ScriptedModel, ToolCall, Usage, tool
 from reactloop.journal.events import Event
 from reactloop.journal.fold import advance
+from reactloop.journal.guard_state import GuardState
 from reactloop.journal.reader import read_events
 from reactloop.journal.run_counts import RunCounts
 from reactloop.journal.run_state import RunState
@@ -71,13 +73,18 @@ def _turn(shape: tuple[str, list[tuple[str, int]]], tokens: int) -> ModelTurn:
     return ModelTurn(text="working", tool_calls=made, usage=usage)
 
 
-def _live(loop: RunLoop) -> tuple[RunCounts, list[dict[str, Any]]]:
+Cut = tuple[RunCounts, list[dict[str, Any]], GuardState]
+
+
+def _live(loop: RunLoop) -> Cut:
     assert loop.counts is loop.budget.counts  # one value: the budget counts in the run's
-    return copy.deepcopy(loop.counts), [m.to_dict() for m in loop.history]
+    history = [m.to_dict() for m in loop.history]
+    return copy.deepcopy(loop.counts), history, copy.deepcopy(loop.calls.guard.state)
 
 
-def _folded(state: RunState) -> tuple[RunCounts, list[dict[str, Any]]]:
-    return state.counts, [m.to_dict() for m in [*state.messages, *state.notices]]
+def _folded(state: RunState) -> Cut:
+    history = [m.to_dict() for m in [*state.messages, *state.notices]]
+    return state.counts, history, state.guard.state
 
 
 LIMITS = st.builds(
@@ -135,9 +142,11 @@ def test_the_fold_of_any_cut_is_the_live_loops_state_there(
         _assert_each_cut_folds_to_the_live_state(turns, limits=limits, price=PRICE)
 
 
-def _assert_each_cut_folds_to_the_live_state(turns: list[ModelTurn], **given: Any) -> None:
+def _assert_each_cut_folds_to_the_live_state(
+    turns: list[ModelTurn], tools: tuple[Any, ...] = (peek, bump), **given: Any
+) -> None:
     """``given``: the agent's; its ``price`` is the fold's too (a journal records no cost)."""
-    live: list[tuple[RunCounts, list[dict[str, Any]]]] = []
+    live: list[Cut] = []
 
     def sink(event: Event) -> None:
         loop = current_run()
@@ -147,7 +156,7 @@ def _assert_each_cut_folds_to_the_live_state(turns: list[ModelTurn], **given: An
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "run.jsonl"
         with Journal(path) as journal:
-            agent = Agent(ScriptedModel(turns), [peek, bump], journal=journal, **given)
+            agent = Agent(ScriptedModel(turns), list(tools), journal=journal, **given)
             agent.run("go", observers=[sink])
         events = read_events(path)
     assert len(events) == len(live)
@@ -206,4 +215,101 @@ def test_a_verified_runs_refusals_fold_as_they_were_live(
     turns = [_typed("valid", n) for n in range(len(verdicts) + 2)]
     _assert_each_cut_folds_to_the_live_state(
         turns, output_type=int, verify=verify, checklist=["a number"] if checklist else ()
+    )
+
+
+@tool(read_only=True)
+def pages(query: str, page: int) -> str:
+    """Search, a page at a time (always the same page: near repeats)."""
+    return f"nothing new for {query}"
+
+
+@tool(idempotent=True)
+def put(key: str) -> str:
+    """Store a key (idempotent)."""
+    return key
+
+
+@tool
+def fail(n: int) -> str:
+    """A tool with side effects that always fails (a failure counts as a near repeat)."""
+    raise ValueError(f"no {n}")
+
+
+def _guard_call(name: str, n: int) -> ToolCall:
+    arguments = {
+        "peek": f'{{"key": "k{n % 2}"}}',
+        "bump": f'{{"n": {n % 2}}}',
+        "pages": f'{{"query": "tea price", "page": {n}}}',
+        "put": f'{{"key": "k{n % 2}"}}',
+        "fail": f'{{"n": {n}}}',
+    }[name]
+    return ToolCall(id="", name=name, arguments=arguments)
+
+
+GUARD_CALL = st.tuples(st.sampled_from(["peek", "bump", "pages", "put", "fail"]), st.integers(0, 3))
+GUARD_TURN = st.lists(GUARD_CALL, min_size=1, max_size=3)  # several: run together if read-only
+
+
+def _guard_limits(repeat_warn: int, pingpong_warn: int, near: int | None, tools: int) -> Limits:
+    return Limits(
+        max_seconds=None,
+        max_tool_calls=tools,
+        repeat_warn=repeat_warn,
+        repeat_stop=4,
+        pingpong_warn=pingpong_warn,
+        pingpong_stop=4,
+        near_repeat_warn=near,
+        near_repeat_stop=None if near is None else 4,
+    )
+
+
+GUARD_LIMITS = st.builds(
+    _guard_limits,
+    st.integers(2, 3),
+    st.integers(2, 3),
+    st.sampled_from([None, 2, 3]),
+    st.integers(4, 30),
+)
+PINGPONG = [[("peek", 0)], [("bump", 0)]] * 4  # A, B, A, B: a cycle of two
+CYCLE = [[("peek", 0)], [("put", 1)], [("pages", 2)]] * 3  # A, B, C, A, B, C
+NEAR = [[("pages", n)] for n in range(6)]  # one tool, a page number changed, the same result
+TWICE = [
+    [("bump", 0), ("bump", 0), ("bump", 1)],
+    [("peek", 1), ("peek", 1), ("pages", 1)],
+    [("fail", 1)],
+]
+
+
+def _declining(prepared: Any, tool_: Any) -> bool | str:
+    """Approves every call but ``bump`` of an odd number: judged, then declined."""
+    odd = prepared.name == "bump" and '"n": 1' in prepared.call.arguments
+    return "not that one" if odd else True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(
+    shapes=PINGPONG, limits=Limits(max_seconds=None, repeat_warn=3, repeat_stop=4), approve=False
+)
+@example(shapes=CYCLE, limits=Limits(max_seconds=None, repeat_warn=3, repeat_stop=4), approve=False)
+@example(shapes=NEAR, limits=Limits(max_seconds=None), approve=False)
+@example(shapes=TWICE * 2, limits=Limits(max_seconds=None), approve=True)
+@given(
+    shapes=st.lists(GUARD_TURN, min_size=1, max_size=8), limits=GUARD_LIMITS, approve=st.booleans()
+)
+def test_the_fold_of_any_cut_is_the_live_loop_guards_memory_there(
+    shapes: list[list[tuple[str, int]]], limits: Limits, approve: bool
+) -> None:
+    """Runs the loop guard has much to say about: repeats (refused, and stopping the run),
+    ping-pong and cycles, near repeats (a page number changed, the same result), tools with
+    side effects (each resetting its memory), idempotent ones, failures, a call asked for twice
+    in one turn, several read-only calls judged together, calls an approver declines after the
+    guard judged them: each cut folds to the live guard's ``GuardState``."""
+    turns = [
+        ModelTurn(text="working", tool_calls=tuple(_guard_call(n, i) for n, i in shape))
+        for shape in shapes
+    ] + [ModelTurn(text="done")]
+    approver = {"approve": _declining} if approve else {}
+    _assert_each_cut_folds_to_the_live_state(
+        turns, tools=(peek, bump, pages, put, fail), limits=limits, **approver
     )

@@ -15,7 +15,11 @@
                        before ``ToolResult.not_run`` existed (a compatibility path)
 - ``run_counts.py``    ``RunCounts``: a run's counters, the one value the live loop keeps
                        them in and the fold computes; the moves both make on it
+- ``guard_state.py``   ``GuardState``: the loop guard's memory, the one value the live guard
+                       judges in and the fold computes; the moves both make on it
+                       (``near_streak.py``: its near-repeat streak)
 - ``run_state.py``     ``RunState``: a run's state as its events leave it (its counts in it)
+- ``guard_fold.py``    ``GuardFold``: the loop guard's part of it, as the events move it
 - ``fold.py``          ``advance``: the one function that moves it on by an event (a
                        journal's, on resume); ``waiting.py``: what waits for a person
                        (decisions, questions)

@@ -12,6 +12,7 @@ from typing import Any
 
 from reactloop.journal.event_value import JournalEvent
 from reactloop.journal.events import TRUNCATED_NOTICE
+from reactloop.journal.guard_fold import forget, on_call, on_limits, on_result, on_turn
 from reactloop.journal.legacy import not_run_of
 from reactloop.journal.run_counts import (
     count_budget_notice,
@@ -81,6 +82,7 @@ def _on_run_start(state: RunState, event: RunStartEvent) -> None:
     if isinstance(event.instructions, str) and event.instructions:
         opening.insert(0, Message(role="system", content=event.instructions))
     state.notices = opening
+    on_limits(state.guard, event.limits)
 
 
 def _on_request(state: RunState, event: RequestEvent) -> None:
@@ -92,6 +94,7 @@ def _on_request(state: RunState, event: RequestEvent) -> None:
 
 def _on_turn(state: RunState, event: TurnEvent) -> None:
     place_notice(state)
+    on_turn(state.guard)
     turn = ModelTurn.from_dict(event.turn)
     if state.loop is not None:
         state.last_word = turn
@@ -108,8 +111,9 @@ def _on_turn(state: RunState, event: TurnEvent) -> None:
     state.final_turn = turn if answered else None
 
 
-def _on_handling(state: RunState, event: JournalEvent) -> None:
+def _on_call(state: RunState, event: ToolCallEvent) -> None:
     state.turn_handled = True
+    on_call(state.guard, event.call, event.effects)
 
 
 def _on_child_stop(state: RunState, event: ChildStopEvent) -> None:
@@ -132,9 +136,11 @@ def _on_result(state: RunState, event: ToolResultEvent) -> None:
     state.turn_handled = True
     result = event.result
     call_id, name = str(result["call_id"]), result.get("name")
-    if result.get("executed", True):
+    executed = bool(result.get("executed", True))
+    if executed:
         state.executed.add(call_id)
     not_run = state.not_run[call_id] = not_run_of(result, event.content)
+    on_result(state.guard, call_id, executed, not_run, event.content)
     if not_run == "loop_detected":  # the guard's message was its warning's, just before
         state.loop = state.warned.get(call_id, "the loop guard stopped the run")
     state.messages.append(
@@ -214,6 +220,14 @@ def _on_resume(state: RunState, event: ResumeEvent) -> None:
     if state.superseded is not None:
         reopen(state, state.superseded)
         state.superseded = None
+    on_limits(state.guard, event.limits)
+    forget_open_checks(state)
+
+
+def forget_open_checks(state: RunState) -> None:
+    """The last turn's calls without a result, judged again by the resumed loop as it
+    settles them: the loop guard's checks of them are taken back (``guard_fold.forget``)."""
+    forget(state.guard, [c.call.id for c in state.calls if c.state != "done"])
 
 
 def reopen(state: RunState, reason: str) -> None:
@@ -254,7 +268,7 @@ _HANDLERS: dict[type[JournalEvent], _Handler] = {
     RunStartEvent: _on_run_start,
     RequestEvent: _on_request,
     TurnEvent: _on_turn,
-    ToolCallEvent: _on_handling,
+    ToolCallEvent: _on_call,
     ToolStartEvent: _on_start,
     ToolResultEvent: _on_result,
     WarningEvent: _on_warning,

@@ -22,7 +22,7 @@ from typing import Any
 
 from reactloop.errors import UsageError
 from reactloop.journal.event_value import JournalEvent
-from reactloop.journal.fold import advance, place_notice, reopen
+from reactloop.journal.fold import advance, forget_open_checks, place_notice, reopen
 from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import (
     ApprovalEvent,
@@ -120,6 +120,7 @@ def fold_to_resume(
         state.messages = _opening(run)
     if stop_reason is not None:
         reopen(state, stop_reason)
+    forget_open_checks(state)  # the resumed loop judges them again
     # an uncertain call counts again when it runs again (or once it is answered without)
     state.counts.tool_calls -= sum(c.state == "uncertain" for c in state.calls)
     state.seconds = state.counts.seconds_before = seconds  # the resumed run's clock goes on

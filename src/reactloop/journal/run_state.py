@@ -8,7 +8,8 @@ is followed), then the last turn and the results after it; the notices the harne
 that (``notices``: a budget notice, a wind-down, the opening task), which a resumed loop makes
 again; and the calls of the last turn, each done, uncertain (started, no result) or not
 started. A stop that a later ``resume`` supersedes reopens the calls it closed
-(``fold.reopen``).
+(``fold.reopen``). The loop guard's memory (``guard``: a ``GuardFold``, whose ``GuardState``
+is the very value the live guard keeps it in) is handed to a resumed loop the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from reactloop.journal.guard_fold import GuardFold
 from reactloop.journal.run_counts import Pricer, RunCounts
 from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, Usage
 
@@ -56,6 +58,7 @@ class RunState:
     revealed: set[str] = field(default_factory=set)  # deferred tools a search revealed
     activated: set[str] = field(default_factory=set)  # skills the model activated
     children: dict[str, tuple[int, int, Usage, float]] = field(default_factory=dict)  # spent
+    guard: GuardFold = field(default_factory=GuardFold)  # the loop guard's memory
 
     @property
     def step(self) -> int:

@@ -8,10 +8,9 @@ keys it does not know in ``extra``, so ``to_dict()`` gives the line back exactly
 made in code writes every field but the ``OPTIONAL`` ones left ``None`` (or, given
 ``written``, those fields: ``CheckEvent.verify``, ``WarningEvent.model_error``). The loop
 hands these values to its ``Emitter`` (``emitter.py``). Nested values (a turn, a result, a
-call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them.
-
-Each class is an ``event_class`` (``event_value.py``); no ``from __future__ import annotations``
-here: ``typing.get_type_hints`` takes the types as objects, and compiled each string at import.
+call) stay their JSON: their own types (``ModelTurn``, ``ToolResult``) read them. Each class
+is an ``event_class`` (``event_value.py``); no ``from __future__ import annotations`` here:
+``typing.get_type_hints`` takes the types as objects, and compiled each string at import.
 """
 
 from dataclasses import field
@@ -65,6 +64,7 @@ class TurnEvent(JournalEvent):
 class ToolCallEvent(JournalEvent):
     TYPE: ClassVar[str] = "tool_call"
     call: dict[str, Any]
+    effects: str | None = None  # the guard judged it: its tool's ``Effects`` (guard_state.py)
 
 
 @event_class

@@ -19,8 +19,9 @@ The files, by job, in reading order:
                            run's time limit (``ToolExecutor``, custody, workers, async tools)
 - ``budget.py``            ``Budget``: the run's spending against its ``Limits``, and its notices
 - ``tree_budget.py``       ``TreeBudget``: a sub-agent's spending, counted in every ancestor's
-- ``loop_guard.py``        repeated calls, ping-pong and cycles
+- ``loop_guard.py``        repeated calls, ping-pong and cycles (judged in a ``GuardState``)
 - ``near_repeat.py``       one tool again and again with arguments that barely differ
+- ``guard_legacy.py``      the guard of a resumed journal written before ``effects``
 - ``compaction.py``        keeping a long run within its context budget
 - ``silent_truncation.py`` a server that silently cuts a long history
 - ``typed_answers.py``     ``AnswerGate``: typed answers (``output_type``) judged

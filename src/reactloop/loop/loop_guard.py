@@ -14,30 +14,27 @@ effects: editing a file back and forth between the same contents, or write → t
 write → test → revert, is a loop too. The same tool called again and again with slightly
 different arguments while its results bring nothing new is caught too (``near_repeat.py``;
 ``Limits.near_repeat_warn``, ``near_repeat_stop``).
+
+The guard's memory is a ``GuardState`` (``journal/guard_state.py``), moved by the functions
+the journal's fold moves its own with: a resumed run's guard is handed the fold's.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from reactloop.journal.guard_state import Effects, GuardState, guard_check, guard_record, guard_turn
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import Limits
-from reactloop.loop.near_repeat import NearRepeats, NearVerdict
+from reactloop.loop.near_repeat import near_verdict
 from reactloop.messages import ToolCall
 from reactloop.support.json_decode import JSONRefused, safe_loads
 from reactloop.support.json_encode import canonical
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from reactloop.journal.run_state import RunState
     from reactloop.tools.base import Tool
-    from reactloop.tools.prepared import PreparedCall
 
 Action = Literal["run", "warn", "stop"]
-Effects = Literal["none", "idempotent", "side"]
-"""What running a call again does: nothing (read-only), nothing more (idempotent), or maybe
-something new (side effects)."""
 _SEVERITY = {"run": 0, "warn": 1, "stop": 2}
 _RESULT_PREVIEW = 300
 
@@ -72,21 +69,12 @@ def canonical_key(call: ToolCall, parsed: dict[str, Any] | None = None) -> str:
 class LoopGuard:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self._counts: dict[str, int] = {}
-        self._results: dict[str, str] = {}
-        self._recent = ("", "", "")  # the last three keys, the latest last
-        # The keys judged in the current turn; None until ``start_turn``: each call on its own.
-        self._this_turn: set[str] | None = None
-        # How many calls in a row equal the call two (three) before them, in a cycle of two
-        # (three) calls that are not all the same one: A,B,A,B gives 2; A,B,C,A,B,C gives 3.
-        self._run_of_two = 0
-        self._run_of_three = 0
-        warn, stop = limits.near_repeat_warn, limits.near_repeat_stop
-        self._near = NearRepeats(warn, stop) if warn is not None and stop is not None else None
+        self.state = GuardState()  # its memory (a resumed run's: the fold's)
+        self._near_warn = limits.near_repeat_warn if limits.near_repeat_stop is not None else None
 
     def start_turn(self) -> None:
         """The calls judged from now on are those of a new turn of the model."""
-        self._this_turn = set()
+        guard_turn(self.state)
 
     def check(
         self,
@@ -102,29 +90,14 @@ class LoopGuard:
         again does (its tool's ``read_only`` and ``idempotent``)."""
         if key is None:
             key = canonical_key(call, parsed)
-        this_turn = self._this_turn
-        if this_turn is not None:
-            if key in this_turn and effects == "side":
-                return Verdict("run", key, "", "", None)  # asked for twice at once: meant as two
-            this_turn.add(key)
-        counts = self._counts
-        count = counts[key] = counts.get(key, 0) + 1
-        # The calls in a row that repeat the one two (three) before them, this one included.
-        third, second, last = self._recent
-        two = self._run_of_two + 1 if key == second != last else 0
-        three = self._run_of_three + 1 if key == third and not key == last == second else 0
-        self._run_of_two, self._run_of_three, self._recent = two, three, (second, last, key)
-        near = self._near
-        if near is not None and near.count + 1 >= near.warn_at:
-            near_verdict = near.check(call.name, parsed, key)
-        else:
-            near_verdict = None
-        if count < self.limits.repeat_warn and two < 2 and three < 3 and near_verdict is None:
-            return Verdict("run", key, "", "", None)
+        named = call.name, parsed
+        count, two, three, near = guard_check(self.state, key, effects, named, self._near_warn)
+        if count < self.limits.repeat_warn and two < 2 and three < 3 and not near:
+            return Verdict("run", key, "", "", None)  # (count 0: asked for twice, meant as two)
         verdicts = (
             self._repeat_verdict(call, key, count, effects),
-            self._cycle_verdict(call, key),
-            _near_verdict(near_verdict, key),
+            self._cycle_verdict(call, key, _rounds(two, three)),
+            self._near_verdict(call.name, key, near),
         )
         return max(verdicts, key=lambda verdict: _SEVERITY[verdict.action])
 
@@ -138,13 +111,7 @@ class LoopGuard:
     ) -> None:
         """Remember what an executed call (``Verdict.key``) returned; ``call`` is its tool
         name and decoded arguments (without them, near repeats are not judged)."""
-        if side_effects:
-            count = self._counts.get(key, 1)
-            self._counts = {key: count}
-            self._results.clear()
-        self._results[key] = content
-        if self._near is not None:
-            self._near.record(key, content, side_effects, call)
+        guard_record(self.state, key, content, side_effects, call)
 
     def _repeat_verdict(self, call: ToolCall, key: str, count: int, effects: Effects) -> Verdict:
         if count >= self.limits.repeat_stop:
@@ -168,15 +135,15 @@ class LoopGuard:
         return Verdict(action="run", key=key)
 
     def _earlier_result(self, key: str) -> str:
-        previous = self._results.get(key)
+        previous = self.state.results.get(key)
         if previous is None:  # refused, or running in this same turn
             return "see the result of that call"
         if len(previous) > _RESULT_PREVIEW:
             previous = previous[:_RESULT_PREVIEW] + "…"
         return f"the result was: {previous}"
 
-    def _cycle_verdict(self, call: ToolCall, key: str) -> Verdict:
-        size, rounds = self._rounds()
+    def _cycle_verdict(self, call: ToolCall, key: str, cycle: tuple[int, int]) -> Verdict:
+        size, rounds = cycle
         kind, many = (WarningKind.PINGPONG, "two") if size == 2 else (WarningKind.CYCLE, "three")
         if rounds >= self.limits.pingpong_stop:
             return Verdict(
@@ -197,11 +164,21 @@ class LoopGuard:
             )
         return Verdict(action="run", key=key)
 
-    def _rounds(self) -> tuple[int, int]:
-        """The size of the cycle the latest calls go round (2 or 3), and its rounds in a row."""
-        two = (self._run_of_two + 2) // 2 if self._run_of_two >= 2 else 0
-        three = (self._run_of_three + 3) // 3 if self._run_of_three >= 3 else 0
-        return (3, three) if three > two else (2, two)
+    def _near_verdict(self, name: str, key: str, calls: int) -> Verdict:
+        if not calls:
+            return Verdict(action="run", key=key)
+        stop_at = self.limits.near_repeat_stop or calls
+        near = near_verdict(self.state.near, name, calls, stop_at)
+        action: Action = "stop" if near.action == "stop" else "warn"
+        return Verdict(action, key, WarningKind.NEAR_REPEAT, near.message, near.evidence)
+
+
+def _rounds(two: int, three: int) -> tuple[int, int]:
+    """The size of the cycle the latest calls go round (2 or 3), and its rounds in a row,
+    from the calls in a row that repeat the one two (three) before them."""
+    two = (two + 2) // 2 if two >= 2 else 0
+    three = (three + 3) // 3 if three >= 3 else 0
+    return (3, three) if three > two else (2, two)
 
 
 _WHY_NOT_AGAIN: dict[Effects, str] = {
@@ -209,37 +186,3 @@ _WHY_NOT_AGAIN: dict[Effects, str] = {
     "idempotent": "Running it again with the same arguments does nothing more",
     "side": "It was not run again, so that a step is not repeated by mistake",
 }
-
-
-def _near_verdict(near: NearVerdict | None, key: str) -> Verdict:
-    if near is None:
-        return Verdict(action="run", key=key)
-    action: Action = "stop" if near.action == "stop" else "warn"
-    return Verdict(action, key, WarningKind.NEAR_REPEAT, near.message, near.evidence)
-
-
-# The results the loop guard never saw: refused by a budget before it, or never run.
-_UNJUDGED: frozenset[str | None] = frozenset(
-    ("stopped", "reply_cut_off", "reply_unreadable", "tool_call_limit", "time_limit")
-)
-
-
-def judged_again(
-    guard: LoopGuard, prepare: Callable[[ToolCall], PreparedCall], state: RunState
-) -> None:
-    """``guard`` as a resumed run's calls left it: each call it judged, judged again in order,
-    and each that ran recorded with its result (repeats across a resume count)."""
-    results = {m.tool_call_id: m.content for m in state.messages if m.role == "tool"}
-    for message in state.messages:
-        guard.start_turn()
-        for call in message.tool_calls:
-            content = results.get(call.id)
-            if content is None or state.not_run.get(call.id) in _UNJUDGED:
-                continue
-            prepared = prepare(call)
-            tool = prepared.tool
-            guard.check(call, prepared.arguments, key=prepared.key, effects=effects_of(tool))
-            if call.id in state.executed:
-                side_effects = tool is None or not tool.read_only
-                named = (call.name, prepared.arguments)
-                guard.record(prepared.key, content, side_effects=side_effects, call=named)

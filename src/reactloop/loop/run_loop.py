@@ -22,7 +22,7 @@ from reactloop.journal.run_state import RunState
 from reactloop.journal.schema import BudgetNoticeEvent, RequestEvent, TurnEvent
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.limits import StopReason
-from reactloop.loop.loop_guard import judged_again
+from reactloop.loop.guard_legacy import judged_again
 from reactloop.loop.model_call import ModelFailure, ask
 from reactloop.loop.notices import wind_down_notice
 from reactloop.loop.run_parts import (
@@ -86,9 +86,12 @@ class RunLoop:
 
     def _go_on_from(self, state: RunState) -> None:
         """What a resumed run keeps outside its counters: the loop guard's memory of the
-        calls (judged again), the tools found and skills activated, the model's place."""
+        calls (the fold's), the tools found and skills activated, the model's place."""
         self.events.step = self.counts.step
-        judged_again(self.calls.guard, self.settings.toolbox.prepare, state)
+        if state.guard.old:  # a journal that does not say what the guard judged
+            judged_again(self.calls.guard, self.settings.toolbox.prepare, state)
+        else:
+            self.calls.guard.state = state.guard.state
         toolbox = self.settings.toolbox
         if toolbox.search is not None:  # the tools the run's searches revealed
             toolbox.search.reveal(state.revealed)

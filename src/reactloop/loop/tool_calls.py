@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from reactloop.journal.event_value import JournalEvent
+from reactloop.journal.guard_state import Effects
 from reactloop.journal.schema import ToolCallEvent, ToolResultEvent, ToolStartEvent
 from reactloop.journal.warning_kinds import WarningKind
 from reactloop.loop.approval_asked import asked
 from reactloop.loop.budget import Budget
 from reactloop.loop.call_ids import CallIds
 from reactloop.loop.deferrals import Deferrals
-from reactloop.loop.loop_guard import LoopGuard, effects_of
+from reactloop.loop.loop_guard import LoopGuard, Verdict, effects_of
 from reactloop.loop.runtime.executor import ToolExecutor
 from reactloop.loop.runtime.unfinished import GAVE_UP
 from reactloop.messages import Message, ModelTurn, NotRun, ToolCall, ToolResult, not_executed
@@ -71,6 +72,7 @@ class CallRunner:
         open: each must get a result, whatever happens."""
         turn = self.ids.unique(turn, step)
         self.open_turn(turn.tool_calls)
+        self.guard.start_turn()  # before its ``turn`` event, as the journal's fold starts it
         return turn
 
     def open_turn(self, calls: Sequence[ToolCall]) -> None:
@@ -80,7 +82,6 @@ class CallRunner:
             self._announced = set()
 
     def run(self, calls: Sequence[ToolCall]) -> Outcome:
-        self.guard.start_turn()
         if len(calls) == 1:
             outcome = self._run_in_order((self.toolbox.prepare(calls[0]),))
         else:
@@ -135,24 +136,37 @@ class CallRunner:
     def _admit(
         self, prepared: PreparedCall, loop: str | None
     ) -> tuple[ToolResult | None, str | None]:
-        """A refusal (None: run it, and count it), and the loop message once one is found."""
-        call = prepared.call
-        if self.observed:
-            self._announced.add(call.id)
-            self.emit(ToolCallEvent(call=call.to_dict()))
+        """A refusal (None: run it, and count it), and the loop message once one is found. A
+        call the guard judges is judged before its ``tool_call`` event, which says so
+        (``effects``), and counted after it (the fold counts it at its ``tool_start``)."""
+        call, budget = prepared.call, self.budget
         if loop is not None:
+            self._announce(call)
             return _refused(call, f"not run: the run stopped ({loop})", "run_stopped"), loop
-        if not self.budget.take_tool_call():  # checked and counted at once (sub-agents)
-            limit = self.budget.limits.max_tool_calls
-            self.warn(WarningKind.BUDGET, f"tool call limit ({limit}) reached; {call.name} not run")
-            error = f"not run: the tool call limit ({limit}) is reached"
-            return _refused(call, error, "tool_call_limit"), None
-        refusal, loop = self._judge(prepared)
-        if refusal is not None:
-            self.budget.give_back_tool_call()
+        if budget.tool_calls_left > 0 and not budget.timed_out():
+            effects = effects_of(prepared.tool)
+            verdict = self.guard.check(call, prepared.arguments, key=prepared.key, effects=effects)
+            self._announce(call, effects)
+            refusal, loop = self._judged(prepared, verdict)
+        else:
+            self._announce(call)
+            refusal = self._over_budget(call)
         if self._held:  # said once the count is right again, as the journal's fold counts
             self._say_held()
         return refusal, loop
+
+    def _over_budget(self, call: ToolCall) -> ToolResult:
+        """The refusal of a call the budget has no room for: no tool call left, or no time."""
+        limits = self.budget.limits
+        if self.budget.tool_calls_left <= 0:
+            limit = limits.max_tool_calls
+            self.warn(WarningKind.BUDGET, f"tool call limit ({limit}) reached; {call.name} not run")
+            error = f"not run: the tool call limit ({limit}) is reached"
+            return _refused(call, error, "tool_call_limit")
+        said = f"time limit ({limits.max_seconds} s) reached; {call.name} not run"
+        self._held.append((WarningKind.BUDGET, said, {}))
+        error = f"not run: the time limit ({limits.max_seconds} s) is reached"
+        return _refused(call, error, "time_limit")
 
     def _say_held(self) -> None:
         for kind, message, data in self._held:
@@ -165,11 +179,12 @@ class CallRunner:
             call = prepared.call
             self.emit(ToolStartEvent(call_id=call.id, name=call.name, arguments=call.arguments))
 
-    def _announce(self, call: ToolCall) -> None:
-        """The ``tool_call`` event (only observers need to know which calls had theirs)."""
+    def _announce(self, call: ToolCall, effects: Effects | None = None) -> None:
+        """The ``tool_call`` event (only observers need to know which calls had theirs);
+        ``effects``: the loop guard judged the call."""
         if self.observed:
             self._announced.add(call.id)
-            self.emit(ToolCallEvent(call=call.to_dict()))
+            self.emit(ToolCallEvent(call=call.to_dict(), effects=effects))
 
     def refuse(self, calls: Sequence[ToolCall], reason: str, not_run: NotRun) -> None:
         """Answer calls that will not run, so that every call in the history has its result."""
@@ -193,21 +208,18 @@ class CallRunner:
                 self._announce(call)
             self._report_call(call, _refused(call, not_executed(reason), not_run))
 
-    def _judge(self, prepared: PreparedCall) -> tuple[ToolResult | None, str | None]:
-        """A refusal for this call (or None to run it), and the loop message if it stops the run."""
+    def _judged(
+        self, prepared: PreparedCall, verdict: Verdict
+    ) -> tuple[ToolResult | None, str | None]:
+        """The refusal of a call the guard judged (None: run it, counted), and a loop's message."""
         call = prepared.call
-        if self.budget.timed_out():
-            limit_s = self.budget.limits.max_seconds
-            self._held.append(
-                (WarningKind.BUDGET, f"time limit ({limit_s} s) reached; {call.name} not run", {})
-            )
-            error = f"not run: the time limit ({limit_s} s) is reached"
-            return _refused(call, error, "time_limit"), None
-        verdict = self.guard.check(
-            call, prepared.arguments, key=prepared.key, effects=effects_of(prepared.tool)
-        )
         if verdict.action == "run":
-            return (None if self.approve is None else self._ask_approval(prepared)), None
+            if not self.budget.take_tool_call():  # a sub-agent beside this run took the last
+                return self._over_budget(call), None
+            refusal = None if self.approve is None else self._ask_approval(prepared)
+            if refusal is not None:
+                self.budget.give_back_tool_call()
+            return refusal, None
         evidence = {"evidence": verdict.evidence} if verdict.evidence else {}
         self._held.append((verdict.kind, verdict.message, {"call_id": call.id, **evidence}))
         if verdict.action == "stop":

@@ -6,7 +6,8 @@ provider's wire format; the loop never sees a wire format. ``raw`` fields keep w
 sent (for the journal and for adapters that must echo a message unchanged); the loop never
 reads them. Every name is imported from here, ``reactloop.messages``.
 
-- ``calls.py``: ``ToolSpec`` (what the model is told about a tool), ``ToolCall``, ``own_call_id``
+- ``calls.py``: ``ToolSpec`` (what the model is told about a tool), ``ToolCall``, ``own_call_id``;
+  ``decode_arguments`` and ``call_key`` (a call's loop-guard key, from the call alone)
 - ``results.py``: ``ToolResult``, ``NotRun`` (why a call did not run), ``not_executed``
 - ``message.py``: ``Message``, one entry of the history, and its ``Role``
 - ``tokens.py``: ``Usage`` and the one reader of token counts from outside

@@ -1,4 +1,6 @@
-"""What the model is told about a tool (``ToolSpec``) and the calls it asks for (``ToolCall``)."""
+"""What the model is told about a tool (``ToolSpec``) and the calls it asks for (``ToolCall``):
+their argument text decoded (``decode_arguments``), and a call's key for the loop guard
+(``call_key``), made from its name and argument text alone."""
 
 from __future__ import annotations
 
@@ -6,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reactloop.support.fast_init import fast_init
-from reactloop.support.json_decode import MAX_DEPTH
-from reactloop.support.json_encode import dumps, safe_form
+from reactloop.support.json_decode import MAX_DEPTH, JSONRefused, safe_loads
+from reactloop.support.json_encode import canonical, dumps, safe_form
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -71,6 +73,36 @@ class ToolCall:
             arguments=str(data.get("arguments") or ""),
             wire_id=data.get("wire_id"),
         )
+
+
+class ArgumentsError(ValueError):
+    """The argument text of a call is not a JSON object the harness accepts."""
+
+
+def decode_arguments(text: str) -> dict[str, Any]:
+    """The arguments of a call as a dict; ``ArgumentsError`` with a message for the model."""
+    text = text.strip()
+    if not text:
+        return {}
+    try:
+        value = safe_loads(text)
+    except JSONRefused as exc:
+        if str(exc).startswith("nested deeper"):
+            raise ArgumentsError(
+                f"arguments are nested deeper than {MAX_DEPTH} levels; send a flatter object"
+            ) from None
+        raise ArgumentsError(f"arguments are not valid JSON ({exc}); send a JSON object") from None
+    if not isinstance(value, dict):
+        raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def call_key(name: str, text: str, arguments: dict[str, Any] | None) -> str:
+    """The loop guard's key of a call of ``name`` with the argument text ``text``: the tool
+    name and the canonical ``arguments`` (``decode_arguments``'s), or the text as written when
+    they could not be decoded (None). ``PreparedCall.key``; the journal's fold makes it again
+    from a ``tool_call`` event (``journal/guard_fold.py``): the toolbox has no part in it."""
+    return f"{name}\x00{text.strip() if arguments is None else canonical(arguments)}"
 
 
 def own_call_id(step: int, index: int = 0) -> str:

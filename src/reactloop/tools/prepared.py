@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactloop.errors import describe_exception
 from reactloop.messages import ToolCall
-from reactloop.support.json_decode import MAX_DEPTH, JSONRefused, safe_loads
-from reactloop.support.json_encode import canonical
+from reactloop.messages.calls import ArgumentsError, call_key, decode_arguments
 from reactloop.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -48,36 +47,14 @@ class PreparedCall(NamedTuple):
         return self.tool is not None and self.tool.read_only
 
 
-class ArgumentsError(ValueError):
-    """The argument text of a call is not a JSON object the harness accepts."""
-
-
-def decode_arguments(text: str) -> dict[str, Any]:
-    """The arguments of a call as a dict; ``ArgumentsError`` with a message for the model."""
-    text = text.strip()
-    if not text:
-        return {}
-    try:
-        value = safe_loads(text)
-    except JSONRefused as exc:
-        if str(exc).startswith("nested deeper"):
-            raise ArgumentsError(
-                f"arguments are nested deeper than {MAX_DEPTH} levels; send a flatter object"
-            ) from None
-        raise ArgumentsError(f"arguments are not valid JSON ({exc}); send a JSON object") from None
-    if not isinstance(value, dict):
-        raise ArgumentsError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
-
-
 def prepare(call: ToolCall, tool: Tool | None, unknown: str) -> PreparedCall:
     """Decode and validate ``call`` for ``tool``; ``unknown`` is the error when tool is None."""
     try:
         arguments = decode_arguments(call.arguments)
     except ArgumentsError as exc:
-        key = f"{call.name}\x00{call.arguments.strip()}"
+        key = call_key(call.name, call.arguments, None)
         return PreparedCall(call, tool, None, None, unknown if tool is None else str(exc), key)
-    key = f"{call.name}\x00{canonical(arguments)}"
+    key = call_key(call.name, call.arguments, arguments)
     if tool is None:
         return PreparedCall(call, None, arguments, None, unknown, key)
     try:
