@@ -180,19 +180,30 @@ def test_a_file_where_the_output_folder_goes_is_a_usage_error(tmp_path):
     assert "t-outputs" in err and not trace.exists()
 
 
-def test_a_journal_that_fails_midway_is_reported(tmp_path, monkeypatch):
-    from reactloop.journal.writer import Journal
+class _FillingUp:
+    """A journal's raw file on a disk that fills up after three lines."""
 
-    write = Journal._write
-    lines: list[bytes] = []
+    def __init__(self, real):
+        self.real, self.lines = real, 0
 
-    def fill_up(journal: Journal, line: bytes) -> None:
-        lines.append(line)
-        if len(lines) > 3:
+    def write(self, line):
+        self.lines += 1
+        if self.lines > 3:
             raise OSError(28, "No space left on device")
-        write(journal, line)
+        return self.real.write(line)
 
-    monkeypatch.setattr(Journal, "_write", fill_up)
+    def fileno(self):
+        return self.real.fileno()
+
+    def close(self):
+        self.real.close()
+
+
+def test_a_journal_that_fails_midway_is_reported(tmp_path, monkeypatch):
+    from reactloop.journal import writer
+
+    opened = writer.open_own_file
+    monkeypatch.setattr(writer, "open_own_file", lambda *a: _FillingUp(opened(*a)))
     trace = tmp_path / "t.jsonl"
     code, out, err = invoke("run", "q", "--model", script(tmp_path), "--trace", str(trace))
     assert (code, out) == (1, "")  # a run that cannot be journaled fails, loudly

@@ -10,6 +10,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ from reactloop.journal.schema import (
     EVENT_CLASSES,
     CheckEvent,
     ToolResultEvent,
+    ToolSearchEvent,
     WarningEvent,
 )
 from reactloop.journal.warning_kinds import WarningKind
@@ -94,9 +96,9 @@ def test_what_the_emitter_writes_is_what_the_reader_reads(
 @settings(max_examples=200, deadline=None)
 @given(st.one_of([_made_in_code(cls) for cls in EVENT_CLASSES]))
 def test_the_fast_fields_are_the_fields_in_their_order(event: JournalEvent) -> None:
-    """``data()`` of an event made in code (kept by its class's ``__init__``: ``line_init``)
-    against the rule: every field in order, an ``OPTIONAL`` one left out when None, an enum
-    its value."""
+    """``data()`` of an event made in code (its fields kept as given: ``keep_given``) against
+    the rule: every field in order, an ``OPTIONAL`` one left out when None, an enum its
+    value; and the dict the emitter sends as it is (given exactly ``LINE``) is that line."""
     expected: dict[str, Any] = {}
     for name in spec(type(event)):
         value = getattr(event, name)
@@ -104,12 +106,59 @@ def test_the_fast_fields_are_the_fields_in_their_order(event: JournalEvent) -> N
             continue
         expected[name] = value.value if isinstance(value, enum.Enum) else value
     assert list(event.data().items()) == list(expected.items())
-    assert list(vars(event)) == list(expected)  # the line kept as the event was made
+    if tuple(vars(event)) == event.LINE:  # the emitter sends the event's own dict
+        assert list(vars(event).items()) == list(expected.items())
     stamped = dataclasses.replace(event, step=3, t=0.5)
     assert stamped.data() == event.data() and stamped.to_dict()["step"] == 3
     assert not any(isinstance(value, enum.Enum) for value in event.data().values())
     written = dataclasses.replace(event, written=frozenset({"step", *expected}))
     assert written.to_dict() == event.to_dict()  # the generic path, as a read line takes
+
+
+@st.composite
+def _given_otherwise(draw: st.DrawFn) -> tuple[JournalEvent, JournalEvent]:
+    """An event given every field in its line's order, and the same made as code may make
+    it: its fields in another order, a field with a default left out."""
+    made = draw(st.one_of([_made_in_code(cls) for cls in EVENT_CLASSES]))
+    cls = type(made)
+    fields = dict(vars(made))
+    left_out = draw(st.sets(st.sampled_from(cls.FIELDS))) - cls.REQUIRED
+    for f in dataclasses.fields(cls):
+        if f.name in left_out:
+            plain = f.default is not dataclasses.MISSING
+            fields[f.name] = f.default if plain else f.default_factory()  # type: ignore[misc]
+    given = {name: value for name, value in fields.items() if name not in left_out}
+    order = draw(st.permutations(list(given)))
+    return cls(**fields), cls(**{name: given[name] for name in order})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_given_otherwise())
+def test_an_event_given_its_fields_otherwise_sends_its_lines_order(
+    events: tuple[JournalEvent, JournalEvent],
+) -> None:
+    """The fields an event is given are kept as given (``keep_given``): in another order,
+    or with a default left out, it still sends and writes its line as the dataclass made it."""
+    full, other = events
+    seen: list[Event] = []
+    emitter = Emitter(None, [seen.append])
+    emitter.emit(full)
+    emitter.emit(other)
+    assert other == full
+    assert list(seen[1].data.items()) == list(seen[0].data.items()) == list(full.data().items())
+    assert other.to_dict() == full.to_dict() and list(other.to_dict()) == list(full.to_dict())
+
+
+def test_a_field_made_by_its_factory_is_made_once_and_a_wrong_field_is_refused() -> None:
+    search = ToolSearchEvent(queries=["q"])
+    assert search.matches == [] and search.matches is search.matches
+    assert search.data() == {"queries": ["q"], "matches": [], "revealed": []}
+    with pytest.raises(TypeError, match="has no field 'bogus'"):
+        ToolResultEvent(result={}, bogus=1).data()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="without its 'result'"):
+        Emitter(None, [print]).emit(ToolResultEvent(content="x"))  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        ToolResultEvent({"call_id": "c1"})  # type: ignore[misc]
 
 
 @settings(max_examples=100, deadline=None)

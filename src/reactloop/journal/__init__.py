@@ -2,7 +2,7 @@
 
 - ``events.py``        the events the loop emits as observers get them (``Event``), ``Observer``
 - ``event_value.py``   ``JournalEvent``: what every typed event is, its line, how it is read
-- ``event_init.py``    ``line_init``: an event class's ``__init__``, which keeps its line
+- ``event_init.py``    ``keep_given``: an event made in code keeps the fields it is given
 - ``schema.py``        the events as values: one frozen dataclass per event type, its dict form
                        the journal's line exactly (``warning_kinds.py``: ``WarningKind``)
 - ``emitter.py``       ``Emitter``: takes the loop's typed events, sends them to the journal

@@ -3,10 +3,10 @@
 Each part of the loop makes its event as the value of its type (``ToolResultEvent(result=...,
 content=...)``) and hands it to ``emit``; the emitter stamps it with the run's step and sends
 the journal and the other observers the ``Event`` they take (``events.py``), its ``data`` the
-event's own fields (``JournalEvent.data``). A run nobody observes (``observed`` False) sends
-nothing, and the loop makes no event for it (each place that makes one every step asks
-``observed`` first). ``warn`` keeps the run's warnings and sends each as a ``warning`` event
-of its ``WarningKind``.
+event's own fields in its line's order (``JournalEvent.data``). A run nobody observes
+(``observed`` False) sends nothing, and the loop makes no event for it (each place that makes
+one every step asks ``observed`` first). ``warn`` keeps the run's warnings and sends each as a
+``warning`` event of its ``WarningKind``.
 """
 
 from __future__ import annotations
@@ -44,15 +44,13 @@ class Emitter:
     def emit(self, event: JournalEvent) -> None:
         """Send ``event``, at the run's current step, to the journal and the observers.
 
-        The event is made only to be sent: one made in code (no ``step``, ``t``, ``extra`` or
-        ``written`` given) whose fields hold no enum already keeps its line's fields, in its
-        line's order, as its instance dict (``event_init.py``), and that dict is the ``data``
-        sent; any other sends its ``data()``."""
-        if not self.observed:
-            return
+        The event is made only to be sent: one given exactly its line's fields, in their order
+        (``LINE``: ``event_init.py``), sends its instance dict as the ``data``; any other (an
+        optional field given, a default left out, ``step`` given, an enum) its ``data()``."""
+        kind = type(event)
         own = event.__dict__
-        data = event.data() if event.ENUMS or "step" in own else own
-        sent = _new_tuple(Event, (event.TYPE, self.step, data))  # Event(...) without its __new__
+        data = own if [*own] == kind.LINE else event.data()
+        sent = _new_tuple(Event, (kind.TYPE, self.step, data))  # Event(...) without its __new__
         if self.journal is not None:
             try:
                 self.journal(sent)

@@ -1,53 +1,64 @@
-"""``line_init``: the ``__init__`` of an event class, which keeps the event's line as it goes.
+"""How an event made in code keeps its fields: as given, in the order given.
 
-The loop makes about five events a step (``journal/emitter.py``), each only to be written:
-so the ``__init__`` made here stores an event's own fields straight into its instance dict,
-in its line's order, an ``OPTIONAL`` field only when it is not None (the class's default
-stands in for it); ``JournalEvent.data()`` is then a copy of that dict, and the emitter sends
-the dict itself (the event is made only to be sent).
-``step``, ``t``, ``extra`` and ``written`` are stored after them only when one is given (an
-event read from a journal, or made with its step); otherwise the class's defaults answer.
-It has the dataclass's signature, defaults and default factories; the value stays frozen.
+The loop makes about five events a step (``journal/emitter.py``), each only to be written. An
+event class's ``__init__`` is ``types.SimpleNamespace``'s, in C: the keywords given become the
+event's instance dict as they are, with no Python frame run (a class's own ``__init__``, called
+with keywords, cost more than the rest of the event's emit). What a generated ``__init__``
+did at each construction is done where the event is sent, once its fields are looked at:
+
+- ``LINE``, the names of the class's own fields that every line writes (all but the
+  ``OPTIONAL`` ones), in the line's order: an event given exactly those, in that order (as the
+  loop makes the five of each step), *is* its line's fields, and the emitter sends its dict;
+- any other (an ``OPTIONAL`` field given, one left to its default, another order, ``step``
+  given, an enum field) is put in its line's order by ``JournalEvent.data()``, which also
+  refuses a field the class has not and a required one missing (``TypeError``), where the
+  dataclass's ``__init__`` refused them;
+- a field left out reads as its default, the class's attribute; one whose default is made by
+  a factory, as a ``Made`` (a new value, kept in the event the first time it is read).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
-
-from reactloop.support.fast_init import init_parameter
 
 BASE = ("step", "t", "extra", "written")  # every event's; ``extra`` and ``written`` not a line's
 
 
-def line_init(cls: type, no_extra: object) -> None:
-    """Give the event class ``cls`` (a frozen, keyword-only dataclass, not slotted) the
-    ``__init__`` that keeps its line."""
-    namespace: dict[str, Any] = {"_NO_EXTRA": no_extra}
-    body: list[str] = []
-    fields = dataclasses.fields(cls)
-    params = [init_parameter(field, namespace, body) for field in fields]
-    body += _own_fields(cls, [field.name for field in fields])
-    body.append("if step or t is not None or extra is not _NO_EXTRA or written is not None:")
-    body.append("    own.update(step=step, t=t, extra=extra, written=written)")
-    lines = "".join(f"    {line}\n" for line in body)
-    exec(f"def __init__(self, *, {', '.join(params)}) -> None:\n{lines}", namespace)
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    setattr(cls, "__init__", init)  # noqa: B010  (mypy refuses an assignment to a method)
+class Made:
+    """A field's default made by its factory, in place of the class attribute a field with a
+    plain default has."""
+
+    __slots__ = ("factory", "name")
+
+    def __init__(self, name: str, factory: Callable[[], Any]) -> None:
+        self.name = name
+        self.factory = factory
+
+    def __get__(self, event: object, owner: type | None = None) -> Any:
+        if event is None:
+            return self
+        value = event.__dict__[self.name] = self.factory()  # as the dataclass kept it
+        return value
 
 
-def _own_fields(cls: type, names: list[str]) -> list[str]:
-    """The lines that put the event's own fields (of ``names``, its fields in its line's
-    order) in ``own``."""
-    optional: frozenset[str] = getattr(cls, "OPTIONAL", frozenset())
-    lines = ["own = self.__dict__"]  # stored one by one: cheaper than a dict assigned
-    for name in names:
-        if name in BASE:
-            continue
-        if name in optional:
-            lines.append(f"if {name} is not None: own[{name!r}] = {name}")
-        else:
-            lines.append(f"own[{name!r}] = {name}")
-    return lines
+def keep_given(cls: type[Any]) -> None:
+    """Set ``cls``'s ``FIELDS`` (its own fields, in its line's order), ``REQUIRED``, ``LINE``
+    and its ``Made`` defaults (``cls`` a frozen, keyword-only dataclass without an
+    ``__init__`` of its own)."""
+    fields = [field for field in dataclasses.fields(cls) if field.name not in BASE]
+    optional: frozenset[str] = cls.OPTIONAL
+    for field in fields:
+        if field.default_factory is not dataclasses.MISSING:
+            setattr(cls, field.name, Made(field.name, field.default_factory))
+    names = tuple(field.name for field in fields)
+    line = [name for name in names if name not in optional]  # a list: ``[*own] == LINE``
+    required = [field.name for field in fields if _required(field)]
+    cls.FIELDS = names
+    cls.REQUIRED = frozenset(required)
+    cls.LINE = None if cls.ENUMS else line
+
+
+def _required(field: dataclasses.Field[Any]) -> bool:
+    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING

@@ -2,19 +2,24 @@
 
 Its ``step`` and ``t``; its line (``to_dict``), exactly as the writer writes it; and how a
 line is read back (``from_dict``), each field checked once by ``field_checks.py``. The loop
-makes about five events a step (``journal/emitter.py``): each class's ``__init__`` keeps the
-event's own fields as its line writes them (``event_init.py``), and ``data()`` copies them
-(the emitter sends them as they are). ``event_class`` makes an event type (no
-``from __future__ import annotations``: ``schema.py`` says why).
+makes about five events a step (``journal/emitter.py``): an event keeps the fields it is given
+as they are, in C (``event_init.py``), and ``data()`` puts them in its line's order (the
+emitter sends an event given its line's fields in that order as it is). ``event_class`` makes
+an event type (no ``from __future__ import annotations``: ``schema.py`` says why).
 """
 
 import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, dataclass_transform
 
-from reactloop.journal.event_init import BASE, line_init
+from reactloop.journal.event_init import BASE, keep_given
 from reactloop.journal.field_checks import short, spec
+
+if TYPE_CHECKING:  # typeshed gives SimpleNamespace's attributes as Any: the fields' types here
+    _Given = object
+else:
+    from types import SimpleNamespace as _Given  # its __init__ keeps the keywords given
 
 
 class _NoExtra(Mapping[str, Any]):
@@ -39,12 +44,15 @@ NO_EXTRA: Mapping[str, Any] = _NoExtra()
 
 
 @dataclass(frozen=True, kw_only=True)
-class JournalEvent:
+class JournalEvent(_Given):
     """What every event has: its ``step`` and ``t`` (seconds since the journal opened)."""
 
     TYPE: ClassVar[str] = ""
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()  # written only when not None
     ENUMS: ClassVar[tuple[str, ...]] = ()  # its fields that may hold an enum: sent as text
+    FIELDS: ClassVar[tuple[str, ...]] = ()  # its own, in its line's order (``keep_given``)
+    REQUIRED: ClassVar[frozenset[str]] = frozenset()
+    LINE: ClassVar[list[str] | None] = None  # given exactly these: its line's fields
     step: int = 0
     t: float | None = None
     extra: Mapping[str, Any] = field(default=NO_EXTRA, compare=False, repr=False)
@@ -80,20 +88,30 @@ class JournalEvent:
 
     def data(self) -> dict[str, Any]:
         """The event's own fields (its line without ``type``, ``step`` and ``t``): what the
-        run's observers get (``Event.data``)."""
+        run's observers get (``Event.data``). A new dict."""
         if self.written is None:  # made in code: every field but the OPTIONAL ones left None
-            own: dict[str, Any] = self.__dict__.copy()  # as ``line_init``'s __init__ kept it
-            if "step" in own:  # made with its step (or t, or extra) given
-                extra = own["extra"]
-                for key in BASE:
-                    del own[key]
-                own.update(extra)
-            for name in self.ENUMS:
-                own[name] = _plain(own[name])
-            return own
+            return self._made_line()
         line = self.to_dict()
         for key in ("type", "step", "t"):
             line.pop(key, None)
+        return line
+
+    def _made_line(self) -> dict[str, Any]:
+        """``data()`` of an event made in code, from the fields it was given (``keep_given``);
+        a field its class has not, or a required one missing, is a ``TypeError``."""
+        given = self.__dict__
+        cls = type(self)
+        unknown = [name for name in given if name not in cls.FIELDS and name not in BASE]
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
+        line: dict[str, Any] = {}
+        for name in cls.FIELDS:
+            if name not in given and name in cls.REQUIRED:
+                raise TypeError(f"{cls.__name__} made without its {name!r}")
+            value = getattr(self, name)
+            if value is not None or name not in self.OPTIONAL:
+                line[name] = _plain(value)
+        line.update(self.extra)
         return line
 
     @classmethod
@@ -138,16 +156,18 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
+del JournalEvent.__init__  # made for the type checker: SimpleNamespace's keeps what is given
 E = TypeVar("E", bound=JournalEvent)
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
 def event_class(cls: type[E]) -> type[E]:
-    """An event type (``schema.py``): a frozen, keyword-only dataclass whose ``__init__`` keeps
-    its line (``event_init.py``). The dataclass's own ``__init__`` is not made, only to be
-    replaced (a third of the event types' import time), nor its ``__doc__``."""
+    """An event type (``schema.py``): a frozen, keyword-only dataclass that keeps the fields
+    it is given (``event_init.py``). The dataclass's own ``__init__`` is not made (it would
+    stand in for ``SimpleNamespace``'s, and was a third of the event types' import time), nor
+    its ``__doc__``."""
     if cls.__doc__ is None:  # else the dataclass writes its signature (``inspect``: slow)
         cls.__doc__ = f"The journal's ``{cls.TYPE}`` event."
     made = dataclass(frozen=True, kw_only=True, init=False)(cls)
-    line_init(made, NO_EXTRA)
+    keep_given(made)
     return made

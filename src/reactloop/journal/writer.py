@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reactloop.errors import JournalError, UsageError
-from reactloop.journal.events import Event, micros
+from reactloop.journal.events import Event
 from reactloop.support.json_decode import JSONRefused, loads_units, safe_loads
 from reactloop.support.json_encode import JOURNAL_DEPTH, is_plain, json_line
 from reactloop.support.own_files import open_own_file
@@ -70,49 +70,44 @@ class Journal:
             raise JournalError(f"{self.path} is being written by a live process (it is locked)")
         if append:
             return
-        self._write_line(
-            {
-                "type": "journal",
-                "format": FORMAT,
-                "version": VERSION,
-                "created": datetime.now(UTC).isoformat(timespec="seconds"),
-                **UNITS,
-            }
-        )
+        header = {
+            "type": "journal",
+            "format": FORMAT,
+            "version": VERSION,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            **UNITS,
+        }
+        self._write(json_line(header))
 
     def __call__(self, event: Event) -> None:
         kind, step, data = event
-        record = {"type": kind, "step": step, "t": micros(time.monotonic() - self._started)}
-        record.update(data)
+        t = round((time.monotonic() - self._started) * 1_000_000) / 1_000_000  # micros, inline
+        record = {"type": kind, "step": step, "t": t, **data}
         finite = _FINITE.get(kind)  # checked here, not in a function: five lines a step
         try:  # whether a NaN or an infinity may hide in it (orjson would write it as null)
             verify = finite is None or not finite(data)
         except (KeyError, TypeError, AttributeError):  # not the shape the loop emits
             verify = True
-        self._write(json_line(record, verify=verify))
+        line = json_line(record, verify=verify)
+        if self._file is not None:  # the line written at once, as a rule (``_write`` inline)
+            written = self._file.write(line) or 0
+            if written != len(line) or self.fsync:
+                self._write(line, written)
 
-    def _write_line(self, record: dict[str, Any]) -> None:
-        self._write(json_line(record))
-
-    def _write(self, line: bytes) -> None:
+    def _write(self, line: bytes, written: int = 0) -> None:
+        """Write ``line`` from its byte ``written`` on (all of it, or the rest of one a raw
+        write took only part of: a signal, a disk filling up), then ``fsync`` if asked."""
         if self._file is None:
             return
-        written = self._file.write(line)
-        if written != len(line):
-            self._write_rest(line, written or 0)
-        if self.fsync:
-            os.fsync(self._file.fileno())
-
-    def _write_rest(self, line: bytes, written: int) -> None:
-        """Finish a line a raw write took only part of (a signal, a disk filling up)."""
-        assert self._file is not None
-        while 0 < written < len(line):
+        while written < len(line):
             more = self._file.write(line[written:]) or 0
             if not more:
                 break
             written += more
         if written != len(line):
             raise OSError(f"the journal {self.path} took {written} of {len(line)} bytes")
+        if self.fsync:
+            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if self._file is not None:
