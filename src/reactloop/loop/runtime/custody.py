@@ -198,25 +198,25 @@ def run_in_custody(run: Drivable, deadline: float | None, cancel: threading.Even
     custody = Custody(deadline)
     outcome = _Outcome()
     _THREADS.start(_drive, run, custody, outcome)
-    if isinstance(cancel, CancelEvent):
-        with cancel.waking(outcome.wake):
-            return _wait_for(run, custody, outcome, cancel)
-    return _wait_for(run, custody, outcome, cancel)
+    if isinstance(cancel, CancelEvent) and not _on_main_thread():
+        with cancel.waking(outcome.wake):  # a cancel wakes this thread: no need to look for it
+            return _wait_for(run, custody, outcome, cancel, woken=True)
+    return _wait_for(run, custody, outcome, cancel, woken=False)
 
 
 def _wait_for(
-    run: Drivable, custody: Custody, outcome: _Outcome, cancel: threading.Event
+    run: Drivable, custody: Custody, outcome: _Outcome, cancel: threading.Event, *, woken: bool
 ) -> RunResult:
     """The waiting thread's part: sleep until the run ends, is cancelled or is due to be taken.
-    It looks every ``_SLICE`` s only where something may come unannounced: on the main thread
-    (a Ctrl-C the kernel gave another thread), with a cancel that wakes nobody, after a
-    cancel, and past the deadline (until the grace of the region the run is in is over)."""
+    It looks every ``_SLICE`` s only where something may come unannounced: unless a cancel
+    wakes it (``woken``: not on the main thread, where a Ctrl-C the kernel gave another thread
+    is only seen by looking), after a cancel, and past the deadline (until the grace of the
+    region the run is in is over)."""
     deadline = custody.deadline
-    unannounced = not isinstance(cancel, CancelEvent) or _on_main_thread()
     interrupted = False
     while True:
         try:
-            if _slept(outcome, deadline, unannounced or cancel.is_set()):
+            if _slept(outcome, deadline, not woken or cancel.is_set()):
                 break
             stop = custody.take(interrupted=interrupted, cancelled=cancel.is_set())
         except KeyboardInterrupt:  # Ctrl-C: the run stops ``cancelled``
