@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Agent, Journal, Limits, ScriptedModel, tool
+from reactloop.journal import writer
 from reactloop.journal.events import Event
-from reactloop.journal.writer import Journal as JournalClass
 
 STEPS = 30
 LIMITS = Limits(max_model_calls=40, max_tool_calls=40, max_seconds=None)
@@ -60,17 +60,43 @@ class Killer:
     def patch_writes(self) -> None:
         if self.kind != "write":
             return
-        original = JournalClass._write
         killer = self
 
-        def write(journal: JournalClass, line: bytes) -> None:
+        def tear(file: Any, line: bytes) -> None:
             killer.writes += 1
-            if killer.writes == killer.at and journal._file is not None:
-                journal._file.write(line[: max(1, len(line) // 2)])
+            if killer.writes == killer.at:
+                file.write(line[: max(1, len(line) // 2)])
                 die()
-            original(journal, line)
 
-        JournalClass._write = write  # type: ignore[method-assign,assignment]
+        watch_journal_lines(before=tear)
+
+
+class _JournalFile:
+    """A journal's raw file whose writes (a line each) are watched: ``before(file, line)``
+    may write part of the line and die; ``after()`` runs once the line is written."""
+
+    def __init__(self, real: Any, before: Any, after: Any) -> None:
+        self.real, self.before, self.after = real, before, after
+
+    def write(self, line: bytes) -> int:
+        self.before(self.real, line)
+        written: int = self.real.write(line)
+        self.after()
+        return written
+
+    def fileno(self) -> int:
+        fileno: int = self.real.fileno()
+        return fileno
+
+    def close(self) -> None:
+        self.real.close()
+
+
+def watch_journal_lines(before: Any = lambda file, line: None, after: Any = lambda: None) -> None:
+    """Every journal this process opens from now on has its writes watched (``_JournalFile``):
+    the journal writes each line with one write of its raw file."""
+    opened = writer.open_own_file
+    writer.open_own_file = lambda path, mode: _JournalFile(opened(path, mode), before, after)
 
 
 def die() -> None:

@@ -48,7 +48,6 @@ sys.path.insert(0, str(TESTS))
 import resume_kill_child as child  # noqa: E402
 from local_servers import chat_template, llama_server  # noqa: E402
 from reactloop import read_journal  # noqa: E402
-from reactloop.journal.writer import Journal as JournalClass  # noqa: E402
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, json_reply  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # a minute a test unloaded
@@ -153,15 +152,8 @@ def kill_spec(rng: random.Random) -> str:
 
 def _kill_after_lines(killer: Any) -> None:
     """``event:K``: SIGKILL right after the K-th whole line of this process's journal."""
-    if killer.kind != "event":
-        return
-    original = JournalClass._write
-
-    def write(journal: JournalClass, line: bytes) -> None:
-        original(journal, line)
-        killer(None)
-
-    JournalClass._write = write
+    if killer.kind == "event":
+        child.watch_journal_lines(after=lambda: killer(None))
 
 
 def kill_and_resume(tmp: Path, seed: int, proxy: Proxy, url: str) -> list[str]:
