@@ -15,6 +15,9 @@ did at each construction is done where the event is sent, once its fields are lo
   dataclass's ``__init__`` refused them;
 - a field left out reads as its default, the class's attribute; one whose default is made by
   a factory, as a ``Made`` (a new value, kept in the event the first time it is read).
+
+From Python 3.13 ``SimpleNamespace`` also takes the fields as one mapping, positionally; they
+are then checked when sent, as keywords are (mypy refuses the call either way).
 """
 
 from __future__ import annotations
