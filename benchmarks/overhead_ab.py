@@ -6,7 +6,8 @@
 Each side runs in processes of its own, with ``PYTHONPATH`` at its ``src``, the two taking
 turns (the order flips every pair), so that a drift of a busy machine's speed hits both alike;
 the table gives the median of the pairs and the ratio of this tree to the other, and the
-fastest of each side (the run least disturbed by other work). The runs are
+fastest of each side (the run least disturbed by other work), and the median and quartiles of
+the ratio within each pair. The runs are
 ``benchmarks/overhead.py``'s (a scripted model whose every turn calls a trivial read-only tool,
 CPU time per step), written with the public API both sides have. ``import reactloop`` is timed
 twice: as the environment runs Python (here ``PYTHONDONTWRITEBYTECODE=1``: every module is
@@ -128,16 +129,29 @@ def main() -> None:
     load = os.getloadavg()
     samples = measure(sides, args.pairs, args.repeat, args.notices_off)
     print(f"load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after; {args.pairs} pairs")
-    print("| per step (CPU µs) | other | this | this / other | fastest: other, this, ratio |")
-    print("|---|---|---|---|---|")
+    print(
+        "| per step (CPU µs) | other | this | this / other | fastest: other, this, ratio "
+        "| ratio within a pair: median (quartiles) |"
+    )
+    print("|---|---|---|---|---|---|")
     for key in samples["this"]:
         other, this = samples["other"][key], samples["this"][key]
         mid_other, mid_this = statistics.median(other), statistics.median(this)
         low_other, low_this = min(other), min(this)  # the least disturbed by other work
         print(
             f"| {key} | {mid_other:.1f} | {mid_this:.1f} | {mid_this / mid_other:.2f} | "
-            f"{low_other:.1f}, {low_this:.1f}, {low_this / low_other:.2f} |"
+            f"{low_other:.1f}, {low_this:.1f}, {low_this / low_other:.2f} | {paired(other, this)} |"
         )
+
+
+def paired(other: list[float], this: list[float]) -> str:
+    """The ratio of the two sides' runs taken next to each other: a drift of the machine's
+    speed between pairs cancels out, which neither side's median nor its fastest does."""
+    ratios = sorted(b / a for a, b in zip(other, this, strict=True))
+    if len(ratios) < 4:
+        return f"{statistics.median(ratios):.2f}"
+    low, mid, high = statistics.quantiles(ratios, n=4)
+    return f"{mid:.2f} ({low:.2f}–{high:.2f})"
 
 
 if __name__ == "__main__":
