@@ -22,8 +22,9 @@ import pytest
 
 from reactloop import FunctionModel, Model, ModelRequest, ModelTurn
 from reactloop.eval import EpisodeRecord, EpisodeSpec, EvalConfig, Rung, load_suite, run_eval
+from reactloop.eval.run.forkserver import preload as _preload
+from reactloop.eval.run.forkserver import worker_context as _context
 from reactloop.eval.run.oracle import OracleFactory
-from reactloop.eval.run.process_backend import _context, _preload
 from reactloop.testing import FakeOpenAIServer, RecordedRequest, Reply, completion
 from reactloop.testing.openai_replies import json_reply
 
@@ -68,7 +69,7 @@ def test_workers_start_from_a_forkserver_that_imports_the_driver_modules() -> No
 
     names = _preload()
     assert {
-        "reactloop.eval.run.process_backend",
+        "reactloop.eval.run.forkserver",
         "reactloop.loop.run_loop",
         openai.__name__,
     } <= set(names)

@@ -17,6 +17,14 @@ from types import MappingProxyType
 from typing import Literal
 
 OPENAI_ADAPTER = "reactloop.models.openai:from_spec"
+ADAPTER_SDKS: Mapping[str, str] = MappingProxyType(
+    {
+        OPENAI_ADAPTER: "openai",
+        "reactloop.models.responses:from_spec": "openai",
+        "reactloop.models.anthropic:from_spec": "anthropic",
+    }
+)
+"""The SDK each adapter's client is made with (an eval's forkserver imports it for its workers)."""
 JsonSchemaMode = Literal["with_tools", "alone", ""]
 
 
@@ -53,6 +61,11 @@ class Provider:
     @property
     def is_local(self) -> bool:
         return self.key_env is None
+
+    @property
+    def sdk(self) -> str:
+        """The SDK package its adapter makes its client with ("" for none)."""
+        return ADAPTER_SDKS.get(self.adapter, "")
 
 
 def _local_server(name: str, port: int, example: str, **quirks: bool | str) -> Provider:

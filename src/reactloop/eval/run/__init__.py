@@ -14,6 +14,7 @@ Files, in reading order:
 - ``pipes``: the two one-way pipes to each worker, which cannot deadlock
 - ``worker_messages``: what the driver tells a worker over its tasks pipe
 - ``process_worker``: a worker process, a ``LocalBackend`` of its own
+- ``forkserver``: what the forkserver imports for every worker, and its early start
 - ``process_backend``: episodes in worker processes (``--workers N``)
 - ``ray_workspaces``: task folders sent to the Ray actors
 - ``ray_journals``: journals between the Ray driver and its actors

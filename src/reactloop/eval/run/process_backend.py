@@ -14,15 +14,11 @@ so that no full pipe can stop the eval (``pipes``, issue 40); a worker that read
 is sent for ``write_seconds`` is given up (killed, its episodes recorded ``worker_died``
 saying so), and every wait here has a bound.
 
-Workers are forked by multiprocessing's forkserver (where there is one: POSIX), which imports
-once what every worker needs (``_preload``): the worker and the loop, the model SDKs and their
-HTTP stack and the rungs' adapters the driver has imported (resolved by its check of the
-models), and, when the driver's main module is not reactloop's own command, every reactloop
-module the driver has (each worker imports that main module again). So a worker starts warm,
-in a fork, instead of a fresh interpreter importing all of it (1-3 s of CPU each); never
-forked from the driver itself, whose threads (the progress bar, the report's feeder) a fork
-would copy half-way. The forkserver starts with the first workers of a process and serves
-its later evals too.
+Workers are forked by multiprocessing's forkserver (where there is one: POSIX), which has
+imported once what every worker needs (``forkserver.py``): a worker starts warm, in a fork,
+instead of a fresh interpreter importing all of it (1-3 s of CPU each); never forked from the
+driver itself, whose threads (the progress bar, the report's feeder) a fork would copy
+half-way.
 """
 
 from __future__ import annotations
@@ -31,9 +27,7 @@ import dataclasses
 import itertools
 import logging
 import math
-import multiprocessing
 import queue
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +36,7 @@ from typing import Any
 from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run.backends import stalled_record
 from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.forkserver import worker_context
 from reactloop.eval.run.pipes import CLOSE_SECONDS, WRITE_SECONDS, Reader, Writer
 from reactloop.eval.run.process_worker import serve
 from reactloop.eval.run.spec import EpisodeSpec
@@ -57,74 +52,6 @@ from reactloop.eval.run.worker_messages import (
 JOIN_SECONDS = 10.0  # a closed worker's exit (a thread given up as stalled may keep it)
 log = logging.getLogger("reactloop.eval")
 Save = Callable[[EpisodeSpec, EpisodeRecord], None]
-SDK_PACKAGES = frozenset({"openai", "anthropic", "httpx", "httpcore", "httpx2", "httpcore2", "h11"})
-"""The model SDKs and their HTTP stack: those the driver has imported (its rungs' adapters'),
-the forkserver imports too (each package's top module, which imports what its SDK needs)."""
-WORKER_MODULES = (
-    "reactloop.eval.run.process_worker",
-    "reactloop.loop.run_loop",
-    "reactloop.loop.runtime.custody",
-    "reactloop.tools.families.calculator",
-    "concurrent.futures.thread",
-    "encodings.idna",
-)
-"""What every worker imports: ``serve`` and the episodes it runs (the modules an episode's
-first run imports, which the driver, running none, has not: the loop, the calculator of most
-suites, the thread pool)."""
-
-
-def _context() -> Any:
-    """The forkserver, its preload set while it is not yet running; else spawn (Windows)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_preload())  # no effect once it runs: it keeps its first
-    return context
-
-
-def _preload() -> list[str]:
-    """What the forkserver imports once for every worker: ``WORKER_MODULES``, the SDKs of
-    ``SDK_PACKAGES`` and the reactloop adapters (``reactloop.models``) the driver has loaded,
-    and what a worker would import again of the driver's main module.
-
-    A worker runs the driver's main script again (multiprocessing does, so that a
-    ``Rung.factory`` defined there unpickles), and with it what the script imports. The
-    ``reactloop`` command's own needs nothing more: run as ``python -m reactloop`` it is not
-    run again; as the console script, that imports ``reactloop.cli``. For any other main
-    module (a script calling ``run_eval``, a test session) every reactloop module the driver
-    has loaded is imported, as the script may import any of them. ``"__main__"`` itself is
-    never preloaded: it would run a command in the forkserver (and Python 3.11's forkserver
-    finds no main path to import it from anyway).
-
-    The names go on the forkserver's command line, one argument of at most 128 KiB (Linux's
-    ``MAX_ARG_STRLEN``): a driver that had loaded some 4,000 modules (a test session) got no
-    forkserver at all, its workers never started; so of the SDKs only the top package."""
-    own = _reactloop_main()
-    loaded = set(WORKER_MODULES) | ({"reactloop.cli"} if own == "script" else set())
-    for name, module in list(sys.modules.items()):
-        top = name.partition(".")[0]
-        if not getattr(module, "__file__", None) or name.endswith("__main__"):
-            continue  # made at run time by its package, or a main module
-        if top in SDK_PACKAGES:
-            loaded.add(top)
-        elif top == "reactloop" and (own is None or name.startswith("reactloop.models.")):
-            loaded.add(name)
-    return sorted(loaded)
-
-
-def _reactloop_main() -> str | None:
-    """``"module"`` when the driver's main module is ``python -m reactloop``, ``"script"``
-    when it is the ``reactloop`` console script (whose ``main`` is ``reactloop.cli.main``),
-    else None."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if getattr(spec, "name", None) == "reactloop.__main__":
-        return "module"
-    cli = sys.modules.get("reactloop.cli")
-    entry = getattr(main, "main", None)
-    if cli is not None and entry is not None and entry is getattr(cli, "main", None):
-        return "script"
-    return None
 
 
 class ProcessBackend:
@@ -138,7 +65,7 @@ class ProcessBackend:
         fsync: bool = True,
         write_seconds: float = WRITE_SECONDS,
     ) -> None:
-        context = _context()
+        context = worker_context()
         threads = math.ceil(concurrency / workers)
         shares = {e: math.ceil(cap / workers) for e, cap in (caps or {}).items()}
         self.save = save

@@ -26,6 +26,7 @@ from reactloop.eval.report.process import ReportProcess
 from reactloop.eval.report.write import StreamedReport
 from reactloop.eval.run.backends import Backend, LocalBackend, OnDone, dispatch
 from reactloop.eval.run.cores import usable_cores, worker_count
+from reactloop.eval.run.forkserver import start_early
 from reactloop.eval.run.memory import release_freed_memory
 from reactloop.eval.run.plan import EvalConfig, check, manifest, plan, positions
 from reactloop.eval.run.process_backend import ProcessBackend
@@ -34,6 +35,7 @@ from reactloop.eval.run.ray_backend import RayBackend
 from reactloop.eval.run.spec import EpisodeSpec
 from reactloop.eval.run.throttle import EndpointGates
 from reactloop.eval.tasks.suites import load_suite
+from reactloop.eval.tasks.tasks import Task
 
 TRIM_EVERY = 1000
 """Episodes between two returns of the freed heap to the system (``release_freed_memory``)."""
@@ -69,6 +71,8 @@ def run_eval(config: EvalConfig, *, on_record: OnRecord | None = None) -> EvalOu
     """Run the episodes ``config`` plans that DIR does not hold yet; ``on_record`` gets each
     one's record as it ends (in the driver's thread)."""
     tasks = list(config.tasks) if config.tasks is not None else load_suite(config.suite)
+    if config.backend == "local" and _workers(config, _planned(config, tasks)) > 1:
+        start_early(rung.spec for rung in config.rungs if rung.factory is None)
     check(config, tasks)
     store = ResultsStore(config.out, fsync=config.fsync)
     stored = store.prepare(manifest(config, tasks), resume=config.resume)
@@ -219,6 +223,11 @@ def _run_episodes(
     if isinstance(backend, RayBackend | ProcessBackend):
         return completed, backend.endpoints()  # kept by close, for each actor or worker
     return completed, gates.summaries()
+
+
+def _planned(config: EvalConfig, tasks: list[Task]) -> int:
+    """The episodes ``config`` plans at most (``--resume`` may leave some out)."""
+    return len(tasks) * config.repeats * sum(len(rung.protocols) for rung in config.rungs)
 
 
 def _workers(config: EvalConfig, episodes: int) -> int:
