@@ -2,7 +2,8 @@
 ``files``, ``bash``, …) plus the eval's own ``bet`` family (``bet_tools``).
 
 Families that touch a workspace get the episode's own temporary folder; a task without them
-needs no folder, and its tools (pure functions of the task) are built once per thread.
+needs no folder, and its tools (pure functions of the task) are built once per process (a
+worker starts hundreds of episodes at once: once per thread, each of them built its own).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from reactloop.tools.registry import build_tools, parse_families
 
 EVAL_FAMILIES: dict[str, Callable[[], list[Tool]]] = {"bet": bet_tools}
 PURE_FAMILIES = frozenset({"calculator", "lookup", *EVAL_FAMILIES})
-_CACHE = threading.local()
+_BUILT: dict[Any, list[Tool]] = {}
+_BUILDING = threading.Lock()
 
 
 def needs_workspace(task: Task) -> bool:
@@ -50,11 +52,14 @@ def make_workspace(task: Task) -> Path | None:
 def episode_tools(task: Task, workspace: Path | None) -> list[Tool]:
     if workspace is not None:
         return _build(task, workspace)
-    cache: dict[Any, list[Tool]] = _CACHE.__dict__.setdefault("tools", {})
     key = (task.tools, json.dumps(task.notes, sort_keys=True, ensure_ascii=False))
-    if key not in cache:
-        cache[key] = _build(task, None)
-    return list(cache[key])
+    tools = _BUILT.get(key)
+    if tools is None:
+        with _BUILDING:  # one build, while the threads starting their first episodes wait
+            tools = _BUILT.get(key)
+            if tools is None:
+                tools = _BUILT[key] = _build(task, None)
+    return list(tools)
 
 
 def _build(task: Task, workspace: Path | None) -> list[Tool]:
