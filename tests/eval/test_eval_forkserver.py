@@ -5,6 +5,7 @@ preload of what it has loaded."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import subprocess
@@ -84,3 +85,17 @@ def test_each_sdk_adapter_names_the_sdk_its_client_is_made_with(
             continue
         model = resolve_model(f"{row.name}:m", ModelSettings(base_url="http://127.0.0.1:9/v1"))
         assert model.line.sdk.__name__ == row.sdk, row.name  # type: ignore[attr-defined]
+
+
+def test_an_adapter_that_cannot_be_imported_is_left_to_the_check(
+    monkeypatch: pytest.MonkeyPatch, started: list[list[str]]
+) -> None:
+    """The check of the models says why in one line; the early start does not fail first."""
+    main = types.ModuleType("__main__")
+    main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")  # type: ignore[assignment]
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    broken = dataclasses.replace(ROSTER["vllm"], adapter="reactloop.models.nowhere:from_spec")
+    monkeypatch.setattr(forkserver, "ROSTER", {**ROSTER, "vllm": broken})
+    assert forkserver.start_early(["vllm:qwen"])
+    preload, _ = started
+    assert "openai" in preload and "reactloop.models.nowhere" not in preload

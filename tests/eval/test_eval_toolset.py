@@ -54,3 +54,14 @@ def test_a_task_with_a_workspace_gets_tools_of_its_own(
     second = toolset.episode_tools(task, tmp_path / "two")
     assert first and not set(map(id, first)) & set(map(id, second))
     assert toolset._BUILT == {}
+
+
+def test_the_tools_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each task's notes make a set of tools of their own: a process running many suites keeps
+    at most ``_KEPT`` sets."""
+    monkeypatch.setattr(toolset, "_BUILT", {})
+    monkeypatch.setattr(toolset, "_KEPT", 3)
+    for n in range(7):
+        task = Task(id=f"n{n}", task="Look it up.", expected=n, notes={"n": n}, tools=("lookup",))
+        assert toolset.episode_tools(task, None)
+        assert len(toolset._BUILT) <= 3

@@ -14,6 +14,7 @@ after them (issue 40: the time to the first model call).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import sys
@@ -104,10 +105,10 @@ def start_early(specs: Iterable[str]) -> bool:
     rows = [ROSTER[p] for p, _ in map(split_spec, specs) if p in ROSTER]
     for row in rows:  # the adapter's own modules, as the driver's check of the models loads them
         module, _, function = row.adapter.partition(":")
-        getattr(importlib.import_module(module), function)
-    sdks = {row.sdk for row in rows if row.sdk} | (
-        {"httpx2"} if any(r.sdk for r in rows) else set()
-    )
+        with contextlib.suppress(ImportError, AttributeError):  # the check says why, in a line
+            getattr(importlib.import_module(module), function)
+    sdks = {row.sdk for row in rows if row.sdk}
+    sdks |= {"httpx2"} if sdks else set()  # the SDKs' HTTP stack
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(sorted(set(preload()) | sdks))
     forkserver.ensure_running()

@@ -26,6 +26,7 @@ EVAL_FAMILIES: dict[str, Callable[[], list[Tool]]] = {"bet": bet_tools}
 PURE_FAMILIES = frozenset({"calculator", "lookup", *EVAL_FAMILIES})
 _BUILT: dict[Any, list[Tool]] = {}
 _BUILDING = threading.Lock()
+_KEPT = 256  # sets of tools kept (a task's notes make a set of its own)
 
 
 def needs_workspace(task: Task) -> bool:
@@ -58,6 +59,8 @@ def episode_tools(task: Task, workspace: Path | None) -> list[Tool]:
         with _BUILDING:  # one build, while the threads starting their first episodes wait
             tools = _BUILT.get(key)
             if tools is None:
+                if len(_BUILT) >= _KEPT:  # a long-lived process running many suites
+                    _BUILT.clear()
                 tools = _BUILT[key] = _build(task, None)
     return list(tools)
 
