@@ -5,7 +5,6 @@ preload of what it has loaded."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import multiprocessing
 import subprocess
@@ -15,6 +14,7 @@ import types
 import pytest
 
 from reactloop.eval.run import forkserver
+from reactloop.models import registry
 from reactloop.models.roster import ROSTER
 
 
@@ -94,8 +94,8 @@ def test_an_adapter_that_cannot_be_imported_is_left_to_the_check(
     main = types.ModuleType("__main__")
     main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")  # type: ignore[assignment]
     monkeypatch.setitem(sys.modules, "__main__", main)
-    broken = dataclasses.replace(ROSTER["vllm"], adapter="reactloop.models.nowhere:from_spec")
-    monkeypatch.setattr(forkserver, "ROSTER", {**ROSTER, "vllm": broken})
+    broken = {**registry.PROVIDERS, "vllm": "reactloop.models.nowhere:from_spec"}
+    monkeypatch.setattr(registry, "PROVIDERS", broken)
     assert forkserver.start_early(["vllm:qwen"])
     preload, _ = started
     assert "openai" in preload and "reactloop.models.nowhere" not in preload

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from reactloop.errors import UsageError
@@ -34,19 +34,24 @@ def split_spec(spec: str) -> tuple[str, str]:
 def resolve_model(spec: str, settings: ModelSettings | None = None) -> Model:
     """Build the model a spec names; raises ``UsageError`` with a one-line reason."""
     provider, name = split_spec(spec)
-    target = PROVIDERS.get(provider)
-    if target is None:
+    if provider not in PROVIDERS:
         raise UsageError(_unknown_spec(spec))
-    module_name, _, function_name = target.partition(":")
+    model: Model = adapter_of(provider)(provider, name, settings or ModelSettings())
+    return model
+
+
+def adapter_of(provider: str) -> Callable[[str, str, ModelSettings], Model]:
+    """The ``from_spec`` of a known ``provider``'s adapter, its modules imported (not its SDK:
+    the adapter imports that when it makes its first model)."""
+    module_name, _, function_name = PROVIDERS[provider].partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("reactloop"):
             raise UsageError(f"provider {provider!r} is not available in this version") from None
         raise
-    factory = getattr(module, function_name)
-    model: Model = factory(provider, name, settings or ModelSettings())
-    return model
+    factory: Callable[[str, str, ModelSettings], Model] = getattr(module, function_name)
+    return factory
 
 
 def _misspelt_provider(text: str) -> str | None:

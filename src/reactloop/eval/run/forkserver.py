@@ -15,14 +15,14 @@ after them (issue 40: the time to the first model call).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import multiprocessing
 import sys
 from collections.abc import Iterable
 from multiprocessing import forkserver
 from typing import Any
 
-from reactloop.models.registry import split_spec
+from reactloop.errors import UsageError
+from reactloop.models.registry import adapter_of, split_spec
 from reactloop.models.roster import ROSTER
 
 SDK_PACKAGES = frozenset({"openai", "anthropic", "httpx", "httpcore", "httpx2", "httpcore2", "h11"})
@@ -104,9 +104,8 @@ def start_early(specs: Iterable[str]) -> bool:
         return False
     rows = [ROSTER[p] for p, _ in map(split_spec, specs) if p in ROSTER]
     for row in rows:  # the adapter's own modules, as the driver's check of the models loads them
-        module, _, function = row.adapter.partition(":")
-        with contextlib.suppress(ImportError, AttributeError):  # the check says why, in a line
-            getattr(importlib.import_module(module), function)
+        with contextlib.suppress(ImportError, AttributeError, UsageError):  # the check says why
+            adapter_of(row.name)
     sdks = {row.sdk for row in rows if row.sdk}
     sdks |= {"httpx2"} if sdks else set()  # the SDKs' HTTP stack
     context = multiprocessing.get_context("forkserver")
