@@ -99,3 +99,46 @@ def test_an_adapter_that_cannot_be_imported_is_left_to_the_check(
     assert forkserver.start_early(["vllm:qwen"])
     preload, _ = started
     assert "openai" in preload and "reactloop.models.nowhere" not in preload
+
+
+FIRST_EPISODE = """
+import importlib, json, multiprocessing, sys, types
+main = types.ModuleType("__main__")
+main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")
+sys.modules["__main__"] = main
+from reactloop.eval.run import forkserver
+preloads = []
+context = multiprocessing.get_context("forkserver")
+context.set_forkserver_preload = preloads.append
+forkserver.forkserver.ensure_running = lambda: None
+forkserver.start_early(["vllm:fake"])
+from reactloop.testing import FakeOpenAIServer, completion, tool_call
+for name in preloads[0]:
+    importlib.import_module(name)
+before = set(sys.modules)
+from reactloop import Agent, Limits
+from reactloop.models.base import ModelSettings
+from reactloop.models.registry import resolve_model
+from reactloop.tools.families.calculator import calculator_tool
+replies = [completion(tool_calls=[tool_call("calculator", {"expression": "17 * 23"})]),
+           completion("391")]
+with FakeOpenAIServer(replies) as server:
+    model = resolve_model("vllm:fake", ModelSettings(base_url=server.base_url))
+    answer = Agent(model, [calculator_tool()], limits=Limits()).run("17 * 23?").answer
+print(json.dumps({"answer": answer, "new": sorted(set(sys.modules) - before)}))
+"""
+
+
+def test_a_worker_s_first_episode_imports_nothing_its_forkserver_did_not() -> None:
+    """What the early preload names is all a worker's first episode imports: before the HTTP
+    stack was in it (``HTTP_STACK``: the transport and TLS modules a client imports when the
+    first one is made), each worker imported about 130 modules (``trio``'s running
+    ``ldconfig -p``) before its first request."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform (Windows spawns)")
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_EPISODE], capture_output=True, text=True, check=True
+    )
+    found = json.loads(done.stdout)
+    assert found["answer"] == "391"
+    assert found["new"] == []

@@ -62,8 +62,7 @@ def collect(backend: ProcessBackend, handles: list[Any]) -> dict[Any, Any]:
     records: dict[Any, Any] = {}
     while len(records) < len(handles):
         assert time.monotonic() < deadline, f"{len(records)} of {len(handles)} came back"
-        pending = [h for h in handles if h not in records]
-        for handle in backend.wait(pending, timeout=0.5):
+        for handle in backend.wait(timeout=0.5):
             records[handle] = backend.outcome(handle, None)  # type: ignore[arg-type]
     return records
 

@@ -254,3 +254,39 @@ def test_ctrl_c_to_the_whole_group_stops_the_workers_cleanly(tmp_path: Path) -> 
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     records = [json.loads(p.read_text()) for p in (out / "episodes").glob("*.json")]
     assert not [r for r in records if r.get("reason") == "worker_died"]
+
+
+@dataclass(frozen=True)
+class ReportsCollector:
+    """A model that answers with its process's garbage collector's thresholds, and whether
+    anything is frozen out of its reach."""
+
+    def __call__(self, episode: EpisodeSpec) -> Model:
+        import gc
+
+        def answer(request: ModelRequest) -> ModelTurn:
+            return ModelTurn(text=f"{gc.get_threshold()} frozen={gc.get_freeze_count() > 0}")
+
+        return FunctionModel(answer)
+
+
+def answers(records: Sequence[EpisodeRecord]) -> set[str]:
+    return {r.to_dict()["answer"] for r in records}
+
+
+def test_a_worker_collects_garbage_less_often_and_leaves_the_driver_s_alone(
+    tmp_path: Path,
+) -> None:
+    """A worker holds hundreds of episodes: at the default thresholds its collector took a
+    tenth of its CPU (issue 40). A script's own process, running the eval in it, keeps its."""
+    import gc
+
+    from reactloop.eval.run.process_worker import GC_THRESHOLDS
+
+    rung = Rung(label="gc", spec="gc", factory=ReportsCollector())
+    workers = run_eval(config(tmp_path / "two", rung, 2))
+    assert answers(workers.records) == {f"{GC_THRESHOLDS} frozen=True"}
+    before, frozen = gc.get_threshold(), gc.get_freeze_count() > 0
+    here = run_eval(config(tmp_path / "one", rung, 1))
+    assert answers(here.records) == {f"{before} frozen={frozen}"}
+    assert gc.get_threshold() == before != GC_THRESHOLDS

@@ -2,19 +2,26 @@
 
 ``dispatch`` holds at most ``concurrency`` episodes in flight, and at most each endpoint's cap
 on that endpoint, filling free slots round-robin over the endpoints so that one slow server does
-not take every slot. A backend runs one episode per ``submit``: ``LocalBackend`` in a thread
-pool, ``RayBackend`` (``reactloop.eval.run.ray_backend``) as calls to Ray actors. Within an episode,
-the local backend's model calls also pass their endpoint's adaptive gate (``throttle.py``).
+not take every slot. Each time it wakes it costs what finished, not what is in flight: a
+backend answers the episodes that finished since it last asked, and the bounds wait in a heap
+(at C = 512 it scanned all 512 each time an episode ended). A backend runs one episode per
+``submit``: ``LocalBackend`` in a thread pool, ``RayBackend``
+(``reactloop.eval.run.ray_backend``) as calls to Ray actors. Within an episode, the local
+backend's model calls also pass their endpoint's adaptive gate (``throttle.py``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as futures
+import contextlib
 import dataclasses
+import heapq
+import itertools
+import queue
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,8 +42,9 @@ OnDone = Callable[[EpisodeSpec, EpisodeRecord | None], None]
 class Backend(Protocol):
     def submit(self, spec: EpisodeSpec) -> Any: ...
 
-    def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
-        """The handles among ``handles`` that have finished (waits up to ``timeout``)."""
+    def wait(self, timeout: float) -> list[Any]:
+        """The handles submitted that finished since the last call (waits up to ``timeout``
+        for one); a handle given up by ``abandon`` may still come, and is ignored."""
         ...
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
@@ -88,6 +96,7 @@ class LocalBackend:
         self.concurrency = concurrency
         self._claims: dict[Any, _Claim] = {}
         self._pool = self._new_pool()
+        self._finished: queue.SimpleQueue[Any] | None = None  # made by the first ``wait``
 
     def _new_pool(self) -> futures.ThreadPoolExecutor:
         return futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="reactloop-eval")
@@ -96,6 +105,8 @@ class LocalBackend:
         claim = _Claim()
         handle = self._pool.submit(self._run, spec, claim)
         self._claims[handle] = claim
+        if self._finished is not None:
+            handle.add_done_callback(self._finished.put)
         return handle
 
     def _run(self, spec: EpisodeSpec, claim: _Claim) -> EpisodeRecord | None:
@@ -105,9 +116,19 @@ class LocalBackend:
             self.save(spec, record)
         return record
 
-    def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
-        done, _ = futures.wait(handles, timeout=timeout, return_when=futures.FIRST_COMPLETED)
-        return list(done)
+    def wait(self, timeout: float) -> list[Any]:
+        if self._finished is None:  # a worker process never waits: it keeps no queue
+            self._finished = queue.SimpleQueue()
+            for handle in list(self._claims):
+                handle.add_done_callback(self._finished.put)
+        try:
+            done = [self._finished.get(timeout=max(timeout, 0.0))]
+        except queue.Empty:
+            return []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                done.append(self._finished.get_nowait())
+        return done
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
         self._claims.pop(handle, None)
@@ -166,18 +187,51 @@ def dispatch(
         queues[spec.rung.endpoint].append(spec)
     running: dict[Any, EpisodeSpec] = {}
     busy: dict[str, int] = defaultdict(int)
-    started: dict[Any, float] = {}
+    bounds = _Bounds()
     try:
         while queues or running:
             for handle in _fill(backend, queues, running, busy, concurrency, caps):
-                started[handle] = time.monotonic()
-            _collect(backend, running, busy, on_done, started)
+                bounds.start(handle, running[handle])
+            _collect(backend, running, busy, on_done, bounds)
     except KeyboardInterrupt:
         backend.cancel()
         while running:
-            _collect(backend, running, busy, on_done, started)
+            _collect(backend, running, busy, on_done, bounds)
         return False
     return True
+
+
+class _Bounds:
+    """When each episode in flight is given up (``bound``), earliest first. The heap holds
+    numbers, not handles: a finished handle (a future holding its record) is let go at once."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int]] = []
+        self._order = itertools.count()
+        self._handles: dict[int, Any] = {}  # in flight, by their number in the heap
+        self._numbers: dict[Any, int] = {}
+
+    def start(self, handle: Any, spec: EpisodeSpec) -> None:
+        limit = bound(spec)
+        if limit is not None:
+            number = next(self._order)
+            self._handles[number], self._numbers[handle] = handle, number
+            heapq.heappush(self._heap, (time.monotonic() + limit, number))
+
+    def end(self, handle: Any) -> None:
+        number = self._numbers.pop(handle, None)
+        if number is not None:
+            del self._handles[number]
+
+    def passed(self) -> list[Any]:
+        """The handles in flight whose bound has passed, taken out."""
+        now, late = time.monotonic(), []
+        while self._heap and self._heap[0][0] < now:
+            handle = self._handles.pop(heapq.heappop(self._heap)[1], None)
+            if handle is not None:  # else it ended before its bound
+                del self._numbers[handle]
+                late.append(handle)
+        return late
 
 
 def _fill(
@@ -212,17 +266,16 @@ def _collect(
     running: dict[Any, EpisodeSpec],
     busy: dict[str, int],
     on_done: OnDone,
-    started: dict[Any, float],
+    bounds: _Bounds,
 ) -> None:
-    for handle in backend.wait(list(running), timeout=0.5):
-        spec = running.pop(handle)
-        started.pop(handle, None)
+    for handle in backend.wait(timeout=0.5):
+        spec = running.pop(handle, None)
+        if spec is None:
+            continue  # given up before it finished
+        bounds.end(handle)
         busy[spec.rung.endpoint] -= 1
         on_done(spec, backend.outcome(handle, spec))
-    now = time.monotonic()
-    for handle, spec in list(running.items()):
-        limit = bound(spec)
-        if limit is not None and now - started[handle] > limit:
-            del running[handle], started[handle]
-            busy[spec.rung.endpoint] -= 1
-            on_done(spec, backend.abandon(handle, spec))
+    for handle in bounds.passed():
+        spec = running.pop(handle)
+        busy[spec.rung.endpoint] -= 1
+        on_done(spec, backend.abandon(handle, spec))

@@ -29,7 +29,7 @@ import logging
 import math
 import queue
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,11 +115,11 @@ class ProcessBackend:
         self.writers[worker].put(RunEpisode(number, spec))  # never blocks: its Writer sends
         return number
 
-    def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
+    def wait(self, timeout: float) -> list[Any]:
         self._check_writers()
-        if not any(h in self._done for h in handles):
+        if not self._done:
             self._receive(timeout)
-        return [h for h in handles if h in self._done]
+        return list(self._done)
 
     def _receive(self, timeout: float) -> None:
         """Take what the workers sent: the first message within ``timeout``, then the rest

@@ -184,10 +184,12 @@ class RayBackend:
         self._stems[handle] = spec.file_stem
         return handle
 
-    def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
+    def wait(self, timeout: float) -> list[Any]:
         running = {self._stems[h]: self._where[h] for h in self._stems}
         self.journals.poll(self.ray, self.actors, running)
-        ready, rest = self.ray.wait(list(handles), num_returns=1, timeout=timeout)
+        if not running:
+            return []
+        ready, rest = self.ray.wait(list(self._stems), num_returns=1, timeout=timeout)
         if ready and rest:
             more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
             ready.extend(more)
