@@ -38,12 +38,20 @@ relative path; and 0.3.285 sent its requests through OpenAI's batch API here unl
 tree's, so that a change is measured before and after side by side (its rows' ``tool`` is
 ``reactloop@SRC``); ``--pairs P`` runs the whole sequence P times. One JSON line a row and
 tool; the load average is printed with each.
+
+Every run's files are kept until the last row is done, then removed: on an ext4 without a
+journal (these machines' root) a new file's inode is chosen past those freed in the last
+minutes (the kernel's ``recently_deleted``, a block looked up for each), so removing one run's
+10,000 files just before the next made the next spend up to a sixth of its workers' CPU
+creating files (``perf``: ``ext4_create`` → ``find_inode_bit``), the more the later in a
+sequence. Files removed just before an invocation (an earlier one's) still cost its first runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import itertools
 import json
 import os
 import resource
@@ -348,12 +356,14 @@ def main() -> None:
     print(json.dumps({"reactloop": reactloop.__version__, "inspect_ai": version}))
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     server = Server(args.latency)
+    runs = itertools.count()
     try:
-        for spec in args.rows:
-            concurrency, episodes = (int(part) for part in spec.split(":"))
-            for tool in tools:
-                with tempfile.TemporaryDirectory() as name:
-                    folder = Path(name)
+        with tempfile.TemporaryDirectory() as kept:  # removed at the end: see the docstring
+            for spec in args.rows:
+                concurrency, episodes = (int(part) for part in spec.split(":"))
+                for tool in tools:
+                    folder = Path(kept) / str(next(runs))
+                    folder.mkdir()
                     server.stats()  # the times restart
                     if tool.startswith("reactloop"):
                         src = tool.partition("@")[2] or None
@@ -363,7 +373,8 @@ def main() -> None:
                             server, concurrency, episodes, folder, args.inspect_python
                         )
                     stats = server.stats()
-                print(json.dumps(row(tool, figures, stats, (concurrency, episodes, args.latency))))
+                    shape = (concurrency, episodes, args.latency)
+                    print(json.dumps(row(tool, figures, stats, shape)), flush=True)
     finally:
         server.close()
 

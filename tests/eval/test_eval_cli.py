@@ -135,3 +135,44 @@ def test_the_progress_bar_counts_episodes_and_successes(tmp_path: Path) -> None:
     )
     assert code == 0
     assert "4/4 passed 2/4 (50%)" in stderr  # notes-02 has other keys: the script fails it
+
+
+AS_THE_COMMAND = """
+import gc, sys, types
+main = types.ModuleType("__main__")
+main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")  # python -m reactloop
+sys.modules["__main__"] = main
+from reactloop.cli import main as command
+try:
+    command(sys.argv[1:])
+except SystemExit as exit:
+    assert exit.code == 0, exit.code
+print(gc.get_threshold(), gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_command_s_own_process_collects_garbage_less_often_and_a_test_s_does_not(
+    tmp_path: Path,
+) -> None:
+    """With no workers the command's process runs the episodes: it takes a worker's garbage
+    collector (``eval/run/memory.collect_less``); run in another program's process (here
+    click's test runner) it leaves that program's collector alone."""
+    import gc
+    import subprocess
+    import sys
+
+    from reactloop.eval.run.memory import GC_THRESHOLDS
+
+    args = ["--suite", "notes", "--model", f"scripted:{TEA}", "--limit", "1", "--repeats", "1"]
+    args += ["--no-progress", "--out"]
+    done = subprocess.run(
+        [sys.executable, "-c", AS_THE_COMMAND, "eval", *args, str(tmp_path / "own")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines()[-1] == f"{GC_THRESHOLDS} True"
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    code, _, stderr = invoke("eval", *args, str(tmp_path / "here"))
+    assert code == 0, stderr
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

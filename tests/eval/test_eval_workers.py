@@ -281,7 +281,7 @@ def test_a_worker_collects_garbage_less_often_and_leaves_the_driver_s_alone(
     tenth of its CPU (issue 40). A script's own process, running the eval in it, keeps its."""
     import gc
 
-    from reactloop.eval.run.process_worker import GC_THRESHOLDS
+    from reactloop.eval.run.memory import GC_THRESHOLDS
 
     rung = Rung(label="gc", spec="gc", factory=ReportsCollector())
     workers = run_eval(config(tmp_path / "two", rung, 2))

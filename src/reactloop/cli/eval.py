@@ -15,7 +15,9 @@ from reactloop.errors import MissingDependency, UsageError
 from reactloop.eval import EvalConfig, EvalOutcome, load_suite, run_eval
 from reactloop.eval.report.summary import summarize
 from reactloop.eval.run.cores import CONCURRENCY_PER_WORKER, EPISODES_PER_WORKER
+from reactloop.eval.run.forkserver import reactloop_main
 from reactloop.eval.run.ladder import load_models_file, parse_protocols, rungs_from_specs
+from reactloop.eval.run.memory import collect_less
 
 INTERRUPTED = 130
 
@@ -153,6 +155,8 @@ def _run(options: dict[str, Any]) -> EvalOutcome:
         tasks=tuple(tasks),
         progress=sys.stderr.isatty() if progress is None else progress,
     )
+    if reactloop_main() is not None:  # the command's own process (not a test's, a program's)
+        collect_less()  # it runs the episodes when there are no workers
     return run_eval(config)
 
 

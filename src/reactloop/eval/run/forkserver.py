@@ -72,7 +72,7 @@ def preload() -> list[str]:
     The names go on the forkserver's command line, one argument of at most 128 KiB (Linux's
     ``MAX_ARG_STRLEN``): a driver that had loaded some 4,000 modules (a test session) got no
     forkserver at all, its workers never started; so of the SDKs only the top package."""
-    own = _reactloop_main()
+    own = reactloop_main()
     loaded = set(WORKER_MODULES) | ({"reactloop.cli"} if own == "script" else set())
     for name, module in list(sys.modules.items()):
         top = name.partition(".")[0]
@@ -85,7 +85,7 @@ def preload() -> list[str]:
     return sorted(loaded)
 
 
-def _reactloop_main() -> str | None:
+def reactloop_main() -> str | None:
     """``"module"`` when the driver's main module is ``python -m reactloop``, ``"script"``
     when it is the ``reactloop`` console script (whose ``main`` is ``reactloop.cli.main``),
     else None."""
@@ -105,7 +105,7 @@ def start_early(specs: Iterable[str]) -> bool:
     (``PROVIDER:NAME``) in its preload, when the driver is reactloop's own command (its
     preload then is what ``preload`` would give once the driver has checked the models) and
     the forkserver is not running yet. Whether it was asked to start."""
-    if _reactloop_main() is None or "forkserver" not in multiprocessing.get_all_start_methods():
+    if reactloop_main() is None or "forkserver" not in multiprocessing.get_all_start_methods():
         return False
     rows = [ROSTER[p] for p, _ in map(split_spec, specs) if p in ROSTER]
     for row in rows:  # the adapter's own modules, as the driver's check of the models loads them

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import signal
 import threading
 from multiprocessing.connection import Connection
@@ -16,6 +15,7 @@ from typing import Any
 from reactloop.eval.records.store import ResultsStore
 from reactloop.eval.run.backends import LocalBackend
 from reactloop.eval.run.episode import base_record
+from reactloop.eval.run.memory import collect_less
 from reactloop.eval.run.pipes import CLOSE_SECONDS, Writer
 from reactloop.eval.run.spec import EpisodeSpec
 from reactloop.eval.run.throttle import EndpointGates
@@ -54,21 +54,6 @@ def serve(
         if not worker.handle(message):
             tasks.close()
             return
-
-
-GC_THRESHOLDS = (50_000, 20, 100)
-"""The worker's cyclic garbage collector: a young collection every 50,000 allocations instead of
-700. A worker holds hundreds of episodes at once, and at the default thresholds the collector
-took about a tenth of its CPU (17 % by the collector's own callbacks, 2,048 episodes at C = 256
-a worker; 5 % with these; docs/benchmarks.md, issue 40)."""
-
-
-def collect_less() -> None:
-    """This worker's collector: what the forkserver imported moved out of its reach
-    (``gc.freeze``: never scanned again, and its pages stay shared with the other workers),
-    then ``GC_THRESHOLDS``."""
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class _Worker:
