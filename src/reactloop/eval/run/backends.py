@@ -43,8 +43,9 @@ class Backend(Protocol):
     def submit(self, spec: EpisodeSpec) -> Any: ...
 
     def wait(self, timeout: float) -> list[Any]:
-        """The handles submitted that finished since the last call (waits up to ``timeout``
-        for one); a handle given up by ``abandon`` may still come, and is ignored."""
+        """Handles submitted that finished and were not yet answered (waits up to ``timeout``
+        for one): each once, or until its ``outcome`` is taken (``dispatch`` takes every one
+        it is given); a handle given up by ``abandon`` may still come, and is ignored."""
         ...
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
