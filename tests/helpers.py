@@ -9,7 +9,9 @@ import call``).
 - ``scripted_call`` / ``call_turn``: a call and a turn as a ``ScriptedModel`` reads them;
 - ``add``: a read-only tool that adds two integers;
 - ``new_in_checkout_runs``: what appeared in the checkout's ``runs/`` since the session began
-  (``conftest.py`` fails the session when anything did).
+  (``conftest.py`` fails the session when anything did);
+- ``AS_THE_COMMAND``: the first lines of a ``python -c`` script whose process then passes for
+  ``python -m reactloop`` (what the eval's forkserver and collector look at).
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from reactloop import Toolbox, ToolCall, ToolResult, tool
+
+AS_THE_COMMAND = """
+import sys, types
+main = types.ModuleType("__main__")
+main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")  # python -m reactloop
+sys.modules["__main__"] = main
+"""
 
 CHECKOUT_RUNS = Path(__file__).resolve().parent.parent / "runs"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import invoke
+from helpers import AS_THE_COMMAND, invoke
 from reactloop.errors import UsageError
 from reactloop.eval.run.ladder import load_models_file, rungs_from_specs
 
@@ -137,11 +137,10 @@ def test_the_progress_bar_counts_episodes_and_successes(tmp_path: Path) -> None:
     assert "4/4 passed 2/4 (50%)" in stderr  # notes-02 has other keys: the script fails it
 
 
-AS_THE_COMMAND = """
-import gc, sys, types
-main = types.ModuleType("__main__")
-main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")  # python -m reactloop
-sys.modules["__main__"] = main
+COLLECTOR_AFTER_EVAL = (
+    AS_THE_COMMAND
+    + """
+import gc
 from reactloop.cli import main as command
 try:
     command(sys.argv[1:])
@@ -149,6 +148,7 @@ except SystemExit as exit:
     assert exit.code == 0, exit.code
 print(gc.get_threshold(), gc.get_freeze_count() > 0)
 """
+)
 
 
 def test_the_command_s_own_process_collects_garbage_less_often_and_a_test_s_does_not(
@@ -166,7 +166,7 @@ def test_the_command_s_own_process_collects_garbage_less_often_and_a_test_s_does
     args = ["--suite", "notes", "--model", f"scripted:{TEA}", "--limit", "1", "--repeats", "1"]
     args += ["--no-progress", "--out"]
     done = subprocess.run(
-        [sys.executable, "-c", AS_THE_COMMAND, "eval", *args, str(tmp_path / "own")],
+        [sys.executable, "-c", COLLECTOR_AFTER_EVAL, "eval", *args, str(tmp_path / "own")],
         capture_output=True,
         text=True,
         check=True,

@@ -13,6 +13,7 @@ import types
 
 import pytest
 
+from helpers import AS_THE_COMMAND
 from reactloop.eval.run import forkserver
 from reactloop.models import registry
 from reactloop.models.roster import ROSTER
@@ -30,20 +31,25 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return preloads
 
 
-FRESH_DRIVER = """
-import json, multiprocessing, sys, types
-main = types.ModuleType("__main__")
-main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")
-sys.modules["__main__"] = main
+WATCHED_START = (
+    AS_THE_COMMAND
+    + """
+import importlib, json, multiprocessing
 from reactloop.eval.run import forkserver
-events = []
+events = []  # the preload set, then "started"; none is started
 context = multiprocessing.get_context("forkserver")
 context.set_forkserver_preload = lambda names: events.append(sorted(names))
 forkserver.forkserver.ensure_running = lambda: events.append("started")
+"""
+)
+FRESH_DRIVER = (
+    WATCHED_START
+    + """
 loaded = sorted(n for n in sys.modules if n.startswith(("openai", "reactloop.models.")))
 answer = forkserver.start_early(["vllm:qwen", "anthropic:claude-haiku-4-5", "nonsense:x"])
 print(json.dumps({"answer": answer, "events": events, "loaded_before": loaded}))
 """
+)
 
 
 def test_the_command_s_forkserver_starts_with_the_rungs_adapters_and_sdks() -> None:
@@ -101,19 +107,12 @@ def test_an_adapter_that_cannot_be_imported_is_left_to_the_check(
     assert "openai" in preload and "reactloop.models.nowhere" not in preload
 
 
-FIRST_EPISODE = """
-import importlib, json, multiprocessing, sys, types
-main = types.ModuleType("__main__")
-main.__spec__ = types.SimpleNamespace(name="reactloop.__main__")
-sys.modules["__main__"] = main
-from reactloop.eval.run import forkserver
-preloads = []
-context = multiprocessing.get_context("forkserver")
-context.set_forkserver_preload = preloads.append
-forkserver.forkserver.ensure_running = lambda: None
+FIRST_EPISODE = (
+    WATCHED_START
+    + """
 forkserver.start_early(["vllm:fake"])
 from reactloop.testing import FakeOpenAIServer, completion, tool_call
-for name in preloads[0]:
+for name in events[0]:
     importlib.import_module(name)
 before = set(sys.modules)
 from reactloop import Agent, Limits
@@ -127,6 +126,7 @@ with FakeOpenAIServer(replies) as server:
     answer = Agent(model, [calculator_tool()], limits=Limits()).run("17 * 23?").answer
 print(json.dumps({"answer": answer, "new": sorted(set(sys.modules) - before)}))
 """
+)
 
 
 def test_a_worker_s_first_episode_imports_nothing_its_forkserver_did_not() -> None:
