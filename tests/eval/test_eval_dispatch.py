@@ -119,3 +119,29 @@ def test_an_episode_past_its_bound_is_given_up_once_and_its_late_end_ignored(
     assert sorted(done) == list(range(40))  # 3 once: given up; its late end not counted again
     bound = backends.bound(specs(1)[0])
     assert bound is not None and clock.now > bound
+
+
+class AllAtOnce(OneAtATime):
+    """Each ``wait`` finishes every episode in flight, answering each once (as the local
+    backend's queue does)."""
+
+    def wait(self, timeout: float) -> list[Any]:
+        self.clock.now += 1.0
+        done, self.flight = list(self.flight), deque()
+        return done
+
+
+def test_ctrl_c_in_the_middle_of_a_batch_still_takes_the_rest_of_it(clock: Clock) -> None:
+    # CI, b649301: Ctrl-C raised by ``on_done`` at the 5th of a batch lost the batch's rest,
+    # answered once and then never again; the drain waited for them for ever.
+    done: list[int] = []
+
+    def interrupt_at_the_fifth(spec: EpisodeSpec, record: EpisodeRecord | None) -> None:
+        done.append(spec.repeat)
+        if len(done) == 5:
+            raise KeyboardInterrupt
+
+    backend = AllAtOnce(clock)
+    assert not dispatch(backend, specs(40), concurrency=8, caps={}, on_done=interrupt_at_the_fifth)
+    assert sorted(done) == list(range(8))  # the first batch, all of it; nothing more started
+    assert backend.abandoned == []

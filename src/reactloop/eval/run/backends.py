@@ -44,8 +44,8 @@ class Backend(Protocol):
 
     def wait(self, timeout: float) -> list[Any]:
         """Handles submitted that finished and were not yet answered (waits up to ``timeout``
-        for one): each once, or until its ``outcome`` is taken (``dispatch`` takes every one
-        it is given); a handle given up by ``abandon`` may still come, and is ignored."""
+        for one): each at least once (``dispatch`` keeps every one it is given until it takes
+        its ``outcome``); a handle given up by ``abandon`` may still come, and is ignored."""
         ...
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
@@ -186,18 +186,16 @@ def dispatch(
     queues: dict[str, deque[EpisodeSpec]] = defaultdict(deque)
     for spec in specs:
         queues[spec.rung.endpoint].append(spec)
-    running: dict[Any, EpisodeSpec] = {}
-    busy: dict[str, int] = defaultdict(int)
-    bounds = _Bounds()
+    flight = _Flight()
     try:
-        while queues or running:
-            for handle in _fill(backend, queues, running, busy, concurrency, caps):
-                bounds.start(handle, running[handle])
-            _collect(backend, running, busy, on_done, bounds)
+        while queues or flight.running:
+            for handle in _fill(backend, queues, flight, concurrency, caps):
+                flight.bounds.start(handle, flight.running[handle])
+            _collect(backend, flight, on_done)
     except KeyboardInterrupt:
         backend.cancel()
-        while running:
-            _collect(backend, running, busy, on_done, bounds)
+        while flight.running:
+            _collect(backend, flight, on_done)
         return False
     return True
 
@@ -235,14 +233,26 @@ class _Bounds:
         return late
 
 
+@dataclasses.dataclass
+class _Flight:
+    """The episodes in flight: by handle, by endpoint, by bound, and those a backend answered
+    finished whose records are not yet taken (``on_done`` may raise with some still there:
+    Ctrl-C, and the backend does not answer them again)."""
+
+    running: dict[Any, EpisodeSpec] = dataclasses.field(default_factory=dict)
+    busy: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+    bounds: _Bounds = dataclasses.field(default_factory=_Bounds)
+    finished: deque[Any] = dataclasses.field(default_factory=deque)
+
+
 def _fill(
     backend: Backend,
     queues: dict[str, deque[EpisodeSpec]],
-    running: dict[Any, EpisodeSpec],
-    busy: dict[str, int],
+    flight: _Flight,
     concurrency: int,
     caps: dict[str, int],
 ) -> list[Any]:
+    running, busy = flight.running, flight.busy
     added, handles = True, []
     while added and len(running) < concurrency:
         added = False
@@ -262,21 +272,18 @@ def _fill(
     return handles
 
 
-def _collect(
-    backend: Backend,
-    running: dict[Any, EpisodeSpec],
-    busy: dict[str, int],
-    on_done: OnDone,
-    bounds: _Bounds,
-) -> None:
-    for handle in backend.wait(timeout=0.5):
-        spec = running.pop(handle, None)
+def _collect(backend: Backend, flight: _Flight, on_done: OnDone) -> None:
+    if not flight.finished:
+        flight.finished.extend(backend.wait(timeout=0.5))
+    while flight.finished:
+        handle = flight.finished.popleft()
+        spec = flight.running.pop(handle, None)
         if spec is None:
             continue  # given up before it finished
-        bounds.end(handle)
-        busy[spec.rung.endpoint] -= 1
+        flight.bounds.end(handle)
+        flight.busy[spec.rung.endpoint] -= 1
         on_done(spec, backend.outcome(handle, spec))
-    for handle in bounds.passed():
-        spec = running.pop(handle)
-        busy[spec.rung.endpoint] -= 1
+    for handle in flight.bounds.passed():
+        spec = flight.running.pop(handle)
+        flight.busy[spec.rung.endpoint] -= 1
         on_done(spec, backend.abandon(handle, spec))
