@@ -60,6 +60,7 @@ class OneAtATime:
 
     def wait(self, timeout: float) -> list[Any]:
         self.clock.now += 1.0
+        assert self.clock.now < 10_000, "the scheduler waits for ever"
         done = [self.late.pop()] if self.late else []
         for handle in list(self.flight):
             if handle not in self.hangs:
@@ -145,3 +146,21 @@ def test_ctrl_c_in_the_middle_of_a_batch_still_takes_the_rest_of_it(clock: Clock
     assert not dispatch(backend, specs(40), concurrency=8, caps={}, on_done=interrupt_at_the_fifth)
     assert sorted(done) == list(range(8))  # the first batch, all of it; nothing more started
     assert backend.abandoned == []
+
+
+def test_ctrl_c_while_one_of_several_late_episodes_is_given_up_still_gives_up_the_others(
+    clock: Clock,
+) -> None:
+    done: list[int] = []
+
+    def interrupt_at_the_first_given_up(spec: EpisodeSpec, record: EpisodeRecord | None) -> None:
+        done.append(spec.repeat)
+        if spec.repeat in (1, 2) and len(backend.abandoned) == 1:
+            raise KeyboardInterrupt
+
+    backend = OneAtATime(clock, hangs=frozenset({1, 2}))  # both late at the same wake
+    assert not dispatch(
+        backend, specs(4), concurrency=4, caps={}, on_done=interrupt_at_the_first_given_up
+    )
+    assert sorted(backend.abandoned) == [1, 2]
+    assert sorted(done) == [0, 1, 2, 3]

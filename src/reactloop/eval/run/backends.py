@@ -21,7 +21,7 @@ import queue
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -222,15 +222,15 @@ class _Bounds:
         if number is not None:
             del self._handles[number]
 
-    def passed(self) -> list[Any]:
-        """The handles in flight whose bound has passed, taken out."""
-        now, late = time.monotonic(), []
+    def passed(self) -> Iterator[Any]:
+        """The handles in flight whose bound has passed, each taken out as it is yielded (what
+        is not yet yielded when the caller stops, on Ctrl-C, stays for the next time)."""
+        now = time.monotonic()
         while self._heap and self._heap[0][0] < now:
             handle = self._handles.pop(heapq.heappop(self._heap)[1], None)
             if handle is not None:  # else it ended before its bound
                 del self._numbers[handle]
-                late.append(handle)
-        return late
+                yield handle
 
 
 @dataclasses.dataclass
