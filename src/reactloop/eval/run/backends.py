@@ -189,8 +189,7 @@ def dispatch(
     flight = _Flight()
     try:
         while queues or flight.running:
-            for handle in _fill(backend, queues, flight, concurrency, caps):
-                flight.bounds.start(handle, flight.running[handle])
+            _fill(backend, queues, flight, concurrency, caps)
             _collect(backend, flight, on_done)
     except KeyboardInterrupt:
         backend.cancel()
@@ -251,9 +250,9 @@ def _fill(
     flight: _Flight,
     concurrency: int,
     caps: dict[str, int],
-) -> list[Any]:
+) -> None:
     running, busy = flight.running, flight.busy
-    added, handles = True, []
+    added = True
     while added and len(running) < concurrency:
         added = False
         for endpoint in list(queues):
@@ -266,10 +265,9 @@ def _fill(
                 del queues[endpoint]
             handle = backend.submit(spec)
             running[handle] = spec
-            handles.append(handle)
+            flight.bounds.start(handle, spec)
             busy[endpoint] += 1
             added = True
-    return handles
 
 
 def _collect(backend: Backend, flight: _Flight, on_done: OnDone) -> None:
