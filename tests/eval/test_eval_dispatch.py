@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import types
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from reactloop.eval import EpisodeSpec, Rung, load_suite
 from reactloop.eval.records.record import EpisodeRecord
 from reactloop.eval.run import backends
-from reactloop.eval.run.backends import dispatch
+from reactloop.eval.run.backends import LocalBackend, dispatch
 from reactloop.eval.run.episode import base_record
 
 TASK = load_suite("arithmetic")[0]
@@ -123,18 +124,27 @@ def test_an_episode_past_its_bound_is_given_up_once_and_its_late_end_ignored(
 
 
 class AllAtOnce(OneAtATime):
-    """Each ``wait`` finishes every episode in flight, answering each once (as the local
-    backend's queue does)."""
+    """Each ``wait`` finishes every episode in flight, and answers every finished one whose
+    outcome is not yet taken."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock)
+        self.finished: dict[int, None] = {}
 
     def wait(self, timeout: float) -> list[Any]:
         self.clock.now += 1.0
-        done, self.flight = list(self.flight), deque()
-        return done
+        self.finished.update(dict.fromkeys(self.flight))
+        self.flight.clear()
+        return list(self.finished)
+
+    def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
+        del self.finished[handle]
+        return super().outcome(handle, spec)
 
 
 def test_ctrl_c_in_the_middle_of_a_batch_still_takes_the_rest_of_it(clock: Clock) -> None:
-    # CI, b649301: Ctrl-C raised by ``on_done`` at the 5th of a batch lost the batch's rest,
-    # answered once and then never again; the drain waited for them for ever.
+    # CI, b649301: Ctrl-C raised by ``on_done`` at the 5th of a batch lost the batch's rest
+    # (the local backend answered each once); the drain waited for them for ever.
     done: list[int] = []
 
     def interrupt_at_the_fifth(spec: EpisodeSpec, record: EpisodeRecord | None) -> None:
@@ -164,3 +174,26 @@ def test_ctrl_c_while_one_of_several_late_episodes_is_given_up_still_gives_up_th
     )
     assert sorted(backend.abandoned) == [1, 2]
     assert sorted(done) == [0, 1, 2, 3]
+
+
+def test_the_local_backend_answers_a_finished_episode_until_its_record_is_taken(
+    tmp_path: Path,
+) -> None:
+    # A real Ctrl-C on ``reactloop eval`` (CI, under load) landed in ``wait`` just after its
+    # queue had given up a finished episode: never answered again, the drain waited for ever.
+    # Now ``wait`` takes nothing away; ``outcome`` does.
+    spec = specs(1)[0]
+    backend = LocalBackend(2, tmp_path)
+    try:
+        handle = backend.submit(spec)
+        answered: list[Any] = []
+        for _ in range(120):  # the oracle's episode ends at once; 60 s at most
+            if answered := backend.wait(timeout=0.5):
+                break
+        assert answered == [handle]
+        assert backend.wait(timeout=0.0) == [handle]  # a Ctrl-C between the two lost nothing
+        record = backend.outcome(handle, spec)
+        assert record is not None and record.key == spec.key, record
+        assert backend.wait(timeout=0.0) == []
+    finally:
+        backend.close()

@@ -3,7 +3,8 @@
 ``dispatch`` holds at most ``concurrency`` episodes in flight, and at most each endpoint's cap
 on that endpoint, filling free slots round-robin over the endpoints so that one slow server does
 not take every slot. Each time it wakes it costs what finished, not what is in flight: a
-backend answers the episodes that finished since it last asked, and the bounds wait in a heap
+backend answers the episodes that finished and whose records are not yet taken (again until
+they are: a Ctrl-C may land anywhere), and the bounds wait in a heap
 (at C = 512 it scanned all 512 each time an episode ended). A backend runs one episode per
 ``submit``: ``LocalBackend`` in a thread pool, ``RayBackend``
 (``reactloop.eval.run.ray_backend``) as calls to Ray actors. Within an episode, the local
@@ -13,11 +14,9 @@ backend's model calls also pass their endpoint's adaptive gate (``throttle.py``)
 from __future__ import annotations
 
 import concurrent.futures as futures
-import contextlib
 import dataclasses
 import heapq
 import itertools
-import queue
 import threading
 import time
 from collections import defaultdict, deque
@@ -43,9 +42,9 @@ class Backend(Protocol):
     def submit(self, spec: EpisodeSpec) -> Any: ...
 
     def wait(self, timeout: float) -> list[Any]:
-        """Handles submitted that finished and were not yet answered (waits up to ``timeout``
-        for one): each at least once (``dispatch`` keeps every one it is given until it takes
-        its ``outcome``); a handle given up by ``abandon`` may still come, and is ignored."""
+        """Handles submitted that finished and whose ``outcome`` is not yet taken (waits up to
+        ``timeout`` for one): answered again until it is, so that a Ctrl-C landing anywhere
+        loses none; a handle given up by ``abandon`` may still come, and is ignored."""
         ...
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
@@ -97,7 +96,8 @@ class LocalBackend:
         self.concurrency = concurrency
         self._claims: dict[Any, _Claim] = {}
         self._pool = self._new_pool()
-        self._finished: queue.SimpleQueue[Any] | None = None  # made by the first ``wait``
+        self._ready = threading.Condition()  # guards ``_claims`` and ``_finished``
+        self._finished: dict[Any, None] | None = None  # made by the first ``wait``
 
     def _new_pool(self) -> futures.ThreadPoolExecutor:
         return futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="reactloop-eval")
@@ -105,10 +105,18 @@ class LocalBackend:
     def submit(self, spec: EpisodeSpec) -> futures.Future[EpisodeRecord | None]:
         claim = _Claim()
         handle = self._pool.submit(self._run, spec, claim)
-        self._claims[handle] = claim
+        with self._ready:
+            self._claims[handle] = claim
         if self._finished is not None:
-            handle.add_done_callback(self._finished.put)
+            handle.add_done_callback(self._finish)
         return handle
+
+    def _finish(self, handle: Any) -> None:
+        """A future's done callback (in its thread): it is answered by ``wait``."""
+        with self._ready:
+            if handle in self._claims and self._finished is not None:  # else given up
+                self._finished[handle] = None
+                self._ready.notify()
 
     def _run(self, spec: EpisodeSpec, claim: _Claim) -> EpisodeRecord | None:
         trace = self.traces / f"{spec.file_stem}.jsonl"
@@ -118,26 +126,31 @@ class LocalBackend:
         return record
 
     def wait(self, timeout: float) -> list[Any]:
-        if self._finished is None:  # a worker process never waits: it keeps no queue
-            self._finished = queue.SimpleQueue()
-            for handle in list(self._claims):
-                handle.add_done_callback(self._finished.put)
-        try:
-            done = [self._finished.get(timeout=max(timeout, 0.0))]
-        except queue.Empty:
-            return []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                done.append(self._finished.get_nowait())
-        return done
+        if self._finished is None:  # a worker process never waits: it keeps none of them
+            with self._ready:
+                self._finished = {}
+                claimed = list(self._claims)
+            for handle in claimed:
+                handle.add_done_callback(self._finish)
+        with self._ready:
+            if not self._finished:
+                self._ready.wait(max(timeout, 0.0))
+            return list(self._finished)
+
+    def _take(self, handle: Any) -> _Claim | None:
+        with self._ready:
+            if self._finished is not None:
+                self._finished.pop(handle, None)
+            return self._claims.pop(handle, None)
 
     def outcome(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
-        self._claims.pop(handle, None)
+        self._take(handle)
         result: EpisodeRecord | None = handle.result()
         return result
 
     def abandon(self, handle: Any, spec: EpisodeSpec) -> EpisodeRecord | None:
-        claim = self._claims.pop(handle)
+        claim = self._take(handle)
+        assert claim is not None, "an episode given up twice"
         if not claim.take():  # it finished as we gave up on it
             return self.outcome(handle, spec)
         record = stalled_record(spec, journal="incomplete: its thread never came back")
@@ -234,14 +247,11 @@ class _Bounds:
 
 @dataclasses.dataclass
 class _Flight:
-    """The episodes in flight: by handle, by endpoint, by bound, and those a backend answered
-    finished whose records are not yet taken (``on_done`` may raise with some still there:
-    Ctrl-C, and the backend does not answer them again)."""
+    """The episodes in flight: by handle, by endpoint and by bound."""
 
     running: dict[Any, EpisodeSpec] = dataclasses.field(default_factory=dict)
     busy: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
     bounds: _Bounds = dataclasses.field(default_factory=_Bounds)
-    finished: deque[Any] = dataclasses.field(default_factory=deque)
 
 
 def _fill(
@@ -271,10 +281,7 @@ def _fill(
 
 
 def _collect(backend: Backend, flight: _Flight, on_done: OnDone) -> None:
-    if not flight.finished:
-        flight.finished.extend(backend.wait(timeout=0.5))
-    while flight.finished:
-        handle = flight.finished.popleft()
+    for handle in backend.wait(timeout=0.5):  # what ``on_done`` did not take comes again
         spec = flight.running.pop(handle, None)
         if spec is None:
             continue  # given up before it finished

@@ -117,8 +117,7 @@ class ProcessBackend:
 
     def wait(self, timeout: float) -> list[Any]:
         self._check_writers()
-        if not self._done:
-            self._receive(timeout)
+        self._receive(0.0 if self._done else timeout)  # the workers' news, even with some here
         return list(self._done)
 
     def _receive(self, timeout: float) -> None:
